@@ -1,0 +1,27 @@
+//! One file per subcommand: its clap `Args` and its `run` function.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::Command;
+
+pub mod ls;
+pub mod spawn;
+
+/// Dispatch; returns the process exit status.
+pub fn run(command: Command, cwd: &Path) -> Result<i32> {
+    match command {
+        Command::Spawn(args) => spawn::run(args, cwd),
+        Command::Ls(args) => ls::run(args, cwd),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        crate::cli::Cli::command().debug_assert();
+    }
+}

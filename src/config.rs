@@ -1,0 +1,13 @@
+//! Every git config key and environment variable bullpen reads, in one place.
+
+/// Where worktrees go, overriding `$BULLPEN_HOME/worktrees/<repo-key>`.
+pub const WORKTREE_ROOT: &str = "bullpen.worktreeRoot";
+/// The default command of a new session.
+pub const COMMAND: &str = "bullpen.command";
+
+/// Overrides the platform data dir (e.g. `~/.local/share/bullpen`).
+pub const ENV_HOME: &str = "BULLPEN_HOME";
+/// Set for the session's command: its id, branch and worktree.
+pub const ENV_SESSION: &str = "BULLPEN_SESSION";
+pub const ENV_BRANCH: &str = "BULLPEN_BRANCH";
+pub const ENV_WORKTREE: &str = "BULLPEN_WORKTREE";

@@ -1,0 +1,1015 @@
+//! The git boundary. Nothing outside this module imports `gix` or spawns `git`.
+//!
+//! In-process (gix): discovery, worktree listing, records (objects + CAS ref
+//! transactions with forced reflogs), notes, reachability, status.
+//! Subprocess (git CLI, `LC_ALL=C`, argv in every error): `worktree add/remove/prune`,
+//! `branch` deletion, `fetch`.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use anyhow::{bail, Context, Result};
+
+/// A git object id, as our own type so that no gix type leaks out of this module.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct Oid(gix::ObjectId);
+
+impl fmt::Display for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for Oid {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(Oid(gix::ObjectId::from_hex(s.as_bytes())
+            .with_context(|| format!("not an object id: {s:?}"))?))
+    }
+}
+
+/// What a ref update expects to find before it writes (compare-and-swap).
+#[derive(Clone, Copy, Debug)]
+pub enum Expect {
+    /// The ref must not exist yet (creation).
+    Absent,
+    /// The ref must exist and point at this commit.
+    At(Oid),
+}
+
+/// A compare-and-swap that lost: the ref was not what we expected.
+/// Callers find it with `err.downcast_ref::<CasConflict>()`.
+#[derive(Debug)]
+pub struct CasConflict {
+    pub refname: String,
+}
+
+impl fmt::Display for CasConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} changed underneath us (another bullpen process updated it)",
+            self.refname
+        )
+    }
+}
+impl std::error::Error for CasConflict {}
+
+/// One registered worktree of the repository, as git sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Worktree {
+    /// The worktree's top-level directory, as registered (not canonicalized).
+    pub path: PathBuf,
+    /// The admin entry's name under `<common>/worktrees/`; `None` for the main worktree.
+    pub admin_id: Option<String>,
+    /// Full ref name HEAD points at (`refs/heads/...`), `None` when detached or unreadable.
+    pub head_ref: Option<String>,
+    pub locked: bool,
+    /// Whether the registered directory exists on disk.
+    pub exists: bool,
+}
+
+/// Counts of what makes a worktree not clean. Ignored files never count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dirt {
+    pub modified: usize,
+    pub staged: usize,
+    pub untracked: usize,
+}
+
+impl Dirt {
+    pub fn is_clean(&self) -> bool {
+        self.modified == 0 && self.staged == 0 && self.untracked == 0
+    }
+}
+
+/// What sits at a path, from git's point of view, for resume placement and gc.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathRepo {
+    /// The path is the top level of a worktree of *this* repository.
+    OurWorktree { head_ref: Option<String> },
+    /// The path is (inside) some other repository, or a non-top-level dir of ours.
+    Other { description: String },
+    /// No repository there.
+    None,
+}
+
+/// The repository bullpen works on, discovered from a directory.
+pub struct Repo {
+    repo: gix::Repository,
+    git: PathBuf,
+    common_dir: PathBuf,
+    main_worktree: PathBuf,
+}
+
+/// How often a notes commit is retried from a fresh read after losing a race.
+const NOTES_ATTEMPTS: usize = 5;
+
+impl Repo {
+    /// Discover the repository containing `cwd` (also from inside a linked worktree).
+    /// Fails with a clear message outside a repository, in a bare repository, in a
+    /// reftable repository, or when no `git` executable is on PATH.
+    pub fn discover(cwd: &Path) -> Result<Repo> {
+        let git =
+            which::which("git").map_err(|_| anyhow::anyhow!("git executable not found on PATH"))?;
+
+        // gix cannot read reftable repositories: find out ourselves before gix gets a chance to fail.
+        if let Some(common) = find_reftable_upwards(cwd) {
+            bail!(
+                "reftable repositories are not supported yet (gix cannot read them): {}",
+                common.display()
+            );
+        }
+
+        let (path, _trust) = match gix::discover::upwards(cwd) {
+            Ok(found) => found,
+            Err(err) => {
+                if err
+                    .downcast_any_ref::<gix::discover::upwards::Error>()
+                    .is_some()
+                    || err.is_not_found()
+                {
+                    bail!(
+                        "not a git repository (or any parent up to /): {}",
+                        cwd.display()
+                    );
+                }
+                return Err(anyhow::Error::new(err).context(format!(
+                    "could not look for a git repository from {}",
+                    cwd.display()
+                )));
+            }
+        };
+        let (git_dir, _) = path.into_repository_and_work_tree_directories();
+        let common_guess = common_dir_of(&git_dir);
+        if is_reftable(&common_guess) {
+            bail!(
+                "reftable repositories are not supported yet (gix cannot read them): {}",
+                canonical_or_self(&common_guess).display()
+            );
+        }
+
+        let mut repo = gix::discover(cwd).with_context(|| {
+            format!(
+                "could not open the git repository containing {}",
+                cwd.display()
+            )
+        })?;
+        repo.make_paths_absolute()
+            .context("could not make the repository's paths absolute")?;
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+
+        let common_dir = std::fs::canonicalize(repo.common_dir()).with_context(|| {
+            format!(
+                "could not resolve the git directory {}",
+                repo.common_dir().display()
+            )
+        })?;
+        if repo.workdir().is_none() {
+            bail!(
+                "bullpen needs a working tree: {} is a bare repository",
+                common_dir.display()
+            );
+        }
+        let main_repo = repo
+            .main_repo()
+            .context("could not open the repository of the main worktree")?;
+        let Some(main_workdir) = main_repo.workdir() else {
+            bail!(
+                "bullpen needs a main working tree: {} is a bare repository (only linked worktrees have files)",
+                common_dir.display()
+            );
+        };
+        let main_worktree = std::fs::canonicalize(main_workdir).with_context(|| {
+            format!(
+                "could not resolve the main worktree {}",
+                main_workdir.display()
+            )
+        })?;
+
+        Ok(Repo {
+            repo,
+            git,
+            common_dir,
+            main_worktree,
+        })
+    }
+
+    /// The canonical common git dir (shared by all worktrees).
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The main worktree's top-level directory (canonical).
+    pub fn main_worktree(&self) -> &Path {
+        &self.main_worktree
+    }
+
+    /// A git config value (any scope), `None` when unset.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
+    }
+
+    /// Resolve a revision (e.g. `HEAD`, `main~2`, an oid) to a commit.
+    pub fn resolve_commit(&self, rev: &str) -> Result<Oid> {
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .with_context(|| format!("could not resolve revision {rev:?}"))?;
+        let commit = id
+            .object()
+            .with_context(|| format!("could not read the object {rev:?} names"))?
+            .peel_to_commit()
+            .with_context(|| format!("{rev:?} does not name a commit"))?;
+        Ok(Oid(commit.id))
+    }
+
+    /// The commit a ref (full name) points at, peeled; `None` when the ref does not exist.
+    pub fn ref_target(&self, refname: &str) -> Result<Option<Oid>> {
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(refname)
+            .with_context(|| format!("could not read ref {refname}"))?
+        else {
+            return Ok(None);
+        };
+        let commit = reference
+            .peel_to_commit()
+            .with_context(|| format!("ref {refname} does not point at a commit"))?;
+        Ok(Some(Oid(commit.id)))
+    }
+
+    /// Every ref whose full name starts with `prefix`, with the commit it points at.
+    pub fn refs_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Oid)>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .with_context(|| format!("could not list refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let mut reference = reference
+                .map_err(|err| anyhow::anyhow!("{err}"))
+                .with_context(|| format!("could not read a ref under {prefix}"))?;
+            let name = reference.name().as_bstr().to_string();
+            let commit = reference
+                .peel_to_commit()
+                .with_context(|| format!("ref {name} does not point at a commit"))?;
+            out.push((name, Oid(commit.id)));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The content of file `path` in the tree of `commit`, `None` when absent.
+    pub fn read_file_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
+        let commit_obj = self
+            .repo
+            .find_commit(commit.0)
+            .with_context(|| format!("could not read commit {commit}"))?;
+        let tree = commit_obj
+            .tree()
+            .with_context(|| format!("could not read the tree of commit {commit}"))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .with_context(|| format!("could not look up {path} in commit {commit}"))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            bail!("{path} in commit {commit} is not a file");
+        }
+        let blob = self
+            .repo
+            .find_blob(entry.object_id())
+            .with_context(|| format!("could not read {path} in commit {commit}"))?;
+        Ok(Some(blob.data.clone()))
+    }
+
+    /// Write a commit whose tree holds exactly one file (`file_name` = `content`),
+    /// with `parent` as its only parent (or none), and return it. Author and
+    /// committer are the repository's identity, or `bullpen <bullpen@localhost>`.
+    pub fn write_file_commit(
+        &self,
+        file_name: &str,
+        content: &[u8],
+        message: &str,
+        parent: Option<Oid>,
+    ) -> Result<Oid> {
+        if file_name.is_empty() || file_name.contains('/') || file_name == "." || file_name == ".."
+        {
+            bail!("invalid record file name {file_name:?}");
+        }
+        let blob = self
+            .repo
+            .write_blob(content)
+            .with_context(|| format!("could not write the blob for {file_name}"))?
+            .detach();
+        let tree = gix::objs::Tree {
+            entries: vec![gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: file_name.into(),
+                oid: blob,
+            }],
+        };
+        let tree_id = self
+            .repo
+            .write_object(&tree)
+            .with_context(|| format!("could not write the tree for {file_name}"))?
+            .detach();
+        self.write_commit(tree_id, message, parent.map(|p| p.0))
+    }
+
+    /// Point `refname` at `new` if and only if it currently matches `expect`;
+    /// a reflog entry with `message` is always written. A mismatch returns an
+    /// error that downcasts to [`CasConflict`].
+    pub fn update_ref(&self, refname: &str, new: Oid, expect: Expect, message: &str) -> Result<()> {
+        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+        let name = full_name(refname)?;
+        let expected = match expect {
+            Expect::Absent => PreviousValue::MustNotExist,
+            Expect::At(old) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(old.0)),
+        };
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: true,
+                    message: one_line(message).into(),
+                },
+                expected,
+                new: gix::refs::Target::Object(new.0),
+            },
+            name,
+            deref: false,
+        };
+        self.apply_edit(refname, edit, matches!(expect, Expect::At(_)))
+            .with_context(|| format!("could not update ref {refname} to {new}"))
+    }
+
+    /// Delete `refname` if and only if it points at `expected` (mismatch: [`CasConflict`]).
+    pub fn delete_ref(&self, refname: &str, expected: Oid, message: &str) -> Result<()> {
+        use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
+        // gix has no reflog message for deletions (the reflog goes with the ref, as in git).
+        let _ = message;
+        let edit = RefEdit {
+            change: Change::Delete {
+                expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(expected.0)),
+                log: RefLog::AndReference,
+            },
+            name: full_name(refname)?,
+            deref: false,
+        };
+        self.apply_edit(refname, edit, true)
+            .with_context(|| format!("could not delete ref {refname}"))
+    }
+
+    /// Commits reachable from `tip` but not from any of `hidden`, newest first.
+    pub fn commits_between(&self, tip: Oid, hidden: &[Oid]) -> Result<Vec<Oid>> {
+        let walk = self
+            .repo
+            .rev_walk([tip.0])
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
+            ))
+            .with_hidden(hidden.iter().map(|o| o.0))
+            .all()
+            .with_context(|| format!("could not walk the history of {tip}"))?;
+        let mut out = Vec::new();
+        for info in walk {
+            let info = info.with_context(|| format!("could not walk the history of {tip}"))?;
+            out.push(Oid(info.id));
+        }
+        Ok(out)
+    }
+
+    /// Of `tips`, those NOT reachable from any `refs/remotes/*` ref, in one walk.
+    pub fn unpublished(&self, tips: &[Oid]) -> Result<HashSet<Oid>> {
+        if tips.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let mut remote_tips = Vec::new();
+        {
+            let platform = self.repo.references().context("could not read refs")?;
+            let iter = platform
+                .prefixed("refs/remotes/")
+                .context("could not list remote-tracking refs")?;
+            for reference in iter {
+                let mut reference = reference
+                    .map_err(|err| anyhow::anyhow!("{err}"))
+                    .context("could not read a remote-tracking ref")?;
+                let name = reference.name().as_bstr().to_string();
+                // `refs/remotes/<r>/HEAD` is symbolic and peels like its target; non-commits are ignored.
+                let Ok(id) = reference.peel_to_id() else {
+                    continue;
+                };
+                let Ok(object) = id.object() else { continue };
+                match object.peel_to_commit() {
+                    Ok(commit) => remote_tips.push(commit.id),
+                    Err(_) => continue,
+                }
+                let _ = name;
+            }
+        }
+        let wanted: HashSet<Oid> = tips.iter().copied().collect();
+        let mut found = HashSet::new();
+        let walk = self
+            .repo
+            .rev_walk(tips.iter().map(|o| o.0))
+            .with_hidden(remote_tips)
+            .all()
+            .context("could not walk the history of the session branches")?;
+        for info in walk {
+            let info = info.context("could not walk the history of the session branches")?;
+            let id = Oid(info.id);
+            if wanted.contains(&id) {
+                found.insert(id);
+                if found.len() == wanted.len() {
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Attach `text` as a note in `notes_ref` (e.g. `refs/notes/bullpen`) to each
+    /// commit, in one notes commit (CAS on the notes ref, retried on a lost race).
+    /// An existing note on a commit is kept and the new text appended after a blank
+    /// line, like `git notes append`. Interoperates with `git notes`.
+    pub fn add_notes(&self, notes_ref: &str, notes: &[(Oid, String)], message: &str) -> Result<()> {
+        if notes.is_empty() {
+            return Ok(());
+        }
+        let mut last_err = None;
+        for _ in 0..NOTES_ATTEMPTS {
+            match self.add_notes_once(notes_ref, notes, message) {
+                Ok(()) => return Ok(()),
+                Err(err) if err.downcast_ref::<CasConflict>().is_some() => last_err = Some(err),
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last_err
+            .unwrap_or_else(|| {
+                anyhow::Error::new(CasConflict {
+                    refname: notes_ref.to_string(),
+                })
+            })
+            .context(format!(
+                "gave up writing notes to {notes_ref} after {NOTES_ATTEMPTS} attempts"
+            )))
+    }
+
+    /// The note on `commit` in `notes_ref`, if any.
+    pub fn read_note(&self, notes_ref: &str, commit: Oid) -> Result<Option<String>> {
+        let Some(notes_commit) = self.ref_target(notes_ref)? else {
+            return Ok(None);
+        };
+        let mut state = self.notes_state(notes_ref, Some(notes_commit))?;
+        let Some(blob_id) = state
+            .get(&commit.0, &self.repo)
+            .with_context(|| format!("could not look up the note on {commit} in {notes_ref}"))?
+        else {
+            return Ok(None);
+        };
+        let blob = self
+            .repo
+            .find_blob(blob_id)
+            .with_context(|| format!("could not read the note on {commit} in {notes_ref}"))?;
+        Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
+    }
+
+    /// All registered worktrees, the main one first.
+    pub fn worktrees(&self) -> Result<Vec<Worktree>> {
+        let mut out = vec![Worktree {
+            path: self.main_worktree.clone(),
+            admin_id: None,
+            head_ref: read_head_ref(&self.common_dir),
+            locked: false,
+            exists: self.main_worktree.is_dir(),
+        }];
+        let admin_root = self.common_dir.join("worktrees");
+        let entries = match std::fs::read_dir(&admin_root) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(err) => {
+                return Err(anyhow::Error::new(err)
+                    .context(format!("could not list {}", admin_root.display())))
+            }
+        };
+        let mut linked = Vec::new();
+        for entry in entries {
+            let entry =
+                entry.with_context(|| format!("could not list {}", admin_root.display()))?;
+            let admin_dir = entry.path();
+            if !admin_dir.is_dir() {
+                continue;
+            }
+            let Some(path) = registered_path(&admin_dir)? else {
+                continue; // not a worktree admin entry (no `gitdir` file), like git
+            };
+            let id = entry.file_name().to_string_lossy().into_owned();
+            linked.push(Worktree {
+                exists: path.is_dir(),
+                path,
+                admin_id: Some(id),
+                head_ref: read_head_ref(&admin_dir),
+                locked: admin_dir.join("locked").exists(),
+            });
+        }
+        linked.sort_by(|a, b| a.admin_id.cmp(&b.admin_id));
+        out.extend(linked);
+        Ok(out)
+    }
+
+    /// What is at `path`: the top level of one of our worktrees, another repo, or none.
+    pub fn inspect_path(&self, path: &Path) -> Result<PathRepo> {
+        let canonical = std::fs::canonicalize(path)
+            .with_context(|| format!("could not resolve {}", path.display()))?;
+        if canonical == self.main_worktree {
+            return Ok(PathRepo::OurWorktree {
+                head_ref: read_head_ref(&self.common_dir),
+            });
+        }
+        for wt in self.worktrees()?.into_iter().skip(1) {
+            let Ok(wt_canonical) = std::fs::canonicalize(&wt.path) else {
+                continue;
+            };
+            if wt_canonical != canonical {
+                continue;
+            }
+            // Registered here; make sure its `.git` file really points into our common dir.
+            if let Some(admin_dir) = dot_git_file_target(&canonical) {
+                if let Ok(admin_canonical) = std::fs::canonicalize(&admin_dir) {
+                    let points_home = admin_canonical.parent().and_then(Path::parent)
+                        == Some(self.common_dir.as_path())
+                        && admin_canonical.parent().and_then(Path::file_name)
+                            == Some(std::ffi::OsStr::new("worktrees"));
+                    if points_home {
+                        return Ok(PathRepo::OurWorktree {
+                            head_ref: read_head_ref(&admin_canonical),
+                        });
+                    }
+                }
+            }
+        }
+
+        let (found, _trust) = match gix::discover::upwards(&canonical) {
+            Ok(found) => found,
+            Err(err) => {
+                if let Some(err) = err.downcast_any_ref::<gix::discover::upwards::Error>() {
+                    return Ok(match err {
+                        gix::discover::upwards::Error::NoTrustedGitRepository {
+                            candidate, ..
+                        } => PathRepo::Other {
+                            description: format!(
+                                "inside an untrusted git repository ({})",
+                                candidate.display()
+                            ),
+                        },
+                        _ => PathRepo::None,
+                    });
+                }
+                if err.is_not_found() {
+                    return Ok(PathRepo::None);
+                }
+                return Err(anyhow::Error::new(err).context(format!(
+                    "could not look for a git repository at {}",
+                    canonical.display()
+                )));
+            }
+        };
+        let (git_dir, work_dir) = found.into_repository_and_work_tree_directories();
+        let common = canonical_or_self(&common_dir_of(&git_dir));
+        let top = work_dir.map(|w| canonical_or_self(&w));
+        let ours = common == self.common_dir;
+        let description = match (&top, ours) {
+            (Some(top), true) if *top == canonical => {
+                format!(
+                    "a worktree of this repository that is not registered ({})",
+                    common.display()
+                )
+            }
+            (Some(top), true) => format!("a subdirectory of {}", top.display()),
+            (Some(top), false) if *top == canonical => {
+                format!("a worktree of another repository ({})", common.display())
+            }
+            (Some(top), false) => format!(
+                "a subdirectory of {} (a worktree of another repository, {})",
+                top.display(),
+                common.display()
+            ),
+            (None, true) => format!(
+                "inside the git directory of this repository ({})",
+                common.display()
+            ),
+            (None, false) => format!(
+                "a git repository without a working tree ({})",
+                common.display()
+            ),
+        };
+        Ok(PathRepo::Other { description })
+    }
+
+    /// Modified/staged/untracked counts of the worktree at `path` (ignored files excluded).
+    ///
+    /// Done in-process with the gix status iterator. Untracked files are listed
+    /// one by one (`--untracked-files=all`), so an untracked directory with `n`
+    /// files counts `n`. Ignored files never count. `modified` covers index vs.
+    /// worktree changes (including deletions and conflicts), `staged` covers
+    /// HEAD tree vs. index changes.
+    pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
+        use gix::status::index_worktree::iter::Summary;
+        let repo = gix::open(worktree).with_context(|| {
+            format!(
+                "could not open the worktree {} with gix",
+                worktree.display()
+            )
+        })?;
+        let iter = repo
+            .status(gix::progress::Discard)
+            .with_context(|| format!("could not get the status of {}", worktree.display()))?
+            .untracked_files(gix::status::UntrackedFiles::Files)
+            .index_worktree_rewrites(None)
+            .dirwalk_options(|opts| opts.empty_patterns_match_prefix(false))
+            .into_iter(Vec::new())
+            .with_context(|| format!("could not get the status of {}", worktree.display()))?;
+        let mut dirt = Dirt::default();
+        for item in iter {
+            let item = item
+                .with_context(|| format!("could not get the status of {}", worktree.display()))?;
+            match item {
+                gix::status::Item::TreeIndex(_) => dirt.staged += 1,
+                gix::status::Item::IndexWorktree(item) => match item.summary() {
+                    None => {}
+                    Some(Summary::Added) => dirt.untracked += 1,
+                    Some(_) => dirt.modified += 1,
+                },
+            }
+        }
+        Ok(dirt)
+    }
+
+    // ----- git CLI -----
+
+    /// `git worktree add -b <branch> <path> <base>`: new branch and worktree at once.
+    pub fn worktree_add_new_branch(&self, path: &Path, branch: &str, base: Oid) -> Result<()> {
+        let base = base.to_string();
+        self.run_git(
+            None,
+            &[
+                "worktree".as_ref(),
+                "add".as_ref(),
+                "-b".as_ref(),
+                branch.as_ref(),
+                path.as_os_str(),
+                base.as_ref(),
+            ],
+        )
+        .map(drop)
+    }
+
+    /// `git worktree add <path> <branch>`: a worktree for an existing branch.
+    pub fn worktree_add_existing(&self, path: &Path, branch: &str) -> Result<()> {
+        self.run_git(
+            None,
+            &[
+                "worktree".as_ref(),
+                "add".as_ref(),
+                path.as_os_str(),
+                branch.as_ref(),
+            ],
+        )
+        .map(drop)
+    }
+
+    /// `git worktree remove <path>` (no --force).
+    pub fn worktree_remove(&self, path: &Path) -> Result<()> {
+        self.run_git(
+            None,
+            &["worktree".as_ref(), "remove".as_ref(), path.as_os_str()],
+        )
+        .map(drop)
+    }
+
+    /// `git worktree prune`.
+    pub fn worktree_prune(&self) -> Result<()> {
+        self.run_git(None, &["worktree".as_ref(), "prune".as_ref()])
+            .map(drop)
+    }
+
+    /// `git fetch --all --prune`.
+    pub fn fetch_all(&self) -> Result<()> {
+        self.run_git(
+            None,
+            &["fetch".as_ref(), "--all".as_ref(), "--prune".as_ref()],
+        )
+        .map(drop)
+    }
+}
+
+// ----- private helpers -----
+
+impl Repo {
+    /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
+    /// stdin from /dev/null and output captured. Returns stdout; a failure names
+    /// the argv and carries git's stderr.
+    fn run_git(&self, dir: Option<&Path>, args: &[&std::ffi::OsStr]) -> Result<Vec<u8>> {
+        let dir = dir.unwrap_or(&self.main_worktree);
+        let argv = std::iter::once("git".to_string())
+            .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let output = std::process::Command::new(&self.git)
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("LC_ALL", "C")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .with_context(|| format!("could not run `{argv}` ({})", self.git.display()))?;
+        if !output.status.success() {
+            let status = match output.status.code() {
+                Some(code) => format!("exit {code}"),
+                None => "killed by a signal".to_string(),
+            };
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            bail!("`{argv}` failed ({status}): {}", stderr.trim_end());
+        }
+        Ok(output.stdout)
+    }
+
+    /// Author and committer for objects and reflogs: the repository's identity,
+    /// or `bullpen <bullpen@localhost>`; the time is now unless
+    /// `GIT_AUTHOR_DATE`/`GIT_COMMITTER_DATE` say otherwise.
+    fn signatures(&self) -> (gix::actor::Signature, gix::actor::Signature) {
+        let make =
+            |configured: Option<std::result::Result<gix::actor::SignatureRef<'_>, gix::Error>>,
+             date_var: &str| {
+                let (name, email) = match configured {
+                    Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
+                    _ => ("bullpen".into(), "bullpen@localhost".into()),
+                };
+                let time = std::env::var(date_var)
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+                    .and_then(|v| gix::date::parse(&v, Some(gix::date::Zoned::now())).ok())
+                    .unwrap_or_else(gix::date::Time::now_local_or_utc);
+                gix::actor::Signature { name, email, time }
+            };
+        let author = make(self.repo.author(), "GIT_AUTHOR_DATE");
+        let committer = make(self.repo.committer(), "GIT_COMMITTER_DATE");
+        (author, committer)
+    }
+
+    fn write_commit(
+        &self,
+        tree: gix::ObjectId,
+        message: &str,
+        parent: Option<gix::ObjectId>,
+    ) -> Result<Oid> {
+        let (author, committer) = self.signatures();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author,
+            committer,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        let id = self
+            .repo
+            .write_object(&commit)
+            .context("could not write a commit")?;
+        Ok(Oid(id.detach()))
+    }
+
+    /// Apply one ref edit with an explicit reflog committer, mapping lost
+    /// preconditions to [`CasConflict`].
+    fn apply_edit(
+        &self,
+        refname: &str,
+        edit: gix::refs::transaction::RefEdit,
+        must_exist: bool,
+    ) -> Result<()> {
+        let (_, committer) = self.signatures();
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        match self
+            .repo
+            .edit_references_as([edit], Some(committer.to_ref(&mut time_buf)))
+        {
+            Ok(_) => Ok(()),
+            Err(err) => {
+                let conflict = err.is_conflict()
+                    || (must_exist
+                        && err.is_not_found()
+                        && matches!(self.ref_target(refname), Ok(None)));
+                if conflict {
+                    Err(anyhow::Error::new(CasConflict {
+                        refname: refname.to_string(),
+                    }))
+                } else {
+                    Err(anyhow::Error::new(err))
+                }
+            }
+        }
+    }
+
+    fn notes_state(
+        &self,
+        notes_ref: &str,
+        notes_commit: Option<Oid>,
+    ) -> Result<gix::note::plumbing::State> {
+        let tree = match notes_commit {
+            Some(c) => self
+                .repo
+                .find_commit(c.0)
+                .with_context(|| format!("could not read notes commit {c} of {notes_ref}"))?
+                .tree_id()
+                .with_context(|| {
+                    format!("could not read the tree of notes commit {c} of {notes_ref}")
+                })?
+                .detach(),
+            None => gix::ObjectId::empty_tree(self.repo.object_hash()),
+        };
+        gix::note::plumbing::State::new(tree, &self.repo)
+            .with_context(|| format!("could not read the notes tree of {notes_ref}"))
+    }
+
+    fn add_notes_once(
+        &self,
+        notes_ref: &str,
+        notes: &[(Oid, String)],
+        message: &str,
+    ) -> Result<()> {
+        let previous = self.ref_target(notes_ref)?;
+        let mut state = self.notes_state(notes_ref, previous)?;
+        for (commit, text) in notes {
+            let existing = state.get(&commit.0, &self.repo).with_context(|| {
+                format!("could not look up the note on {commit} in {notes_ref}")
+            })?;
+            let mut content = match existing {
+                Some(blob_id) => {
+                    let blob = self.repo.find_blob(blob_id).with_context(|| {
+                        format!("could not read the note on {commit} in {notes_ref}")
+                    })?;
+                    let mut old = blob.data.clone();
+                    while old.last() == Some(&b'\n') {
+                        old.pop();
+                    }
+                    if !old.is_empty() {
+                        old.extend_from_slice(b"\n\n");
+                    }
+                    old
+                }
+                None => Vec::new(),
+            };
+            content.extend_from_slice(text.trim_end_matches(['\n', '\r']).as_bytes());
+            content.push(b'\n');
+            let blob = self
+                .repo
+                .write_blob(&content)
+                .with_context(|| format!("could not write the note for {commit}"))?
+                .detach();
+            state
+                .edit(commit.0, Some(blob), &self.repo)
+                .with_context(|| format!("could not add the note for {commit} to {notes_ref}"))?;
+        }
+        let tree = state
+            .write(&self.repo)
+            .with_context(|| format!("could not write the notes tree of {notes_ref}"))?;
+        let new = self.write_commit(tree, message, previous.map(|p| p.0))?;
+        let expect = match previous {
+            Some(p) => Expect::At(p),
+            None => Expect::Absent,
+        };
+        self.update_ref(
+            notes_ref,
+            new,
+            expect,
+            &format!("notes: {}", one_line(message)),
+        )
+    }
+}
+
+fn full_name(refname: &str) -> Result<gix::refs::FullName> {
+    gix::refs::FullName::try_from(refname).with_context(|| format!("invalid ref name {refname:?}"))
+}
+
+/// Reflog messages must be a single line.
+fn one_line(message: &str) -> String {
+    message.lines().next().unwrap_or("").to_string()
+}
+
+fn canonical_or_self(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The common dir of a git dir: what its `commondir` file says, or itself.
+fn common_dir_of(git_dir: &Path) -> PathBuf {
+    match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(content) => {
+            let p = PathBuf::from(content.trim_end_matches(['\n', '\r']));
+            if p.is_absolute() {
+                p
+            } else {
+                git_dir.join(p)
+            }
+        }
+        Err(_) => git_dir.to_path_buf(),
+    }
+}
+
+/// Whether the repository with this common dir stores its refs in reftable format.
+fn is_reftable(common: &Path) -> bool {
+    if common.join("reftable").is_dir() {
+        return true;
+    }
+    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
+        return false;
+    };
+    config.lines().any(|line| {
+        let compact: String = line
+            .split(['#', ';'])
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        compact == "refstorage=reftable"
+    })
+}
+
+/// Walk up from `start` to the first thing that looks like a repository and
+/// return its common dir if that repository uses reftable.
+fn find_reftable_upwards(start: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(start).ok()?;
+    for dir in start.ancestors() {
+        let dot_git = dir.join(".git");
+        let git_dir = if dot_git.is_dir() {
+            Some(dot_git)
+        } else if dot_git.is_file() {
+            dot_git_file_target(dir)
+        } else if dir.join("HEAD").is_file() && dir.join("objects").is_dir() {
+            Some(dir.to_path_buf())
+        } else {
+            None
+        };
+        if let Some(git_dir) = git_dir {
+            let common = common_dir_of(&git_dir);
+            return is_reftable(&common).then(|| canonical_or_self(&common));
+        }
+    }
+    None
+}
+
+/// Where the `.git` file at the top of a (linked) worktree points, if it is one.
+fn dot_git_file_target(worktree: &Path) -> Option<PathBuf> {
+    let content = std::fs::read_to_string(worktree.join(".git")).ok()?;
+    let target = content.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let target = PathBuf::from(target);
+    Some(if target.is_absolute() {
+        target
+    } else {
+        worktree.join(target)
+    })
+}
+
+/// The worktree path registered in a `<common>/worktrees/<id>` admin dir, from
+/// its `gitdir` file (which names the worktree's `.git` file); `None` without one.
+fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
+    let gitdir_file = admin_dir.join("gitdir");
+    let content = match std::fs::read_to_string(&gitdir_file) {
+        Ok(content) => content,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => {
+            return Err(anyhow::Error::new(err)
+                .context(format!("could not read {}", gitdir_file.display())))
+        }
+    };
+    let dot_git = PathBuf::from(content.trim_end_matches(['\n', '\r']));
+    let dot_git = if dot_git.is_absolute() {
+        dot_git
+    } else {
+        admin_dir.join(dot_git)
+    };
+    let path = if dot_git.file_name() == Some(std::ffi::OsStr::new(".git")) {
+        dot_git.parent().map(Path::to_path_buf).unwrap_or(dot_git)
+    } else {
+        dot_git
+    };
+    Ok(Some(path))
+}
+
+/// The branch a HEAD file (in a git dir or worktree admin dir) points at:
+/// `Some("refs/heads/x")` for `ref: refs/heads/x`, `None` when detached or unreadable.
+fn read_head_ref(git_dir: &Path) -> Option<String> {
+    let content = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let target = content.trim_end().strip_prefix("ref:")?.trim();
+    (!target.is_empty()).then(|| target.to_string())
+}

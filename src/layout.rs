@@ -1,0 +1,179 @@
+//! Where bullpen puts things on disk: the worktree root, logs, the lock file.
+//! Pure path arithmetic plus the one environment/config lookup that feeds it.
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::config;
+use crate::git::Repo;
+use crate::session::SessionId;
+
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// Every session's worktree lies strictly inside this directory.
+    pub worktree_root: PathBuf,
+    /// `BULLPEN_HOME` (or the platform data dir).
+    pub home: PathBuf,
+    /// `<common git dir>/bullpen`: bullpen's private files that belong to the repo.
+    pub state_dir: PathBuf,
+}
+
+impl Layout {
+    pub fn for_repo(repo: &Repo) -> Result<Layout> {
+        let home = bullpen_home()?;
+        let worktree_root = match repo.config_string(config::WORKTREE_ROOT) {
+            Some(dir) if !dir.trim().is_empty() => {
+                let dir = expand_tilde(dir.trim());
+                if !dir.is_absolute() {
+                    bail!(
+                        "git config {} must be an absolute path, got {:?}",
+                        config::WORKTREE_ROOT,
+                        dir
+                    );
+                }
+                normalize(&dir)
+            }
+            _ => home
+                .join("worktrees")
+                .join(repo_key(repo.main_worktree(), repo.common_dir())),
+        };
+        Ok(Layout {
+            worktree_root,
+            home,
+            state_dir: repo.common_dir().join("bullpen"),
+        })
+    }
+
+    pub fn worktree_path(&self, id: &SessionId) -> PathBuf {
+        self.worktree_root.join(id.as_str())
+    }
+
+    /// The background log of a session.
+    pub fn log_path(&self, id: &SessionId) -> PathBuf {
+        self.state_dir.join("logs").join(format!("{id}.log"))
+    }
+
+    /// The per-repository lock held around `git worktree add`.
+    pub fn lock_path(&self) -> PathBuf {
+        self.state_dir.join("worktree.lock")
+    }
+
+    /// Pure confinement check: `path` is absolute, has no `..`, and lies strictly
+    /// inside the worktree root (not the root itself).
+    pub fn is_confined(&self, path: &Path) -> bool {
+        is_strictly_inside(path, &self.worktree_root)
+    }
+}
+
+fn bullpen_home() -> Result<PathBuf> {
+    if let Some(h) = std::env::var_os(config::ENV_HOME).filter(|h| !h.is_empty()) {
+        let h = PathBuf::from(h);
+        if !h.is_absolute() {
+            bail!("{} must be an absolute path, got {:?}", config::ENV_HOME, h);
+        }
+        return Ok(normalize(&h));
+    }
+    let dirs = directories::ProjectDirs::from("", "", "bullpen").context(
+        "cannot find a home directory for bullpen's data; set BULLPEN_HOME to an absolute path",
+    )?;
+    Ok(dirs.data_dir().to_path_buf())
+}
+
+fn expand_tilde(s: &str) -> PathBuf {
+    match (s.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(s),
+    }
+}
+
+/// `<main worktree dir name>-<8 hex of a stable hash of the common dir>`, so two
+/// clones named `app` never share a folder.
+pub fn repo_key(main_worktree: &Path, common_dir: &Path) -> String {
+    let name = main_worktree
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "repo".to_owned());
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!(
+        "{name}-{:08x}",
+        fnv1a(common_dir.as_os_str().as_encoded_bytes()) as u32
+    )
+}
+
+/// FNV-1a: stable across Rust versions, unlike `DefaultHasher`.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Lexical normalisation: drops `.`, resolves `..` against the preceding component.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Pure: `path` is absolute, contains no `.`/`..` components, and is strictly
+/// inside `root` (the root itself does not count).
+pub fn is_strictly_inside(path: &Path, root: &Path) -> bool {
+    path.is_absolute()
+        && !path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+        && path != root
+        && path.starts_with(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confinement() {
+        let root = Path::new("/data/bullpen/worktrees/app-1234");
+        assert!(is_strictly_inside(&root.join("x"), root));
+        assert!(is_strictly_inside(&root.join("x/y"), root));
+        assert!(!is_strictly_inside(root, root));
+        assert!(!is_strictly_inside(Path::new("/"), root));
+        assert!(!is_strictly_inside(
+            Path::new("/data/bullpen/worktrees/app-12345"),
+            root
+        ));
+        assert!(!is_strictly_inside(&root.join("../app-1234/x"), root));
+        assert!(!is_strictly_inside(&root.join("x/../../y"), root));
+        assert!(!is_strictly_inside(Path::new("x"), root));
+    }
+
+    #[test]
+    fn repo_keys_differ_by_common_dir() {
+        let a = repo_key(Path::new("/a/app"), Path::new("/a/app/.git"));
+        let b = repo_key(Path::new("/b/app"), Path::new("/b/app/.git"));
+        assert!(a.starts_with("app-") && b.starts_with("app-"));
+        assert_ne!(a, b);
+        assert_eq!(a, repo_key(Path::new("/a/app"), Path::new("/a/app/.git")));
+    }
+
+    #[test]
+    fn normalize_is_lexical() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+    }
+}

@@ -1,0 +1,16 @@
+//! git-bullpen: run commands side by side, each in its own git worktree and branch,
+//! with everything recorded in the repository. See ARCHITECTURE.md.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod context;
+pub mod fsutil;
+pub mod git;
+pub mod ids;
+pub mod layout;
+pub mod process;
+pub mod runner;
+pub mod session;
+pub mod store;
+pub mod time;

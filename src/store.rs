@@ -1,0 +1,161 @@
+//! Session records under `refs/bullpen/sessions/<id>` and provenance notes in
+//! `refs/notes/bullpen`. Each record ref points at a chain of metadata commits,
+//! each holding one `session.json`: the ref's history is the session's event log.
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::git::{CasConflict, Expect, Oid, Repo};
+use crate::session::{Record, SessionId, NOTES_REF, RECORD_PREFIX};
+
+const RECORD_FILE: &str = "session.json";
+/// How often an update is re-applied from a fresh read after losing a race.
+const CAS_RETRIES: usize = 8;
+
+/// A record together with the metadata commit it was read from (the CAS token).
+#[derive(Clone, Debug)]
+pub struct Stored {
+    pub record: Record,
+    pub commit: Oid,
+}
+
+/// A record ref that could not be read; reported, never fatal to listing others.
+#[derive(Debug)]
+pub struct Unreadable {
+    pub refname: String,
+    pub error: anyhow::Error,
+}
+
+/// Whether `err` (anywhere in its chain) is a lost compare-and-swap.
+pub fn is_conflict(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|e| e.downcast_ref::<CasConflict>().is_some())
+}
+
+fn read_commit(repo: &Repo, refname: &str, commit: Oid) -> Result<Record> {
+    let bytes = repo
+        .read_file_at(commit, RECORD_FILE)?
+        .ok_or_else(|| anyhow!("{refname} ({commit}) has no {RECORD_FILE}"))?;
+    Record::parse(&bytes).with_context(|| format!("cannot read {refname} ({commit})"))
+}
+
+pub fn load(repo: &Repo, id: &SessionId) -> Result<Option<Stored>> {
+    let refname = id.record_ref();
+    let Some(commit) = repo.ref_target(&refname)? else {
+        return Ok(None);
+    };
+    let record = read_commit(repo, &refname, commit)?;
+    if &record.id != id {
+        bail!(
+            "{refname} holds a record for {:?}, not {id:?}; the record was edited by hand",
+            record.id.as_str()
+        );
+    }
+    Ok(Some(Stored { record, commit }))
+}
+
+/// Every record, read in-process (no process per session), sorted by creation time.
+pub fn load_all(repo: &Repo) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for (refname, commit) in repo.refs_with_prefix(RECORD_PREFIX)? {
+        let expected = refname.strip_prefix(RECORD_PREFIX).unwrap_or_default();
+        match read_commit(repo, &refname, commit) {
+            Ok(record) if record.id.as_str() == expected => ok.push(Stored { record, commit }),
+            Ok(record) => bad.push(Unreadable {
+                refname,
+                error: anyhow!("holds a record for {:?}", record.id.as_str()),
+            }),
+            Err(error) => bad.push(Unreadable { refname, error }),
+        }
+    }
+    ok.sort_by(|a, b| {
+        (&a.record.created_at, &a.record.id).cmp(&(&b.record.created_at, &b.record.id))
+    });
+    Ok((ok, bad))
+}
+
+fn write(repo: &Repo, record: &Record, parent: Option<Oid>, event: &str) -> Result<Oid> {
+    let json = record.to_json().context("cannot serialize session.json")?;
+    // The pid and a nanosecond clock make every metadata commit unique, so that a
+    // create (`Expect::Absent`) can never "succeed" twice with the same object.
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let message = format!(
+        "bullpen: {} {event}\n\nstate: {}\npid: {}\nnonce: {nonce}\n",
+        record.id,
+        record.state.as_str(),
+        std::process::id()
+    );
+    repo.write_file_commit(RECORD_FILE, &json, &message, parent)
+}
+
+/// Create a record; fails with a [`CasConflict`] in the chain when the id is taken.
+pub fn create(repo: &Repo, record: Record, event: &str) -> Result<Stored> {
+    let refname = record.id.record_ref();
+    let commit = write(repo, &record, None, event)?;
+    repo.update_ref(
+        &refname,
+        commit,
+        Expect::Absent,
+        &format!("bullpen: {event}"),
+    )?;
+    Ok(Stored { record, commit })
+}
+
+/// Apply `change` to the current record and write it with compare-and-swap. A lost
+/// race re-reads the record and re-applies `change`; it never overwrites.
+pub fn update(
+    repo: &Repo,
+    current: &Stored,
+    event: &str,
+    mut change: impl FnMut(&mut Record),
+) -> Result<Stored> {
+    let id = current.record.id.clone();
+    let refname = id.record_ref();
+    let mut base = current.clone();
+    for _ in 0..CAS_RETRIES {
+        let mut record = base.record.clone();
+        change(&mut record);
+        record.updated_at = crate::time::now_rfc3339();
+        let commit = write(repo, &record, Some(base.commit), event)?;
+        match repo.update_ref(
+            &refname,
+            commit,
+            Expect::At(base.commit),
+            &format!("bullpen: {event}"),
+        ) {
+            Ok(()) => return Ok(Stored { record, commit }),
+            Err(e) if is_conflict(&e) => {
+                base = load(repo, &id)?.ok_or_else(|| {
+                    anyhow!("the record of session {id} was deleted while updating it")
+                })?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    bail!("could not update the record of session {id}: it kept changing underneath ({CAS_RETRIES} tries)")
+}
+
+/// Remove a record entirely (only to undo a failed spawn).
+pub fn delete(repo: &Repo, stored: &Stored, why: &str) -> Result<()> {
+    repo.delete_ref(&stored.record.id.record_ref(), stored.commit, why)
+}
+
+/// Write one provenance note per commit, in one notes commit.
+pub fn add_provenance(repo: &Repo, commits: &[Oid], text: &str, id: &SessionId) -> Result<()> {
+    if commits.is_empty() {
+        return Ok(());
+    }
+    let notes: Vec<(Oid, String)> = commits.iter().map(|c| (*c, text.to_owned())).collect();
+    repo.add_notes(
+        NOTES_REF,
+        &notes,
+        &format!(
+            "bullpen: provenance for session {id} ({} commits)",
+            commits.len()
+        ),
+    )
+    .with_context(|| format!("cannot write provenance notes to {NOTES_REF}"))
+}

@@ -1,0 +1,3 @@
+//! `git bullpen ls`.
+
+use crate::support::Env;

@@ -1,0 +1,7 @@
+//! One integration test binary: the real `git-bullpen` against real git
+//! repositories in temp dirs. One module per command.
+
+mod support;
+
+mod ls;
+mod spawn;

@@ -1,0 +1,3 @@
+//! `git bullpen spawn`.
+
+use crate::support::Env;

@@ -1,0 +1,250 @@
+//! The test environment: a hermetic temp dir with a real git repository, a home,
+//! a BULLPEN_HOME, and the real `git-bullpen` binary.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-bullpen");
+pub const DATE: &str = "2026-01-01T00:00:00Z";
+
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    /// The main worktree of the test repository.
+    pub repo: PathBuf,
+    pub home: PathBuf,
+    pub bullpen_home: PathBuf,
+    /// Directories put first on PATH (fault injection wrappers).
+    pub path_prefix: Vec<PathBuf>,
+}
+
+/// What a command printed and how it ended.
+pub struct Run {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn code(&self) -> i32 {
+        self.status.code().unwrap_or(-1)
+    }
+
+    #[track_caller]
+    pub fn ok(self) -> Run {
+        assert!(
+            self.status.success(),
+            "expected success, got {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn fails(self) -> Run {
+        assert!(
+            !self.status.success(),
+            "expected failure\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            status: o.status,
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Env {
+    /// A fresh repository `repo` with one commit on `main`.
+    pub fn new() -> Env {
+        let tmp = tempfile::Builder::new()
+            .prefix("bullpen-test-")
+            .tempdir()
+            .expect("temp dir");
+        // Canonical, so paths printed by git and by bullpen compare equal.
+        let root = tmp.path().canonicalize().expect("canonical temp dir");
+        let home = root.join("home");
+        let bullpen_home = root.join("bullpen-home");
+        let repo = root.join("repo");
+        for d in [&home, &bullpen_home, &repo] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let env = Env {
+            tmp,
+            repo,
+            home,
+            bullpen_home,
+            path_prefix: Vec::new(),
+        };
+        env.git(&env.repo, &["init", "-q", "-b", "main"]).ok();
+        std::fs::write(env.repo.join("README"), "hello\n").expect("write");
+        env.git(&env.repo, &["add", "README"]).ok();
+        env.git(&env.repo, &["commit", "-q", "-m", "initial"]).ok();
+        env
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.repo.parent().expect("repo has a parent").to_path_buf()
+    }
+
+    /// The hermetic environment applied to every child.
+    pub fn apply(&self, cmd: &mut Command) {
+        cmd.env_clear();
+        let mut path = std::env::join_paths(&self.path_prefix).unwrap_or_default();
+        let sys = std::env::var_os("PATH").unwrap_or_default();
+        if !path.is_empty() {
+            path.push(":");
+        }
+        path.push(&sys);
+        cmd.env("PATH", path)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("BULLPEN_HOME", &self.bullpen_home)
+            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_AUTHOR_DATE", DATE)
+            .env("GIT_COMMITTER_DATE", DATE)
+            .env("GIT_EDITOR", ":")
+            .env("GIT_PAGER", "cat")
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+            .env("SHELL", "/bin/sh")
+            .stdin(Stdio::null());
+    }
+
+    pub fn cmd(&self, program: impl AsRef<OsStr>, cwd: &Path) -> Command {
+        let mut c = Command::new(program);
+        self.apply(&mut c);
+        c.current_dir(cwd);
+        c
+    }
+
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> Run {
+        self.cmd("git", cwd)
+            .args(args)
+            .output()
+            .expect("run git")
+            .into()
+    }
+
+    /// `git <args>` in the main repository, asserting success; trimmed stdout.
+    pub fn git_out(&self, args: &[&str]) -> String {
+        self.git(&self.repo, args).ok().stdout.trim().to_owned()
+    }
+
+    pub fn bullpen_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        self.cmd(BIN, cwd)
+            .args(args)
+            .output()
+            .expect("run git-bullpen")
+            .into()
+    }
+
+    pub fn bullpen(&self, args: &[&str]) -> Run {
+        self.bullpen_in(&self.repo, args)
+    }
+
+    /// The worktree root bullpen uses for `self.repo`, found from a spawned session.
+    pub fn worktree_of(&self, id: &str) -> PathBuf {
+        let json = self.ls_json();
+        let s = json
+            .as_array()
+            .and_then(|a| a.iter().find(|s| s["id"] == id))
+            .unwrap_or_else(|| panic!("no session {id} in ls --json: {json}"));
+        PathBuf::from(s["worktree"].as_str().expect("worktree is a string"))
+    }
+
+    pub fn ls_json(&self) -> serde_json::Value {
+        let run = self.bullpen(&["ls", "--all", "--json"]).ok();
+        serde_json::from_str(&run.stdout).expect("ls --json parses")
+    }
+
+    /// A snapshot of everything a failed command must leave unchanged:
+    /// refs, registered worktrees, and the files under BULLPEN_HOME.
+    pub fn snapshot(&self) -> String {
+        let refs = self.git_out(&["for-each-ref", "--format=%(refname) %(objectname)"]);
+        let wts = self.git_out(&["worktree", "list", "--porcelain"]);
+        let mut files = Vec::new();
+        walk(&self.bullpen_home, &mut files);
+        files.sort();
+        format!("{refs}\n--\n{wts}\n--\n{}", files.join("\n"))
+    }
+
+    /// A bare repository to act as `origin`, added as a remote of the test repo.
+    pub fn add_bare_remote(&self) -> PathBuf {
+        let bare = self.root().join("origin.git");
+        self.git(
+            &self.root(),
+            &["init", "-q", "--bare", bare.to_str().expect("utf-8")],
+        )
+        .ok();
+        self.git(
+            &self.repo,
+            &["remote", "add", "origin", bare.to_str().expect("utf-8")],
+        )
+        .ok();
+        bare
+    }
+
+    /// Write an executable `git` wrapper, first on PATH, that fails when its
+    /// arguments contain `needle` (e.g. "worktree add") and runs the real git otherwise.
+    pub fn fail_git_when(&mut self, needle: &str) {
+        let real = which_git();
+        let dir = self.root().join("fault-bin");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let script = format!(
+            "#!/bin/sh\ncase \" $* \" in *\" {needle} \"*) echo \"fatal: injected failure of '{needle}'\" >&2; exit 128;; esac\nexec {real} \"$@\"\n"
+        );
+        let path = dir.join("git");
+        std::fs::write(&path, script).expect("write wrapper");
+        make_executable(&path);
+        self.path_prefix.insert(0, dir);
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        out.push(p.display().to_string());
+        if p.is_dir() && !p.is_symlink() {
+            walk(&p, out);
+        }
+    }
+}
+
+pub fn which_git() -> String {
+    let out = Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .expect("sh");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+pub fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut p = std::fs::metadata(path).expect("stat").permissions();
+    p.set_mode(0o755);
+    std::fs::set_permissions(path, p).expect("chmod");
+}
