@@ -29,6 +29,14 @@ impl Env {
         for d in [&home, &bullpen_home] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
+        // No automatic gc or maintenance: git's `gc --auto` (run by `git commit`
+        // in the fixture sessions) would pack at an arbitrary N and detach into
+        // the background, over the measurements. The suite packs explicitly.
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n",
+        )
+        .expect("write .gitconfig");
         let tmp = if keep {
             let _ = tmp.keep();
             None

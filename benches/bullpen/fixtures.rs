@@ -48,26 +48,6 @@ impl Repo {
         let v: serde_json::Value = serde_json::from_str(&out).expect("ls --json parses");
         PathBuf::from(v[0]["worktree"].as_str().expect("worktree is a string"))
     }
-
-    /// Remove a session bullpen spawned, with plain git (untimed clean-up between
-    /// samples, so every sample sees the same repository).
-    pub fn drop_session(&self, env: &Env, id: &str) {
-        let wt = self.worktree_of(env, id);
-        let wt = wt.to_str().expect("utf-8 path");
-        run_ok(&mut env.git(&self.dir, &["worktree", "remove", "--force", wt]));
-        run_ok(&mut env.git(&self.dir, &["branch", "-q", "-D", &format!("bullpen/{id}")]));
-        run_ok(&mut env.git(
-            &self.dir,
-            &["update-ref", "-d", &format!("refs/bullpen/sessions/{id}")],
-        ));
-    }
-
-    /// Remove a worktree and branch made by the `git worktree add` baseline.
-    pub fn drop_git_worktree(&self, env: &Env, path: &Path, branch: &str) {
-        let wt = path.to_str().expect("utf-8 path");
-        run_ok(&mut env.git(&self.dir, &["worktree", "remove", "--force", wt]));
-        run_ok(&mut env.git(&self.dir, &["branch", "-q", "-D", branch]));
-    }
 }
 
 fn write_tree(dir: &Path, files: usize) {
@@ -96,6 +76,8 @@ fn write_tree(dir: &Path, files: usize) {
 pub struct Scale {
     pub repo: Repo,
     pub ids: Vec<String>,
+    /// Whether `git gc` has packed objects and refs (else all loose, as spawned).
+    pub packed: bool,
 }
 
 impl Scale {
@@ -103,6 +85,7 @@ impl Scale {
         Scale {
             repo: Repo::create(env, "scale", 0),
             ids: Vec::new(),
+            packed: false,
         }
     }
 
@@ -151,6 +134,23 @@ impl Scale {
             self.published().count(),
             start.elapsed().as_secs_f64()
         );
+    }
+
+    /// `git gc`: pack every object and ref, as a user's repository would be
+    /// after git's own housekeeping.
+    pub fn pack(&mut self, env: &Env) {
+        run_ok(&mut env.git(&self.repo.dir, &["gc", "-q"]));
+        self.packed = true;
+    }
+
+    /// How the figures name this fixture.
+    pub fn label(&self) -> String {
+        let state = if self.packed {
+            "after `git gc`"
+        } else {
+            "loose, as spawned"
+        };
+        format!("N={}, {state}", self.ids.len())
     }
 
     /// The worktrees of published sessions, for the gc baseline.

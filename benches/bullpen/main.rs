@@ -122,16 +122,29 @@ fn main() {
 
     if cfg.wants("ls") || cfg.wants("gc") || cfg.wants("spawn") {
         let mut scale = Scale::new(&env);
-        for &n in &cfg.ns {
-            scale.grow(&env, n);
+        // Every N as spawned (loose objects and refs), then the largest N again
+        // after `git gc` (packed), as a user's repository would be later.
+        let stages = cfg
+            .ns
+            .iter()
+            .map(|&n| (n, false))
+            .chain([(cfg.max_n(), true)]);
+        for (n, pack) in stages {
+            if pack {
+                let t = std::time::Instant::now();
+                scale.pack(&env);
+                eprintln!("fixture: git gc in {:.1} s", t.elapsed().as_secs_f64());
+            } else {
+                scale.grow(&env, n);
+            }
             let at_max = n == cfg.max_n();
             if cfg.wants("ls") {
-                bench_ls(&env, &cfg, &scale, n, at_max, &errlog, &mut report);
+                bench_ls(&env, &cfg, &scale, at_max, &errlog, &mut report);
             }
             if cfg.wants("gc") {
                 if gc_ok {
-                    bench_gc(&env, &cfg, &scale, n, at_max, &errlog, &mut report);
-                } else if at_max {
+                    bench_gc(&env, &cfg, &scale, at_max, &errlog, &mut report);
+                } else if pack {
                     report.note(
                         "gc: not measured, this build has no `git bullpen gc` (not merged yet)"
                             .into(),
@@ -140,10 +153,9 @@ fn main() {
             }
         }
         if cfg.wants("spawn") {
-            let fixture = format!("small repo, N={}", scale.ids.len());
+            let fixture = format!("small repo, {}", scale.label());
             bench_spawn(
                 &env,
-                &cfg,
                 &scale.repo,
                 &fixture,
                 cfg.runs_spawn,
@@ -157,7 +169,6 @@ fn main() {
         if cfg.wants("spawn") {
             bench_spawn(
                 &env,
-                &cfg,
                 &small,
                 "small repo",
                 cfg.runs_spawn,
@@ -185,15 +196,7 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
         let label = format!("{}-file repo", thousands(cfg.big_files));
-        bench_spawn(
-            &env,
-            &cfg,
-            &big,
-            &label,
-            cfg.runs_spawn_big,
-            &errlog,
-            &mut report,
-        );
+        bench_spawn(&env, &big, &label, cfg.runs_spawn_big, &errlog, &mut report);
     }
 
     println!();
@@ -216,12 +219,12 @@ fn bench_ls(
     env: &Env,
     cfg: &Config,
     scale: &Scale,
-    n: usize,
     at_max: bool,
     errlog: &Path,
     report: &mut Report,
 ) {
     let dir = &scale.repo.dir;
+    let n = scale.ids.len();
     // Check the fixture is what the figures claim: n sessions, n+1 worktrees.
     let listed: serde_json::Value =
         serde_json::from_str(&run_ok(&mut env.bullpen(dir, &["ls", "--json"]))).expect("json");
@@ -249,12 +252,14 @@ fn bench_ls(
         }),
     ];
     let s = compare(&cases, cfg.runs_ls, true, errlog);
-    let fixture = format!("N={n}");
+    let fixture = scale.label();
     report.time(TimeRow {
         what: "`ls --json` vs `git worktree list --porcelain`".into(),
         fixture: fixture.clone(),
         bullpen: s.median(1),
         baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
         budget: at_max.then_some(LS_JSON_BUDGET),
     });
     report.time(TimeRow {
@@ -262,6 +267,8 @@ fn bench_ls(
         fixture: fixture.clone(),
         bullpen: s.median(2),
         baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(2),
+        baseline_cpu: s.median_cpu(0),
         budget: None,
     });
     report.time(TimeRow {
@@ -269,6 +276,8 @@ fn bench_ls(
         fixture: fixture.clone(),
         bullpen: s.median(1),
         baseline: s.median(3),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(3),
         budget: None,
     });
     for (i, c) in cases.iter().enumerate() {
@@ -298,7 +307,6 @@ fn bench_gc(
     env: &Env,
     cfg: &Config,
     scale: &Scale,
-    n: usize,
     at_max: bool,
     errlog: &Path,
     report: &mut Report,
@@ -337,12 +345,14 @@ fn bench_gc(
         }),
     ];
     let s = compare(&cases, cfg.runs_gc, true, errlog);
-    let fixture = format!("N={n}, {} published", published.len());
+    let fixture = format!("{}, {} published", scale.label(), published.len());
     report.time(TimeRow {
         what: "`gc --dry-run` vs `rev-list` + `status` per published worktree".into(),
         fixture: fixture.clone(),
         bullpen: s.median(1),
         baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
         budget: at_max.then_some(GC_BUDGET),
     });
     report.time(TimeRow {
@@ -350,6 +360,8 @@ fn bench_gc(
         fixture: fixture.clone(),
         bullpen: s.median(1),
         baseline: s.median(2),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(2),
         budget: None,
     });
     for (i, c) in cases.iter().enumerate() {
@@ -370,22 +382,21 @@ fn bench_gc(
 }
 
 /// `spawn <id> -- true` against `git worktree add -b <branch> <path>` then `true`.
-/// Each sample is undone (untimed) before the next, so all see the same repository.
+/// Samples accumulate (nothing is removed between them): a clean-up would delete
+/// thousands of files between samples, and on ext4 the next file creations then
+/// pay for scanning recently deleted inodes, which is not what a user's spawn sees.
 fn bench_spawn(
     env: &Env,
-    cfg: &Config,
     repo: &Repo,
     fixture: &str,
     runs: usize,
     errlog: &Path,
     report: &mut Report,
 ) {
-    let _ = cfg;
     let dir = &repo.dir;
-    let git_path = |r: usize| repo.git_wt_root.join(format!("g{r}"));
     let cases = [
         Case::new("git worktree add -b + true", |r| {
-            let path = git_path(r);
+            let path = repo.git_wt_root.join(format!("g{r}"));
             let path = path.to_str().expect("utf-8 path");
             vec![
                 env.git(
@@ -394,12 +405,10 @@ fn bench_spawn(
                 ),
                 env.cmd("true", dir),
             ]
-        })
-        .then(|r| repo.drop_git_worktree(env, &git_path(r), &format!("bench/g{r}"))),
+        }),
         Case::new("git bullpen spawn <id> -- true", |r| {
             vec![env.bullpen(dir, &["spawn", &format!("b{r}"), "--", "true"])]
-        })
-        .then(|r| repo.drop_session(env, &format!("b{r}"))),
+        }),
     ];
     let s = compare(&cases, runs, true, errlog);
     let budget = (!fixture.contains("N=")).then_some(SPAWN_BUDGET);
@@ -408,6 +417,8 @@ fn bench_spawn(
         fixture: fixture.into(),
         bullpen: s.median(1),
         baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
         budget,
     });
     for (i, c) in cases.iter().enumerate() {
@@ -441,15 +452,11 @@ fn bench_bg(env: &Env, cfg: &Config, repo: &Repo, errlog: &Path, report: &mut Re
     let cases = [
         Case::new("git bullpen spawn <id> -- true", |r| {
             vec![env.bullpen(dir, &["spawn", &format!("f{r}"), "--", "true"])]
-        })
-        .then(|r| repo.drop_session(env, &format!("f{r}"))),
+        }),
         Case::new("git bullpen spawn --bg <id> -- true (return)", |r| {
             vec![env.bullpen(dir, &["spawn", "--bg", &format!("g{r}"), "--", "true"])]
         })
-        .then(|r| {
-            wait_exited(&format!("g{r}"));
-            repo.drop_session(env, &format!("g{r}"));
-        }),
+        .then(|r| wait_exited(&format!("g{r}"))),
     ];
     let s = compare(&cases, cfg.runs_spawn, true, errlog);
     report.time(TimeRow {
@@ -458,6 +465,8 @@ fn bench_bg(env: &Env, cfg: &Config, repo: &Repo, errlog: &Path, report: &mut Re
         fixture: "small repo".into(),
         bullpen: s.median(1),
         baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
         budget: None,
     });
     for (i, c) in cases.iter().enumerate() {

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sample {
     pub wall: Duration,
+    /// User + system CPU time of the process and the children it waited for:
+    /// steadier than wall time on a loaded machine (no time spent waiting for a core).
+    pub cpu: Duration,
     /// Peak RSS in KiB (`ru_maxrss` on Linux).
     pub maxrss_kib: u64,
 }
@@ -49,8 +52,10 @@ pub fn run_one(cmd: &mut Command, errlog: &Path) -> Sample {
             std::fs::read_to_string(errlog).unwrap_or_default()
         );
     }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     Sample {
         wall,
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
         maxrss_kib: usage.ru_maxrss as u64,
     }
 }
@@ -60,11 +65,15 @@ pub fn run_one(cmd: &mut Command, errlog: &Path) -> Sample {
 pub fn run_seq(cmds: Vec<Command>, errlog: &Path) -> Sample {
     let start = Instant::now();
     let mut maxrss = 0;
+    let mut cpu = Duration::ZERO;
     for mut c in cmds {
-        maxrss = maxrss.max(run_one(&mut c, errlog).maxrss_kib);
+        let s = run_one(&mut c, errlog);
+        maxrss = maxrss.max(s.maxrss_kib);
+        cpu += s.cpu;
     }
     Sample {
         wall: start.elapsed(),
+        cpu,
         maxrss_kib: maxrss,
     }
 }
@@ -100,6 +109,10 @@ pub struct Samples {
 impl Samples {
     pub fn median(&self, case: usize) -> Duration {
         median(self.per_case[case].iter().map(|s| s.wall).collect())
+    }
+
+    pub fn median_cpu(&self, case: usize) -> Duration {
+        median(self.per_case[case].iter().map(|s| s.cpu).collect())
     }
 
     pub fn peak_kib(&self, case: usize) -> u64 {

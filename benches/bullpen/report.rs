@@ -9,6 +9,9 @@ pub struct TimeRow {
     pub fixture: String,
     pub bullpen: Duration,
     pub baseline: Duration,
+    /// Median CPU time (user + system, children included) of each side.
+    pub bullpen_cpu: Duration,
+    pub baseline_cpu: Duration,
     /// Maximum allowed ratio bullpen / baseline, when the issue sets one.
     pub budget: Option<f64>,
 }
@@ -16,6 +19,10 @@ pub struct TimeRow {
 impl TimeRow {
     pub fn ratio(&self) -> f64 {
         self.bullpen.as_secs_f64() / self.baseline.as_secs_f64().max(1e-9)
+    }
+
+    pub fn cpu_ratio(&self) -> f64 {
+        self.bullpen_cpu.as_secs_f64() / self.baseline_cpu.as_secs_f64().max(1e-9)
     }
 }
 
@@ -40,12 +47,13 @@ pub struct Report {
 impl Report {
     pub fn time(&mut self, row: TimeRow) {
         eprintln!(
-            "  {} [{}]: {} vs {} = {:.2}x{}",
+            "  {} [{}]: {} vs {} = {:.2}x (CPU {:.2}x){}",
             row.what,
             row.fixture,
             ms(row.bullpen),
             ms(row.baseline),
             row.ratio(),
+            row.cpu_ratio(),
             verdict_time(&row)
                 .map(|v| format!(" (budget {v})"))
                 .unwrap_or_default()
@@ -69,16 +77,17 @@ impl Report {
     }
 
     pub fn print(&self) {
-        println!("| measurement | fixture | bullpen (median) | git baseline (median) | ratio | budget | verdict |");
-        println!("| --- | --- | ---: | ---: | ---: | --- | --- |");
+        println!("| measurement | fixture | bullpen (median) | git baseline (median) | ratio | CPU ratio | budget | verdict |");
+        println!("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |");
         for r in &self.times {
             println!(
-                "| {} | {} | {} | {} | {:.2}× | {} | {} |",
+                "| {} | {} | {} | {} | {:.2}× | {:.2}× | {} | {} |",
                 r.what,
                 r.fixture,
                 ms(r.bullpen),
                 ms(r.baseline),
                 r.ratio(),
+                r.cpu_ratio(),
                 r.budget.map(|b| format!("≤ {b}×")).unwrap_or("—".into()),
                 verdict_time(r).unwrap_or("—")
             );
