@@ -85,7 +85,7 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
             .iter()
             .map(|id| {
                 store::load(&ctx.repo, id)?.with_context(|| {
-                    format!("no session named {id:?} (see `git bullpen ls --all`)")
+                    format!("no session named \"{id}\" (see `git bullpen ls --all`)")
                 })
             })
             .collect::<Result<Vec<_>>>()?

@@ -94,7 +94,7 @@ pub fn create_session(
 fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
     if store::load(&ctx.repo, id)?.is_some() {
         bail!(
-            "session id {id:?} is already in use (see `git bullpen ls --all {id}`); pick another id"
+            "session id \"{id}\" is already in use (see `git bullpen ls --all {id}`); pick another id"
         );
     }
     if ctx.repo.ref_target(&id.branch_ref())?.is_some() {
@@ -142,7 +142,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
     }
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
-            e.context(format!("session id {id:?} is already in use"))
+            e.context(format!("session id \"{id}\" is already in use"))
         } else {
             e
         }

@@ -226,8 +226,11 @@ impl Env {
         let hooks = self.repo.join(".git/hooks");
         std::fs::create_dir_all(&hooks).expect("mkdir hooks");
         let hook = hooks.join("post-checkout");
-        std::fs::write(&hook, "#!/bin/sh\necho 'post-checkout: refusing' >&2\nexit 1\n")
-            .expect("write hook");
+        std::fs::write(
+            &hook,
+            "#!/bin/sh\necho 'post-checkout: refusing' >&2\nexit 1\n",
+        )
+        .expect("write hook");
         make_executable(&hook);
     }
 }
