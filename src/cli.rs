@@ -32,4 +32,6 @@ pub struct Cli {
 pub enum Command {
     Spawn(commands::spawn::Args),
     Ls(commands::ls::Args),
+    Resume(commands::resume::Args),
+    Path(commands::path::Args),
 }

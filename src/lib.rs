@@ -9,6 +9,7 @@ pub mod fsutil;
 pub mod git;
 pub mod ids;
 pub mod layout;
+pub mod placement;
 pub mod process;
 pub mod runner;
 pub mod session;

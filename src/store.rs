@@ -46,7 +46,7 @@ pub fn load(repo: &Repo, id: &SessionId) -> Result<Option<Stored>> {
     let record = read_commit(repo, &refname, commit)?;
     if &record.id != id {
         bail!(
-            "{refname} holds a record for {:?}, not {id:?}; the record was edited by hand",
+            "{refname} holds a record for {:?}, not \"{id}\"; the record was edited by hand",
             record.id.as_str()
         );
     }

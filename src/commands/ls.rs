@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::context::{stdout_color, warn, Ctx};
@@ -70,20 +70,26 @@ pub struct Facts {
 
 pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     let ctx = Ctx::discover(cwd)?;
-    let (mut sessions, unreadable) = store::load_all(&ctx.repo)?;
-    for u in &unreadable {
-        warn(format!("skipping {}: {:#}", u.refname, u.error));
-    }
-    if !args.ids.is_empty() {
-        for id in &args.ids {
-            if !sessions.iter().any(|s| &s.record.id == id) {
-                bail!("no session named {id:?} (see `git bullpen ls --all`)");
-            }
+    let sessions = if args.ids.is_empty() {
+        let (mut sessions, unreadable) = store::load_all(&ctx.repo)?;
+        for u in &unreadable {
+            warn(format!("skipping {}: {:#}", u.refname, u.error));
         }
-        sessions.retain(|s| args.ids.contains(&s.record.id));
-    } else if !args.all {
-        sessions.retain(|s| s.record.state != State::Collected);
-    }
+        if !args.all {
+            sessions.retain(|s| s.record.state != State::Collected);
+        }
+        sessions
+    } else {
+        // Named sessions: every one must exist and be readable, or it is an error.
+        args.ids
+            .iter()
+            .map(|id| {
+                store::load(&ctx.repo, id)?.with_context(|| {
+                    format!("no session named \"{id}\" (see `git bullpen ls --all`)")
+                })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
     let rows: Vec<Row> = sessions
         .iter()
         .map(|s| Ok(row(s, &gather(&ctx, s)?)))

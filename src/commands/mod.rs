@@ -7,6 +7,8 @@ use anyhow::Result;
 use crate::cli::Command;
 
 pub mod ls;
+pub mod path;
+pub mod resume;
 pub mod spawn;
 
 /// Dispatch; returns the process exit status.
@@ -14,6 +16,8 @@ pub fn run(command: Command, cwd: &Path) -> Result<i32> {
     match command {
         Command::Spawn(args) => spawn::run(args, cwd),
         Command::Ls(args) => ls::run(args, cwd),
+        Command::Resume(args) => resume::run(args, cwd),
+        Command::Path(args) => path::run(args, cwd),
     }
 }
 

@@ -94,7 +94,7 @@ pub fn create_session(
 fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
     if store::load(&ctx.repo, id)?.is_some() {
         bail!(
-            "session id {id:?} is already in use (see `git bullpen ls --all {id}`); pick another id"
+            "session id \"{id}\" is already in use (see `git bullpen ls --all {id}`); pick another id"
         );
     }
     if ctx.repo.ref_target(&id.branch_ref())?.is_some() {
@@ -142,7 +142,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
     }
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
-            e.context(format!("session id {id:?} is already in use"))
+            e.context(format!("session id \"{id}\" is already in use"))
         } else {
             e
         }
@@ -166,8 +166,30 @@ fn add_worktree(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<()>
     let parent = path
         .parent()
         .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
-    std::fs::create_dir_all(parent)
-        .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
+    let created_dirs = create_dirs(parent)?;
+    let result = add_worktree_locked(ctx, id, path, base);
+    if result.is_err() {
+        // Leave the worktree root as it was: remove the (empty) dirs we made.
+        for dir in created_dirs.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+    result
+}
+
+/// `create_dir_all`, returning the directories it created, outermost first.
+fn create_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let missing: Vec<_> = dir
+        .ancestors()
+        .take_while(|d| d.symlink_metadata().is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the worktree root {}", dir.display()))?;
+    Ok(missing.into_iter().rev().collect())
+}
+
+fn add_worktree_locked(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<()> {
     let _lock = Lock::acquire(&ctx.layout.lock_path())?;
     // Re-check under the lock: another process may have taken the branch or path.
     let branch_ref = id.branch_ref();

@@ -1,3 +1,201 @@
-//! `git bullpen ls`.
+//! `git bullpen ls`: the table, the JSON contract, derived states, pipes.
+
+use std::io::Read;
+use std::process::Stdio;
 
 use crate::support::Env;
+
+/// Rewrite a session's record by hand with plain git plumbing, as a fetched or
+/// hand-edited record would arrive.
+pub fn edit_record(env: &Env, id: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let refname = format!("refs/bullpen/sessions/{id}");
+    let raw = env.git_out(&["show", &format!("{refname}:session.json")]);
+    let mut json: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    edit(&mut json);
+    let path = env.root().join("edited.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let blob = env.git_out(&["hash-object", "-w", path.to_str().unwrap()]);
+    let tree = env
+        .cmd("git", &env.repo)
+        .args(["mktree"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(format!("100644 blob {blob}\tsession.json\n").as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let tree = String::from_utf8(tree.stdout).unwrap().trim().to_owned();
+    let commit = env.git_out(&["commit-tree", &tree, "-p", &refname, "-m", "hand edit"]);
+    env.git_out(&["update-ref", &refname, &commit]);
+}
+
+#[test]
+fn table_and_json_show_the_session() {
+    let env = Env::new();
+    env.bullpen(&[
+        "spawn",
+        "demo",
+        "--",
+        "sh",
+        "-c",
+        "git commit -q --allow-empty -m w",
+    ])
+    .ok();
+    let table = env.bullpen(&["ls"]).ok().stdout;
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 2, "{table}");
+    assert!(lines[0].starts_with("ID"), "{table}");
+    assert!(lines[0].contains("STATE") && lines[0].contains("WORKTREE"));
+    assert!(lines[1].starts_with("demo "), "{table}");
+    assert!(lines[1].contains("exited 0"), "{table}");
+    assert!(lines[1].contains("bullpen/demo +1"), "{table}");
+    assert!(!table.contains('\x1b'), "no colour when not a terminal");
+
+    let json = env.bullpen(&["ls", "--json"]).ok().stdout;
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let s = &json[0];
+    for key in [
+        "id",
+        "state",
+        "branch",
+        "base",
+        "worktree",
+        "command",
+        "created_at",
+        "exit_code",
+        "pid",
+        "host",
+        "ahead",
+    ] {
+        assert!(s.get(key).is_some(), "key {key} in {s}");
+    }
+    assert_eq!(s["id"], "demo");
+    assert_eq!(s["state"], "exited");
+    assert_eq!(s["exit_code"], 0);
+    assert_eq!(s["ahead"], 1);
+    assert_eq!(
+        s["command"],
+        serde_json::json!(["sh", "-c", "git commit -q --allow-empty -m w"])
+    );
+    let created = s["created_at"].as_str().unwrap();
+    assert!(
+        created.len() == 20 && created.ends_with('Z') && &created[10..11] == "T",
+        "{created}"
+    );
+}
+
+#[test]
+fn empty_repository_lists_nothing() {
+    let env = Env::new();
+    assert_eq!(env.bullpen(&["ls"]).ok().stdout, "");
+    assert_eq!(env.bullpen(&["ls", "--json"]).ok().stdout.trim(), "[]");
+}
+
+#[test]
+fn ls_of_named_sessions_and_unknown_ids() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    env.bullpen(&["spawn", "b", "--", "true"]).ok();
+    let json: serde_json::Value =
+        serde_json::from_str(&env.bullpen(&["ls", "--json", "b"]).ok().stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    assert_eq!(json[0]["id"], "b");
+    let run = env.bullpen(&["ls", "nope"]).fails();
+    assert!(
+        run.stderr.contains("no session named \"nope\""),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_running_record_without_its_process_is_lost() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "l", "--", "true"]).ok();
+    // A record claiming to run as this very test process, but with another start
+    // time: the pid is alive, yet it is not the session's process.
+    let me = std::process::id();
+    edit_record(&env, "l", |r| {
+        r["state"] = "running".into();
+        r["process"]["pid"] = me.into();
+        r["process"]["start_time"] = 1.into();
+    });
+    let json = env.ls_json();
+    assert_eq!(json[0]["state"], "lost");
+    assert!(env.bullpen(&["ls"]).ok().stdout.contains("lost"));
+}
+
+#[test]
+fn a_session_whose_worktree_is_gone_is_missing() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "m", "--", "true"]).ok();
+    std::fs::remove_dir_all(env.worktree_of("m")).unwrap();
+    assert_eq!(env.ls_json()[0]["state"], "missing");
+}
+
+#[test]
+fn collected_sessions_show_only_with_all() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "c", "--", "true"]).ok();
+    env.bullpen(&["spawn", "d", "--", "true"]).ok();
+    edit_record(&env, "c", |r| r["state"] = "collected".into());
+    let table = env.bullpen(&["ls"]).ok().stdout;
+    assert!(!table.contains("\nc "), "{table}");
+    assert!(table.contains("\nd "), "{table}");
+    let all = env.bullpen(&["ls", "--all"]).ok().stdout;
+    assert!(all.contains("\nc ") && all.contains("collected"), "{all}");
+}
+
+#[test]
+fn unknown_keys_are_ignored_and_newer_schemas_refused() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "u", "--", "true"]).ok();
+    env.bullpen(&["spawn", "n", "--", "true"]).ok();
+    edit_record(&env, "u", |r| {
+        r["from_the_future"] = serde_json::json!({"x": [1, 2]})
+    });
+    edit_record(&env, "n", |r| r["schema"] = 99.into());
+    // A listing of everything still shows the readable sessions and warns about the other.
+    let run = env.bullpen(&["ls", "--json"]).ok();
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    assert_eq!(json[0]["id"], "u");
+    assert!(run.stderr.contains("schema 99 is newer"), "{}", run.stderr);
+    // Asking for it by name is an error that says what to do.
+    let run = env.bullpen(&["ls", "n"]).fails();
+    assert!(run.stderr.contains("upgrade git-bullpen"), "{}", run.stderr);
+}
+
+#[test]
+fn piping_into_head_exits_quietly() {
+    let env = Env::new();
+    for i in 0..3 {
+        env.bullpen(&["spawn", &format!("s{i}"), "--", "true"]).ok();
+    }
+    // A reader that closes the pipe at once: bullpen must exit 0 without a panic.
+    let mut child = env
+        .cmd(crate::support::BIN, &env.repo)
+        .args(["ls", "--all"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // close the read end before bullpen writes
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "exit {status:?}, stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err, "");
+}

@@ -4,4 +4,5 @@
 mod support;
 
 mod ls;
+mod resume;
 mod spawn;

@@ -1,3 +1,400 @@
-//! `git bullpen spawn`.
+//! `git bullpen spawn`: creation, the command's run, provenance, and failing closed.
 
-use crate::support::Env;
+use std::path::Path;
+
+use crate::support::{Env, Run};
+
+fn record_json(env: &Env, id: &str) -> serde_json::Value {
+    let raw = env.git_out(&["show", &format!("refs/bullpen/sessions/{id}:session.json")]);
+    serde_json::from_str(&raw).expect("session.json is valid JSON")
+}
+
+#[test]
+fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
+    let env = Env::new();
+    let run = env
+        .bullpen(&[
+            "spawn",
+            "demo",
+            "--",
+            "sh",
+            "-c",
+            "echo hi > f && git add f && git commit -qm wip && pwd && git rev-parse --abbrev-ref HEAD",
+        ])
+        .ok();
+    let wt = env.worktree_of("demo");
+    assert!(
+        wt.starts_with(&env.bullpen_home),
+        "{wt:?} is under BULLPEN_HOME"
+    );
+    assert!(
+        !wt.starts_with(&env.repo),
+        "worktree is outside the repository"
+    );
+    assert_eq!(run.stdout, format!("{}\nbullpen/demo\n", wt.display()));
+    assert!(
+        run.stderr.contains(&wt.display().to_string()),
+        "path on stderr: {}",
+        run.stderr
+    );
+
+    let list = env.git_out(&["worktree", "list", "--porcelain"]);
+    assert!(
+        list.contains(&format!("worktree {}\n", wt.display())),
+        "{list}"
+    );
+    assert!(list.contains("branch refs/heads/bullpen/demo"), "{list}");
+    // The main worktree is untouched.
+    assert!(!env.repo.join("f").exists());
+    assert_eq!(env.git_out(&["status", "--porcelain"]), "");
+
+    let rec = record_json(&env, "demo");
+    assert_eq!(rec["schema"], 1);
+    assert_eq!(rec["id"], "demo");
+    assert_eq!(rec["state"], "exited");
+    assert_eq!(rec["exit"]["code"], 0);
+    assert_eq!(rec["branch"], "bullpen/demo");
+    assert_eq!(rec["worktree"], wt.display().to_string());
+    assert_eq!(rec["base"], env.git_out(&["rev-parse", "main"]));
+
+    // The record's history is the session's event log.
+    let events = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/demo"]);
+    let events: Vec<&str> = events.lines().collect();
+    assert_eq!(
+        events,
+        [
+            "bullpen: demo exited (exit 0)",
+            "bullpen: demo running",
+            "bullpen: demo ready",
+            "bullpen: demo provisioning"
+        ]
+    );
+    // Reflogs are on for records.
+    let reflog = env.git_out(&["reflog", "show", "refs/bullpen/sessions/demo"]);
+    assert_eq!(reflog.lines().count(), 4, "{reflog}");
+}
+
+#[test]
+fn provenance_notes_cover_new_commits_only() {
+    let env = Env::new();
+    env.bullpen(&[
+        "spawn",
+        "demo",
+        "--",
+        "sh",
+        "-c",
+        "git commit -q --allow-empty -m one && git commit -q --allow-empty -m two",
+    ])
+    .ok();
+    let log = env.git_out(&["log", "--notes=bullpen", "-1", "bullpen/demo"]);
+    assert!(log.contains("bullpen-session: demo"), "{log}");
+    assert!(log.contains("bullpen-exit: exit 0"), "{log}");
+    let note = env.git_out(&["notes", "--ref=bullpen", "show", "bullpen/demo~1"]);
+    assert!(note.contains("bullpen-command: sh -c"), "{note}");
+    // The base commit is not the session's work and gets no note.
+    let base = env.git(&env.repo, &["notes", "--ref=bullpen", "show", "main"]);
+    assert!(
+        !base.status.success(),
+        "base commit has no note: {}",
+        base.stdout
+    );
+    // One notes commit for the whole run.
+    assert_eq!(
+        env.git_out(&["rev-list", "--count", "refs/notes/bullpen"]),
+        "1"
+    );
+}
+
+#[test]
+fn exit_status_and_environment_are_passed_through() {
+    let env = Env::new();
+    let run = env.bullpen(&[
+        "spawn",
+        "st",
+        "--",
+        "sh",
+        "-c",
+        "echo $BULLPEN_SESSION $BULLPEN_BRANCH $BULLPEN_WORKTREE; exit 7",
+    ]);
+    assert_eq!(run.code(), 7, "{}", run.stderr);
+    let wt = env.worktree_of("st");
+    assert_eq!(run.stdout, format!("st bullpen/st {}\n", wt.display()));
+    assert_eq!(record_json(&env, "st")["exit"]["code"], 7);
+
+    let run = env.bullpen(&["spawn", "sig", "--", "sh", "-c", "kill -TERM $$"]);
+    assert_eq!(run.code(), 128 + 15);
+    let rec = record_json(&env, "sig");
+    assert_eq!(rec["exit"]["signal"], 15);
+    assert!(rec["exit"]["code"].is_null());
+}
+
+#[test]
+fn default_command_comes_from_git_config() {
+    let env = Env::new();
+    env.git_out(&["config", "bullpen.command", "echo from-config; pwd"]);
+    let run = env.bullpen(&["spawn", "cfg"]).ok();
+    let wt = env.worktree_of("cfg");
+    assert_eq!(run.stdout, format!("from-config\n{}\n", wt.display()));
+}
+
+#[test]
+fn worktree_root_can_be_set_per_repository() {
+    let env = Env::new();
+    let root = env.root().join("elsewhere");
+    env.git_out(&["config", "bullpen.worktreeRoot", root.to_str().unwrap()]);
+    env.bullpen(&["spawn", "w", "--", "true"]).ok();
+    assert_eq!(env.worktree_of("w"), root.join("w"));
+}
+
+#[test]
+fn spawn_from_a_linked_worktree_belongs_to_the_repository() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "first", "--", "true"]).ok();
+    let first = env.worktree_of("first");
+    let sub = first.join("deep/dir");
+    std::fs::create_dir_all(&sub).unwrap();
+    let run = env
+        .bullpen_in(&sub, &["spawn", "second", "--base", "main", "--", "pwd"])
+        .ok();
+    let second = env.worktree_of("second");
+    assert_eq!(run.stdout.trim(), second.display().to_string());
+    assert_eq!(second.parent(), first.parent(), "same worktree root");
+    // Visible from the main worktree, based on main.
+    assert_eq!(env.ls_json().as_array().unwrap().len(), 2);
+    assert_eq!(
+        record_json(&env, "second")["base"],
+        env.git_out(&["rev-parse", "main"])
+    );
+}
+
+#[test]
+fn base_selects_the_starting_commit() {
+    let env = Env::new();
+    let first = env.git_out(&["rev-parse", "HEAD"]);
+    env.git_out(&["commit", "-q", "--allow-empty", "-m", "second"]);
+    let run = env
+        .bullpen(&[
+            "spawn",
+            "b",
+            "--base",
+            "HEAD~1",
+            "--",
+            "git",
+            "rev-parse",
+            "HEAD",
+        ])
+        .ok();
+    assert_eq!(run.stdout.trim(), first);
+}
+
+#[test]
+fn invalid_ids_are_usage_errors_before_anything_is_created() {
+    let env = Env::new();
+    let before = env.snapshot();
+    for bad in ["Bad", "a..b", "x.lock", "-x", "a/b", "trailing."] {
+        let run = env.bullpen(&["spawn", bad, "--", "true"]);
+        assert_eq!(run.code(), 129, "{bad}: {}", run.stderr);
+        if !bad.starts_with('-') {
+            assert!(run.stderr.contains("invalid session id"), "{}", run.stderr);
+        }
+    }
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn an_id_in_use_is_refused_by_name() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "dup", "--", "true"]).ok();
+    let before = env.snapshot();
+    let run = env.bullpen(&["spawn", "dup", "--", "touch", "ran"]).fails();
+    assert!(
+        run.stderr.contains("\"dup\" is already in use"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.snapshot(), before);
+    assert!(!env.worktree_of("dup").join("ran").exists());
+}
+
+#[test]
+fn an_existing_branch_or_path_is_not_reused() {
+    let env = Env::new();
+    env.git_out(&["branch", "bullpen/taken"]);
+    let before = env.snapshot();
+    let run = env.bullpen(&["spawn", "taken", "--", "true"]).fails();
+    assert!(
+        run.stderr.contains("branch bullpen/taken already exists"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.snapshot(), before);
+
+    // A leftover directory at the would-be worktree path is never taken over.
+    env.bullpen(&["spawn", "probe", "--", "true"]).ok();
+    let occupied = env.worktree_of("probe").with_file_name("occupied");
+    std::fs::create_dir_all(&occupied).unwrap();
+    std::fs::write(occupied.join("precious"), "work").unwrap();
+    let before = env.snapshot();
+    let run = env.bullpen(&["spawn", "occupied", "--", "true"]).fails();
+    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert_eq!(env.snapshot(), before);
+    assert_eq!(
+        std::fs::read_to_string(occupied.join("precious")).unwrap(),
+        "work"
+    );
+}
+
+fn assert_fails_closed(env: &Env, cwd: &Path, before: &str, cause: &str) -> Run {
+    let marker = env.root().join("command-ran");
+    let run = env
+        .bullpen_in(
+            cwd,
+            &["spawn", "x", "--", "touch", marker.to_str().unwrap()],
+        )
+        .fails();
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(cause),
+        "expected {cause:?} in:\n{}",
+        run.stderr
+    );
+    assert!(!marker.exists(), "the command must not run");
+    assert_eq!(env.snapshot(), before, "nothing is left behind");
+    run
+}
+
+#[test]
+fn outside_a_repository_fails_closed() {
+    let env = Env::new();
+    let outside = env.root().join("not-a-repo");
+    std::fs::create_dir_all(&outside).unwrap();
+    let before = env.snapshot();
+    assert_fails_closed(&env, &outside, &before, "not a git repository");
+}
+
+#[test]
+fn a_bare_repository_fails_closed() {
+    let env = Env::new();
+    let bare = env.add_bare_remote();
+    let before = env.snapshot();
+    assert_fails_closed(&env, &bare, &before, "bare repository");
+}
+
+#[test]
+fn no_git_on_path_fails_closed() {
+    let env = Env::new();
+    let before = env.snapshot();
+    let empty = env.root().join("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let marker = env.root().join("command-ran");
+    let out = env
+        .cmd(crate::support::BIN, &env.repo)
+        .env("PATH", &empty)
+        .args([
+            "spawn",
+            "x",
+            "--",
+            "/usr/bin/touch",
+            marker.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let run: Run = out.into();
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("git executable not found"),
+        "{}",
+        run.stderr
+    );
+    assert!(!marker.exists());
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn a_reftable_repository_fails_closed() {
+    let env = Env::new();
+    let rt = env.root().join("reftable");
+    env.git(
+        &env.root(),
+        &["init", "-q", "--ref-format=reftable", rt.to_str().unwrap()],
+    )
+    .ok();
+    env.git(&rt, &["commit", "-q", "--allow-empty", "-m", "x"])
+        .ok();
+    let before = env.snapshot();
+    assert_fails_closed(&env, &rt, &before, "reftable");
+}
+
+#[test]
+fn a_failing_worktree_add_leaves_nothing_behind() {
+    let mut env = Env::new();
+    // Give the worktree root a first session so that its directory exists.
+    let before = env.snapshot();
+    env.fail_git_when("worktree add");
+    let run = assert_fails_closed(&env, &env.repo.clone(), &before, "injected failure");
+    assert!(
+        run.stderr.contains("git worktree add"),
+        "argv named: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_partial_worktree_add_is_undone() {
+    // git creates the branch and the worktree, then the post-checkout hook fails.
+    let env = Env::new();
+    env.failing_post_checkout_hook();
+    let before = env.snapshot();
+    let run = assert_fails_closed(&env, &env.repo, &before, "cannot create the worktree");
+    assert!(run.stderr.contains("exit 1"), "{}", run.stderr);
+    assert_eq!(env.git_out(&["branch", "--list", "bullpen/*"]), "");
+}
+
+#[test]
+fn a_bad_base_fails_before_anything_is_created() {
+    let env = Env::new();
+    let before = env.snapshot();
+    let run = env
+        .bullpen(&["spawn", "x", "--base", "no-such-rev", "--", "true"])
+        .fails();
+    assert!(run.stderr.contains("no-such-rev"), "{}", run.stderr);
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn concurrent_spawns_without_ids_all_get_their_own_session() {
+    let env = Env::new();
+    let children: Vec<_> = (0..20)
+        .map(|_| {
+            env.cmd(crate::support::BIN, &env.repo)
+                .args(["spawn", "--", "true"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let run: Run = c.wait_with_output().unwrap().into();
+        run.ok();
+    }
+    let sessions = env.ls_json();
+    let sessions = sessions.as_array().unwrap();
+    assert_eq!(sessions.len(), 20);
+    let ids: std::collections::HashSet<_> =
+        sessions.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 20);
+    for s in sessions {
+        assert_eq!(s["state"], "exited", "{s}");
+        assert_eq!(s["exit_code"], 0);
+        let id = s["id"].as_str().unwrap();
+        record_json(&env, id); // parses
+        assert!(Path::new(s["worktree"].as_str().unwrap())
+            .join("README")
+            .is_file());
+    }
+    let branches = env.git_out(&["branch", "--list", "bullpen/*"]);
+    assert_eq!(branches.lines().count(), 20);
+    let wts = env.git_out(&["worktree", "list", "--porcelain"]);
+    assert_eq!(wts.matches("branch refs/heads/bullpen/").count(), 20);
+}

@@ -219,6 +219,20 @@ impl Env {
         make_executable(&path);
         self.path_prefix.insert(0, dir);
     }
+    /// Install a post-checkout hook that fails: `git worktree add` then checks out
+    /// the worktree, runs the hook, and exits non-zero with the branch and the
+    /// worktree already created — a real partial failure to clean up after.
+    pub fn failing_post_checkout_hook(&self) {
+        let hooks = self.repo.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).expect("mkdir hooks");
+        let hook = hooks.join("post-checkout");
+        std::fs::write(
+            &hook,
+            "#!/bin/sh\necho 'post-checkout: refusing' >&2\nexit 1\n",
+        )
+        .expect("write hook");
+        make_executable(&hook);
+    }
 }
 
 fn walk(dir: &Path, out: &mut Vec<String>) {

@@ -1,0 +1,182 @@
+//! `git bullpen resume`: run a session's command again, in its recorded worktree
+//! and nowhere else. The worktree is recreated when that is provably safe
+//! (nothing at the path, the branch exists); anything else is refused.
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::context::{info, Ctx};
+use crate::fsutil::Lock;
+use crate::placement::{self, Placement};
+use crate::process;
+use crate::runner;
+use crate::session::{SessionId, State};
+use crate::store::{self, Stored};
+
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  git bullpen resume fix-login                 # the recorded command, again
+  git bullpen resume fix-login -- claude --continue
+  git bullpen resume fix-login -- git log --oneline -3
+
+The command runs in the session's recorded worktree, whatever directory (or worktree \
+of the repository) you run resume from. If that directory was deleted and the branch \
+bullpen/<id> still exists, the worktree is recreated at the same path first (said on \
+stderr). Anything else at the recorded path (a file, a symlink, a plain or empty \
+directory, another repository, a worktree on another branch or with a detached HEAD) \
+is left alone and resume fails, naming what is there. A session that is running, or \
+that gc collected, is not resumed.
+
+To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".";
+
+/// Run a command again in a session's worktree (recreated if it was deleted).
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = AFTER_LONG_HELP)]
+pub struct Args {
+    /// The session to resume.
+    #[arg(value_name = "ID")]
+    pub id: SessionId,
+
+    /// The command to run in the worktree (default: the session's recorded command).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+pub fn run(args: Args, cwd: &Path) -> Result<i32> {
+    let ctx = Ctx::discover(cwd)?;
+    let stored = load_existing(&ctx, &args.id)?;
+    refuse_collected(&ctx, &stored)?;
+    ensure_not_running(&stored)?;
+    let stored = place(&ctx, stored)?;
+    let argv = if !args.command.is_empty() {
+        args.command
+    } else if !stored.record.command.is_empty() {
+        stored.record.command.clone()
+    } else {
+        runner::default_command(&ctx)
+    };
+    info(format!(
+        "resuming session {} on {} in {}",
+        stored.record.id, stored.record.branch, stored.record.worktree
+    ));
+    runner::run_foreground(&ctx, stored, &argv, "resumed")
+}
+
+/// The session's record, or an error that says how to find the right id.
+pub fn load_existing(ctx: &Ctx, id: &SessionId) -> Result<Stored> {
+    store::load(&ctx.repo, id)?
+        .ok_or_else(|| anyhow!("no session named \"{id}\" (see `git bullpen ls --all`)"))
+}
+
+/// A collected session has no worktree to go back to: say so, and how to start
+/// again from what is left of its branch.
+fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
+    if stored.record.state != State::Collected {
+        return Ok(());
+    }
+    let facts = placement::inspect(ctx, &stored.record)?;
+    bail!(
+        "session {id} was collected by `git bullpen gc` (its worktree was removed after its \
+         work was published); there is nothing to resume\n{hint}",
+        id = stored.record.id,
+        hint = placement::start_again_hint(&facts.id, facts.branch_exists, &facts.remote_branches)
+    )
+}
+
+/// Refuse to start a second command in a session whose recorded process is alive.
+/// A session recorded running whose process is gone (lost) may be resumed.
+///
+/// Written with what the foreground runner records; background sessions may
+/// replace this with `runner::ensure_not_running`.
+pub fn ensure_not_running(stored: &Stored) -> Result<()> {
+    let record = &stored.record;
+    if record.state != State::Running {
+        return Ok(());
+    }
+    let Some(proc_rec) = &record.process else {
+        return Ok(());
+    };
+    if process::is_alive(proc_rec) {
+        bail!(
+            "session {id} is running (pid {pid}, started {at}); resuming it would run a second \
+             command in the same worktree\n\
+             hint: wait for it to end, or end it (`kill {pid}`), then resume again",
+            id = record.id,
+            pid = proc_rec.pid,
+            at = proc_rec.started_at
+        );
+    }
+    info(format!(
+        "session {} was recorded running (pid {}), but that process is gone",
+        record.id, proc_rec.pid
+    ));
+    Ok(())
+}
+
+/// Decide where the session runs; recreate its worktree when that is the decision.
+/// Refusals change nothing (not even the lock file).
+fn place(ctx: &Ctx, stored: Stored) -> Result<Stored> {
+    let facts = placement::inspect(ctx, &stored.record)?;
+    match placement::decide(&facts) {
+        Placement::Use => Ok(stored),
+        Placement::Refuse(why) => bail!("{}", placement::explain(&why, &facts)),
+        Placement::Recreate { .. } => recreate(ctx, stored),
+    }
+}
+
+/// `git worktree add <path> bullpen/<id>` under the per-repository lock, after
+/// deciding again under it (another process may have got there first).
+fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
+    let path = Path::new(&stored.record.worktree).to_path_buf();
+    let parent = path
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
+    let lock = Lock::acquire(&ctx.layout.lock_path())?;
+    let facts = placement::inspect(ctx, &stored.record)?;
+    let prune_first = match placement::decide(&facts) {
+        Placement::Recreate { prune_first } => prune_first,
+        Placement::Use => return Ok(stored),
+        Placement::Refuse(why) => bail!("{}", placement::explain(&why, &facts)),
+    };
+    if prune_first {
+        info(
+            "git still registers a worktree whose directory is gone (deleted by hand?); \
+             running `git worktree prune` first",
+        );
+        ctx.repo
+            .worktree_prune()
+            .context("cannot prune git's stale worktree entries")?;
+    }
+    info(format!(
+        "worktree {} is gone; recreating it from {}",
+        path.display(),
+        facts.branch
+    ));
+    if let Err(e) = ctx.repo.worktree_add_existing(&path, &facts.branch) {
+        undo_add(ctx, &path);
+        return Err(e.context(format!(
+            "cannot recreate the worktree of session {} at {}",
+            stored.record.id,
+            path.display()
+        )));
+    }
+    drop(lock);
+    store::update(&ctx.repo, &stored, "worktree recreated", |_| {})
+        .context("the worktree was recreated but its record could not be updated")
+}
+
+/// Best effort after a failed `git worktree add`: nothing was at the path before
+/// (checked under the lock), so whatever is there now is git's half-made worktree.
+fn undo_add(ctx: &Ctx, path: &Path) {
+    if ctx.layout.is_confined(path) && path.symlink_metadata().is_ok() {
+        if let Err(e) = std::fs::remove_dir_all(path) {
+            crate::context::warn(format!("could not remove {}: {e}", path.display()));
+        }
+    }
+    if let Err(e) = ctx.repo.worktree_prune() {
+        crate::context::warn(format!("{e:#}"));
+    }
+}

@@ -1,0 +1,632 @@
+//! Where a resumed session runs: a pure decision over plain facts about its
+//! recorded worktree path, and the one function that gathers those facts.
+//!
+//! Resuming goes to the recorded worktree or nowhere. It never falls back to the
+//! caller's directory, and it never touches what it finds at the recorded path
+//! unless that is exactly the session's own worktree. The record may have come
+//! from a fetch or a hand edit, so its path is checked before anything else.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::context::Ctx;
+use crate::git::PathRepo;
+use crate::session::Record;
+
+/// Where the recorded path lies relative to the worktree root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Exactly `<worktree root>/<id>`, where `spawn` puts this session.
+    Expected,
+    /// Strictly inside the worktree root, but not where this session belongs
+    /// (another session's directory, a nested path).
+    ElsewhereInRoot,
+    /// Not strictly inside the worktree root (also: relative, with `..`).
+    OutsideRoot,
+}
+
+/// What a directory at the recorded path is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DirKind {
+    /// The top level of a registered worktree of this repository; `head_ref` is
+    /// the full ref its HEAD is on (`None`: detached).
+    OurWorktree { head_ref: Option<String> },
+    /// Another repository, a subdirectory of one, or an unregistered worktree.
+    OtherRepo { description: String },
+    /// No repository at all.
+    Plain { empty: bool },
+}
+
+/// What is at the recorded path, without following a symlink there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AtPath {
+    Nothing,
+    File,
+    Symlink {
+        target: PathBuf,
+        dangling: bool,
+    },
+    /// A fifo, socket or device.
+    Special,
+    Dir(DirKind),
+}
+
+/// Plain facts about one session's placement. Gathered by [`inspect`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Facts {
+    /// The session id, for messages.
+    pub id: String,
+    /// The recorded worktree path.
+    pub path: PathBuf,
+    /// The worktree root this repository uses now.
+    pub worktree_root: PathBuf,
+    pub place: Place,
+    /// `bullpen/<id>`: derived from the (validated) id, never from the record.
+    pub branch: String,
+    /// The branch the record names; anything but `branch` means a corrupt record.
+    pub recorded_branch: String,
+    pub at_path: AtPath,
+    /// `refs/heads/bullpen/<id>` exists.
+    pub branch_exists: bool,
+    /// An existing worktree other than the recorded path has the branch checked
+    /// out (`git worktree add` would refuse it).
+    pub branch_checked_out_at: Option<PathBuf>,
+    /// git still registers a worktree whose directory is gone, at the recorded
+    /// path or on the branch: `git worktree add` would refuse until it is pruned.
+    pub stale_admin_entry: bool,
+    /// `<remote>/bullpen/<id>` remote-tracking branches, for hints.
+    pub remote_branches: Vec<String>,
+}
+
+/// The outcome of [`decide`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// The recorded path is the session's worktree: run there.
+    Use,
+    /// Nothing is there and the branch exists: `git worktree add <path> <branch>`,
+    /// pruning git's stale admin entry first when there is one.
+    Recreate {
+        prune_first: bool,
+    },
+    Refuse(Refusal),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    OutsideRoot,
+    ElsewhereInRoot,
+    /// The record names a branch other than `bullpen/<id>`.
+    ForeignBranch,
+    /// Neither the worktree nor the branch exists.
+    Gone,
+    /// The branch is checked out in another (existing) worktree.
+    BranchCheckedOutElsewhere(PathBuf),
+    /// Something that is not the session's worktree is at the recorded path.
+    Occupied(Occupant),
+}
+
+/// What occupies the recorded path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Occupant {
+    File,
+    Symlink { target: PathBuf, dangling: bool },
+    Special,
+    EmptyDir,
+    PlainDir,
+    OtherRepo { description: String },
+    OtherBranch { head_ref: String },
+    DetachedHead,
+}
+
+/// Pure: where to run, or why not. Checks that do not depend on the disk come
+/// first: an untrusted path is never acted on, whatever is there.
+pub fn decide(f: &Facts) -> Placement {
+    match f.place {
+        Place::OutsideRoot => return Placement::Refuse(Refusal::OutsideRoot),
+        Place::ElsewhereInRoot => return Placement::Refuse(Refusal::ElsewhereInRoot),
+        Place::Expected => {}
+    }
+    if f.recorded_branch != f.branch {
+        return Placement::Refuse(Refusal::ForeignBranch);
+    }
+    let occupied = |o| Placement::Refuse(Refusal::Occupied(o));
+    match &f.at_path {
+        AtPath::Nothing if !f.branch_exists => Placement::Refuse(Refusal::Gone),
+        AtPath::Nothing => match &f.branch_checked_out_at {
+            Some(other) => Placement::Refuse(Refusal::BranchCheckedOutElsewhere(other.clone())),
+            None => Placement::Recreate {
+                prune_first: f.stale_admin_entry,
+            },
+        },
+        AtPath::Dir(DirKind::OurWorktree { head_ref: Some(h) })
+            if *h == format!("refs/heads/{}", f.branch) =>
+        {
+            Placement::Use
+        }
+        AtPath::Dir(DirKind::OurWorktree { head_ref: Some(h) }) => {
+            occupied(Occupant::OtherBranch {
+                head_ref: h.clone(),
+            })
+        }
+        AtPath::Dir(DirKind::OurWorktree { head_ref: None }) => occupied(Occupant::DetachedHead),
+        AtPath::Dir(DirKind::OtherRepo { description }) => occupied(Occupant::OtherRepo {
+            description: description.clone(),
+        }),
+        AtPath::Dir(DirKind::Plain { empty: true }) => occupied(Occupant::EmptyDir),
+        AtPath::Dir(DirKind::Plain { empty: false }) => occupied(Occupant::PlainDir),
+        AtPath::File => occupied(Occupant::File),
+        AtPath::Symlink { target, dangling } => occupied(Occupant::Symlink {
+            target: target.clone(),
+            dangling: *dangling,
+        }),
+        AtPath::Special => occupied(Occupant::Special),
+    }
+}
+
+impl Occupant {
+    /// "a regular file", "a worktree of this repository on branch main", ...
+    pub fn describe(&self) -> String {
+        match self {
+            Occupant::File => "a regular file".to_owned(),
+            Occupant::Symlink {
+                target,
+                dangling: true,
+            } => format!("a dangling symlink (to {})", target.display()),
+            Occupant::Symlink { target, .. } => format!("a symlink (to {})", target.display()),
+            Occupant::Special => "a special file (fifo, socket or device)".to_owned(),
+            Occupant::EmptyDir => "an empty directory".to_owned(),
+            Occupant::PlainDir => "a plain directory that is not a git worktree".to_owned(),
+            Occupant::OtherRepo { description } => description.clone(),
+            Occupant::OtherBranch { head_ref } => format!(
+                "a worktree of this repository on another branch ({})",
+                head_ref.strip_prefix("refs/heads/").unwrap_or(head_ref)
+            ),
+            Occupant::DetachedHead => {
+                "a worktree of this repository with a detached HEAD".to_owned()
+            }
+        }
+    }
+}
+
+/// Pure: the error message (with `hint:` lines) for a refusal.
+pub fn explain(refusal: &Refusal, f: &Facts) -> String {
+    let id = &f.id;
+    let path = f.path.display();
+    let branch = &f.branch;
+    let start_again = start_again_hint(id, f.branch_exists, &f.remote_branches);
+    match refusal {
+        Refusal::OutsideRoot => format!(
+            "cannot resume session {id}: its record says the worktree is {path}, which is not \
+             inside the worktree root {root}; records can arrive from a fetch or a hand edit, \
+             so bullpen does not act on that path\n\
+             hint: if the worktree root moved, point git config bullpen.worktreeRoot at the \
+             directory that holds {id}'s worktree\n{start_again}",
+            root = f.worktree_root.display()
+        ),
+        Refusal::ElsewhereInRoot => format!(
+            "cannot resume session {id}: its record says the worktree is {path}, but session \
+             {id}'s worktree belongs at {expected}; the record was edited by hand or is \
+             corrupt, so bullpen does not act on that path\n{start_again}",
+            expected = f.worktree_root.join(id).display()
+        ),
+        Refusal::ForeignBranch => format!(
+            "cannot resume session {id}: its record names branch {recorded:?}, but session \
+             {id}'s branch is {branch}; the record was edited by hand or is corrupt\n\
+             hint: inspect its history with `git log -p refs/bullpen/sessions/{id}`",
+            recorded = f.recorded_branch
+        ),
+        Refusal::Gone => {
+            let hint = match f.remote_branches.first() {
+                Some(remote) => format!(
+                    "hint: the remote-tracking branch {remote} still exists: \
+                     `git branch {branch} {remote}`, then resume again"
+                ),
+                None => format!(
+                    "hint: the session's history is in `git log refs/bullpen/sessions/{id}`"
+                ),
+            };
+            format!(
+                "cannot resume session {id}: its worktree {path} is gone and so is its branch \
+                 {branch}; there is nothing to resume from\n{hint}"
+            )
+        }
+        Refusal::BranchCheckedOutElsewhere(other) => format!(
+            "cannot resume session {id}: its worktree {path} is gone and its branch {branch} is \
+             checked out in another worktree, {other}\n\
+             hint: move that worktree back with `git worktree move {other} {path}`, \
+             or switch it to another branch, then resume again",
+            other = other.display()
+        ),
+        Refusal::Occupied(what) => {
+            let hint = match what {
+                Occupant::EmptyDir => format!(
+                    "hint: `rmdir {path}`, then resume again to recreate the worktree from {branch}"
+                ),
+                Occupant::OtherBranch { .. } | Occupant::DetachedHead => format!(
+                    "hint: if the session should go on there, `git -C {path} switch {branch}`, \
+                     then resume again"
+                ),
+                _ => format!(
+                    "hint: move it aside, then resume again to recreate the worktree from {branch}"
+                ),
+            };
+            format!(
+                "cannot resume session {id}: {path} is occupied by {what}; bullpen runs a \
+                 session only in its own worktree and leaves what is there alone\n{hint}",
+                what = what.describe()
+            )
+        }
+    }
+}
+
+/// Pure: how to start again from what is left of a session's branch.
+pub fn start_again_hint(id: &str, branch_exists: bool, remote_branches: &[String]) -> String {
+    if branch_exists {
+        format!(
+            "hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/{id}`"
+        )
+    } else if let Some(remote) = remote_branches.first() {
+        format!(
+            "hint: to start again from its pushed branch: `git bullpen spawn <new-id> --base {remote}`"
+        )
+    } else {
+        format!(
+            "hint: its branch bullpen/{id} is gone; its history is in \
+             `git log refs/bullpen/sessions/{id}`"
+        )
+    }
+}
+
+/// Gather the facts for [`decide`]. Read-only: it changes nothing on disk.
+pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
+    let path = PathBuf::from(&record.worktree);
+    let root = &ctx.layout.worktree_root;
+    let place = if !ctx.layout.is_confined(&path) {
+        Place::OutsideRoot
+    } else if path == ctx.layout.worktree_path(&record.id) {
+        Place::Expected
+    } else {
+        Place::ElsewhereInRoot
+    };
+    let branch = record.id.branch();
+    let branch_ref = record.id.branch_ref();
+    let branch_exists = ctx.repo.ref_target(&branch_ref)?.is_some();
+
+    let mut branch_checked_out_at = None;
+    let mut stale_admin_entry = false;
+    for wt in ctx.repo.worktrees()? {
+        let here = same_path(&wt.path, &path);
+        let on_branch = wt.head_ref.as_deref() == Some(branch_ref.as_str());
+        if !wt.exists && (here || on_branch) {
+            stale_admin_entry = true;
+        } else if wt.exists && on_branch && !here {
+            branch_checked_out_at = Some(wt.path);
+        }
+    }
+
+    let suffix = format!("/{branch}");
+    let remote_branches = ctx
+        .repo
+        .refs_with_prefix("refs/remotes/")?
+        .into_iter()
+        .filter_map(|(name, _)| {
+            let short = name.strip_prefix("refs/remotes/")?;
+            short.ends_with(&suffix).then(|| short.to_owned())
+        })
+        .collect();
+
+    Ok(Facts {
+        id: record.id.to_string(),
+        at_path: at_path(ctx, &path)?,
+        path,
+        worktree_root: root.clone(),
+        place,
+        branch,
+        recorded_branch: record.branch.clone(),
+        branch_exists,
+        branch_checked_out_at,
+        stale_admin_entry,
+        remote_branches,
+    })
+}
+
+fn at_path(ctx: &Ctx, path: &Path) -> Result<AtPath> {
+    let meta = match path.symlink_metadata() {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AtPath::Nothing),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot look at {}", path.display()));
+        }
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        let target = std::fs::read_link(path)
+            .with_context(|| format!("cannot read the symlink {}", path.display()))?;
+        return Ok(AtPath::Symlink {
+            target,
+            dangling: std::fs::metadata(path).is_err(),
+        });
+    }
+    if kind.is_file() {
+        return Ok(AtPath::File);
+    }
+    if !kind.is_dir() {
+        return Ok(AtPath::Special);
+    }
+    let kind = match ctx.repo.inspect_path(path)? {
+        PathRepo::OurWorktree { head_ref } => DirKind::OurWorktree { head_ref },
+        PathRepo::Other { description } => DirKind::OtherRepo { description },
+        PathRepo::None => {
+            let empty = std::fs::read_dir(path)
+                .with_context(|| format!("cannot list {}", path.display()))?
+                .next()
+                .is_none();
+            DirKind::Plain { empty }
+        }
+    };
+    Ok(AtPath::Dir(kind))
+}
+
+/// The same path, also when it is gone: compared as given, then with the
+/// parent resolved (git records real paths; the record may not).
+fn same_path(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let resolved = |p: &Path| -> Option<PathBuf> {
+        Some(
+            std::fs::canonicalize(p.parent()?)
+                .ok()?
+                .join(p.file_name()?),
+        )
+    };
+    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: &str = "/data/bullpen/worktrees/app-1234";
+
+    /// A session whose worktree is intact: the "use it" row.
+    fn facts() -> Facts {
+        Facts {
+            id: "x".into(),
+            path: PathBuf::from(ROOT).join("x"),
+            worktree_root: PathBuf::from(ROOT),
+            place: Place::Expected,
+            branch: "bullpen/x".into(),
+            recorded_branch: "bullpen/x".into(),
+            at_path: AtPath::Dir(DirKind::OurWorktree {
+                head_ref: Some("refs/heads/bullpen/x".into()),
+            }),
+            branch_exists: true,
+            branch_checked_out_at: None,
+            stale_admin_entry: false,
+            remote_branches: vec![],
+        }
+    }
+
+    fn with(change: impl FnOnce(&mut Facts)) -> Facts {
+        let mut f = facts();
+        change(&mut f);
+        f
+    }
+
+    fn occupied(o: Occupant) -> Placement {
+        Placement::Refuse(Refusal::Occupied(o))
+    }
+
+    #[test]
+    fn our_worktree_on_the_branch_is_used() {
+        assert_eq!(decide(&facts()), Placement::Use);
+    }
+
+    #[test]
+    fn nothing_there_and_branch_exists_recreates() {
+        let f = with(|f| f.at_path = AtPath::Nothing);
+        assert_eq!(decide(&f), Placement::Recreate { prune_first: false });
+    }
+
+    #[test]
+    fn a_stale_admin_entry_is_pruned_first() {
+        let f = with(|f| {
+            f.at_path = AtPath::Nothing;
+            f.stale_admin_entry = true;
+        });
+        assert_eq!(decide(&f), Placement::Recreate { prune_first: true });
+    }
+
+    #[test]
+    fn nothing_there_and_no_branch_fails() {
+        let f = with(|f| {
+            f.at_path = AtPath::Nothing;
+            f.branch_exists = false;
+        });
+        assert_eq!(decide(&f), Placement::Refuse(Refusal::Gone));
+        let msg = explain(&Refusal::Gone, &f);
+        assert!(msg.contains(&format!("{ROOT}/x")), "{msg}");
+        assert!(msg.contains("bullpen/x"), "{msg}");
+    }
+
+    #[test]
+    fn branch_checked_out_elsewhere_is_refused() {
+        let f = with(|f| {
+            f.at_path = AtPath::Nothing;
+            f.branch_checked_out_at = Some("/elsewhere".into());
+        });
+        assert_eq!(
+            decide(&f),
+            Placement::Refuse(Refusal::BranchCheckedOutElsewhere("/elsewhere".into()))
+        );
+    }
+
+    #[test]
+    fn every_occupant_is_refused() {
+        let table: Vec<(AtPath, Occupant)> = vec![
+            (AtPath::File, Occupant::File),
+            (
+                AtPath::Symlink {
+                    target: "/gone".into(),
+                    dangling: true,
+                },
+                Occupant::Symlink {
+                    target: "/gone".into(),
+                    dangling: true,
+                },
+            ),
+            (
+                AtPath::Symlink {
+                    target: "/tmp".into(),
+                    dangling: false,
+                },
+                Occupant::Symlink {
+                    target: "/tmp".into(),
+                    dangling: false,
+                },
+            ),
+            (AtPath::Special, Occupant::Special),
+            (
+                AtPath::Dir(DirKind::Plain { empty: true }),
+                Occupant::EmptyDir,
+            ),
+            (
+                AtPath::Dir(DirKind::Plain { empty: false }),
+                Occupant::PlainDir,
+            ),
+            (
+                AtPath::Dir(DirKind::OtherRepo {
+                    description: "a worktree of another repository (/o/.git)".into(),
+                }),
+                Occupant::OtherRepo {
+                    description: "a worktree of another repository (/o/.git)".into(),
+                },
+            ),
+            (
+                AtPath::Dir(DirKind::OurWorktree {
+                    head_ref: Some("refs/heads/main".into()),
+                }),
+                Occupant::OtherBranch {
+                    head_ref: "refs/heads/main".into(),
+                },
+            ),
+            (
+                AtPath::Dir(DirKind::OurWorktree { head_ref: None }),
+                Occupant::DetachedHead,
+            ),
+        ];
+        for (at, want) in table {
+            // Occupied whether or not the branch exists.
+            for branch_exists in [true, false] {
+                let f = with(|f| {
+                    f.at_path = at.clone();
+                    f.branch_exists = branch_exists;
+                });
+                assert_eq!(decide(&f), occupied(want.clone()), "{at:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_branch_whose_name_merely_ends_like_ours_is_another_branch() {
+        let f = with(|f| {
+            f.at_path = AtPath::Dir(DirKind::OurWorktree {
+                head_ref: Some("refs/heads/other/bullpen/x".into()),
+            })
+        });
+        assert!(matches!(
+            decide(&f),
+            Placement::Refuse(Refusal::Occupied(Occupant::OtherBranch { .. }))
+        ));
+    }
+
+    #[test]
+    fn untrusted_paths_are_refused_whatever_is_there() {
+        for at in [
+            facts().at_path,
+            AtPath::Nothing,
+            AtPath::File,
+            AtPath::Dir(DirKind::Plain { empty: true }),
+        ] {
+            let f = with(|f| {
+                f.place = Place::OutsideRoot;
+                f.at_path = at.clone();
+            });
+            assert_eq!(decide(&f), Placement::Refuse(Refusal::OutsideRoot));
+            let f = with(|f| {
+                f.place = Place::ElsewhereInRoot;
+                f.at_path = at.clone();
+            });
+            assert_eq!(decide(&f), Placement::Refuse(Refusal::ElsewhereInRoot));
+        }
+    }
+
+    #[test]
+    fn a_record_naming_another_branch_is_refused() {
+        let f = with(|f| {
+            f.recorded_branch = "main".into();
+            f.at_path = AtPath::Dir(DirKind::OurWorktree {
+                head_ref: Some("refs/heads/main".into()),
+            });
+        });
+        assert_eq!(decide(&f), Placement::Refuse(Refusal::ForeignBranch));
+        let f = with(|f| f.recorded_branch = "main".into());
+        assert_eq!(decide(&f), Placement::Refuse(Refusal::ForeignBranch));
+    }
+
+    #[test]
+    fn outside_root_message_says_how_to_proceed() {
+        let f = with(|f| {
+            f.place = Place::OutsideRoot;
+            f.path = "/somewhere/else".into();
+        });
+        let msg = explain(&Refusal::OutsideRoot, &f);
+        assert!(msg.contains("/somewhere/else"), "{msg}");
+        assert!(msg.contains(ROOT), "{msg}");
+        assert!(msg.contains("bullpen.worktreeRoot"), "{msg}");
+        assert!(
+            msg.contains("git bullpen spawn <new-id> --base bullpen/x"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn occupied_messages_name_what_is_there() {
+        let cases = [
+            (Occupant::File, "a regular file"),
+            (
+                Occupant::Symlink {
+                    target: "/gone".into(),
+                    dangling: true,
+                },
+                "a dangling symlink (to /gone)",
+            ),
+            (Occupant::EmptyDir, "an empty directory"),
+            (Occupant::PlainDir, "a plain directory"),
+            (
+                Occupant::OtherBranch {
+                    head_ref: "refs/heads/main".into(),
+                },
+                "on another branch (main)",
+            ),
+            (Occupant::DetachedHead, "detached HEAD"),
+        ];
+        for (o, want) in cases {
+            let msg = explain(&Refusal::Occupied(o), &facts());
+            assert!(msg.contains(want), "{msg}");
+            assert!(msg.contains(&format!("{ROOT}/x")), "{msg}");
+        }
+        let msg = explain(&Refusal::Occupied(Occupant::EmptyDir), &facts());
+        assert!(msg.contains(&format!("hint: `rmdir {ROOT}/x`")), "{msg}");
+    }
+
+    #[test]
+    fn start_again_prefers_the_local_branch_then_a_remote_one() {
+        let remotes = vec!["origin/bullpen/x".to_owned()];
+        assert!(start_again_hint("x", true, &remotes).contains("--base bullpen/x`"));
+        assert!(start_again_hint("x", false, &remotes).contains("--base origin/bullpen/x`"));
+        assert!(start_again_hint("x", false, &[]).contains("is gone"));
+    }
+}

@@ -1,0 +1,644 @@
+//! `git bullpen resume` and `git bullpen path`: placement built for real with git.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{make_executable, which_git, Env, Run, BIN};
+
+const MARKER: &str = "bullpen-marker";
+
+/// A command that leaves a marker wherever it runs (and in the worktree it is told about).
+fn marker_cmd() -> Vec<&'static str> {
+    vec![
+        "--",
+        "sh",
+        "-c",
+        "touch bullpen-marker; touch \"$BULLPEN_WORKTREE/bullpen-marker\"",
+    ]
+}
+
+/// Spawn a session that does nothing; its worktree path.
+fn spawn(env: &Env, id: &str) -> PathBuf {
+    env.bullpen(&["spawn", id, "--", "true"]).ok();
+    env.worktree_of(id)
+}
+
+fn resume(env: &Env, id: &str, cmd: &[&str]) -> Run {
+    resume_in(env, &env.repo, id, cmd)
+}
+
+fn resume_in(env: &Env, dir: &Path, id: &str, cmd: &[&str]) -> Run {
+    let mut args = vec!["resume", id];
+    args.extend_from_slice(cmd);
+    env.bullpen_in(dir, &args)
+}
+
+/// Every file named `name` anywhere under the test's temp dir.
+fn find_named(dir: &Path, name: &str, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.file_name().is_some_and(|n| n == name) {
+            out.push(p.clone());
+        }
+        if p.is_dir() && !p.is_symlink() {
+            find_named(&p, name, out);
+        }
+    }
+}
+
+#[track_caller]
+fn assert_no_marker(env: &Env) {
+    let mut found = Vec::new();
+    find_named(&env.root(), MARKER, &mut found);
+    assert!(found.is_empty(), "the command ran: {found:?}");
+}
+
+/// `resume <id>` with a marker command fails with 128, says each of `wants` on
+/// stderr, runs nothing and changes nothing.
+#[track_caller]
+fn assert_refused(env: &Env, id: &str, wants: &[&str]) -> Run {
+    let before = env.snapshot();
+    let run = resume(env, id, &marker_cmd()).fails();
+    assert_eq!(run.code(), 128, "stderr:\n{}", run.stderr);
+    for want in wants {
+        assert!(
+            run.stderr.contains(want),
+            "stderr lacks {want:?}:\n{}",
+            run.stderr
+        );
+    }
+    assert_eq!(run.stdout, "");
+    assert_no_marker(env);
+    assert_eq!(before, env.snapshot(), "a refused resume changed something");
+    run
+}
+
+fn git_stdin(env: &Env, args: &[&str], input: &str) -> String {
+    let mut child = env
+        .cmd("git", &env.repo)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run git");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait git");
+    assert!(out.status.success(), "git {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Edit a session's record by hand, as a fetch or a person could: a new metadata
+/// commit on top of the record's chain.
+fn edit_record(env: &Env, id: &str, change: impl FnOnce(&mut Value)) {
+    let refname = format!("refs/bullpen/sessions/{id}");
+    let json = env.git_out(&["cat-file", "blob", &format!("{refname}:session.json")]);
+    let mut v: Value = serde_json::from_str(&json).expect("session.json parses");
+    change(&mut v);
+    let bytes = serde_json::to_string_pretty(&v).expect("json");
+    let blob = git_stdin(env, &["hash-object", "-w", "--stdin"], &bytes);
+    let tree = git_stdin(
+        env,
+        &["mktree"],
+        &format!("100644 blob {blob}\tsession.json\n"),
+    );
+    let commit = env.git_out(&["commit-tree", &tree, "-p", &refname, "-m", "edited by hand"]);
+    env.git_out(&["update-ref", &refname, &commit]);
+}
+
+fn record_json(env: &Env, id: &str) -> Value {
+    let json = env.git_out(&[
+        "cat-file",
+        "blob",
+        &format!("refs/bullpen/sessions/{id}:session.json"),
+    ]);
+    serde_json::from_str(&json).expect("session.json parses")
+}
+
+fn rm_worktree_by_hand(env: &Env, wt: &Path) {
+    std::fs::remove_dir_all(wt).expect("rm -rf worktree");
+    env.git_out(&["worktree", "prune"]);
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+// ----- use it -----
+
+#[test]
+fn runs_in_the_recorded_worktree_from_anywhere_in_the_repository() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    let other = spawn(&env, "other");
+    let sub = env.repo.join("sub/dir");
+    std::fs::create_dir_all(&sub).unwrap();
+    for from in [env.repo.clone(), sub, other] {
+        let run = resume_in(&env, &from, "x", &["--", "pwd"]).ok();
+        assert_eq!(run.stdout.trim(), s(&wt), "resumed from {}", from.display());
+    }
+}
+
+#[test]
+fn runs_the_recorded_command_by_default_and_passes_its_status_through() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "x", "--", "sh", "-c", "echo ran-in \"$(pwd)\""])
+        .ok();
+    let wt = env.worktree_of("x");
+    let run = resume(&env, "x", &[]).ok();
+    assert_eq!(run.stdout.trim(), format!("ran-in {}", s(&wt)));
+    let run = resume(&env, "x", &["--", "sh", "-c", "exit 7"]);
+    assert_eq!(run.code(), 7);
+    assert_eq!(record_json(&env, "x")["exit"]["code"], 7);
+}
+
+#[test]
+fn resumed_event_and_notes_cover_only_commits_made_while_resumed() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    // A commit made by hand between runs is not the session's.
+    std::fs::write(wt.join("by-hand"), "h\n").unwrap();
+    env.git(&wt, &["add", "by-hand"]).ok();
+    env.git(&wt, &["commit", "-qm", "by hand"]).ok();
+    let by_hand = env.git_out(&["rev-parse", "bullpen/x"]);
+    resume(
+        &env,
+        "x",
+        &[
+            "--",
+            "sh",
+            "-c",
+            "echo r > r && git add r && git commit -qm resumed",
+        ],
+    )
+    .ok();
+    let resumed = env.git_out(&["rev-parse", "bullpen/x"]);
+    assert_ne!(resumed, by_hand);
+    let note = env.git_out(&["notes", "--ref=bullpen", "show", &resumed]);
+    assert!(note.contains("bullpen-session: x"), "{note}");
+    assert!(
+        !env.git(&env.repo, &["notes", "--ref=bullpen", "show", &by_hand])
+            .status
+            .success(),
+        "the commit made by hand got a note"
+    );
+    let log = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/x"]);
+    assert!(log.lines().any(|l| l == "bullpen: x resumed"), "{log}");
+}
+
+// ----- recreate -----
+
+#[test]
+fn recreates_a_worktree_deleted_by_hand() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    // rm -rf: git keeps its admin entry, which must be pruned first.
+    std::fs::remove_dir_all(&wt).unwrap();
+    let run = resume(
+        &env,
+        "x",
+        &["--", "git", "rev-parse", "--abbrev-ref", "HEAD"],
+    )
+    .ok();
+    assert_eq!(run.stdout, "bullpen/x\n");
+    assert!(run.stderr.contains("recreating"), "{}", run.stderr);
+    assert!(run.stderr.contains("git worktree prune"), "{}", run.stderr);
+    assert!(wt.join("README").is_file());
+    let log = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/x"]);
+    assert!(log.contains("bullpen: x worktree recreated"), "{log}");
+    // And again, now that nothing is stale: no prune.
+    rm_worktree_by_hand(&env, &wt);
+    let run = resume(&env, "x", &["--", "pwd"]).ok();
+    assert_eq!(run.stdout.trim(), s(&wt));
+    assert!(!run.stderr.contains("prune"), "{}", run.stderr);
+}
+
+#[test]
+fn recreates_the_worktree_root_too() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    std::fs::remove_dir_all(wt.parent().unwrap()).unwrap();
+    let run = resume(&env, "x", &["--", "pwd"]).ok();
+    assert_eq!(run.stdout.trim(), s(&wt));
+}
+
+#[test]
+fn a_failed_recreation_leaves_nothing_behind() {
+    let mut env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    // A git whose `worktree add` does its work and then fails (a failing hook, say).
+    let dir = env.root().join("fault-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let wrapper = dir.join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" worktree add \"*) {git} \"$@\"; echo 'fatal: injected' >&2; exit 128;; esac\nexec {git} \"$@\"\n",
+            git = which_git()
+        ),
+    )
+    .unwrap();
+    make_executable(&wrapper);
+    let before = env.snapshot();
+    env.path_prefix.insert(0, dir);
+    let run = resume(&env, "x", &marker_cmd()).fails();
+    assert!(run.stderr.contains("cannot recreate"), "{}", run.stderr);
+    assert!(run.stderr.contains("injected"), "{}", run.stderr);
+    assert!(
+        wt.symlink_metadata().is_err(),
+        "a half-made worktree is left"
+    );
+    assert_no_marker(&env);
+    assert_eq!(before, env.snapshot());
+}
+
+#[test]
+fn no_worktree_and_no_branch_fails_naming_both() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    env.git_out(&["branch", "-D", "bullpen/x"]);
+    assert_refused(&env, "x", &[s(&wt), "bullpen/x", "nothing to resume from"]);
+    assert!(wt.symlink_metadata().is_err());
+}
+
+#[test]
+fn no_worktree_and_no_branch_hints_at_a_remote_branch() {
+    let env = Env::new();
+    env.add_bare_remote();
+    let wt = spawn(&env, "x");
+    env.git_out(&["push", "-q", "origin", "bullpen/x"]);
+    rm_worktree_by_hand(&env, &wt);
+    env.git_out(&["branch", "-D", "bullpen/x"]);
+    assert_refused(&env, "x", &["git branch bullpen/x origin/bullpen/x"]);
+}
+
+#[test]
+fn a_branch_checked_out_in_another_worktree_is_refused() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    let moved = env.root().join("moved");
+    env.git_out(&["worktree", "move", s(&wt), s(&moved)]);
+    let run = assert_refused(&env, "x", &[s(&wt), "checked out in another worktree"]);
+    assert!(
+        run.stderr
+            .contains(&format!("git worktree move {} {}", s(&moved), s(&wt))),
+        "{}",
+        run.stderr
+    );
+}
+
+// ----- occupied -----
+
+#[test]
+fn a_regular_file_is_occupied() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    std::fs::write(&wt, "mine\n").unwrap();
+    assert_refused(&env, "x", &[s(&wt), "a regular file"]);
+    assert_eq!(std::fs::read_to_string(&wt).unwrap(), "mine\n");
+}
+
+#[test]
+fn a_dangling_symlink_is_occupied() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    std::os::unix::fs::symlink("/nonexistent/bullpen", &wt).unwrap();
+    assert_refused(&env, "x", &[s(&wt), "a dangling symlink"]);
+    assert!(wt.symlink_metadata().unwrap().file_type().is_symlink());
+}
+
+#[test]
+fn a_symlink_to_the_sessions_own_worktree_is_occupied() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    let moved = env.root().join("moved");
+    env.git_out(&["worktree", "move", s(&wt), s(&moved)]);
+    std::os::unix::fs::symlink(&moved, &wt).unwrap();
+    assert_refused(&env, "x", &[s(&wt), "a symlink (to"]);
+}
+
+#[test]
+fn an_empty_directory_is_occupied_with_an_rmdir_hint() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    std::fs::create_dir(&wt).unwrap();
+    assert_refused(
+        &env,
+        "x",
+        &["an empty directory", &format!("rmdir {}", s(&wt))],
+    );
+    assert!(wt.is_dir());
+}
+
+#[test]
+fn a_plain_directory_is_occupied() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    std::fs::create_dir(&wt).unwrap();
+    std::fs::write(wt.join("notes.txt"), "keep me\n").unwrap();
+    assert_refused(&env, "x", &[s(&wt), "a plain directory"]);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
+        "keep me\n"
+    );
+}
+
+#[test]
+fn a_clone_on_the_same_branch_name_is_another_repository() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    env.git(
+        &env.root(),
+        &["clone", "-q", "-b", "bullpen/x", s(&env.repo), s(&wt)],
+    )
+    .ok();
+    assert_refused(&env, "x", &[s(&wt), "a worktree of another repository"]);
+}
+
+#[test]
+fn a_worktree_on_another_branch_is_occupied() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    env.git_out(&["worktree", "add", "-q", "-b", "other", s(&wt)]);
+    assert_refused(
+        &env,
+        "x",
+        &[
+            s(&wt),
+            "a worktree of this repository on another branch (other)",
+        ],
+    );
+}
+
+#[test]
+fn a_detached_head_is_occupied() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    env.git(&wt, &["checkout", "-q", "--detach"]).ok();
+    assert_refused(&env, "x", &[s(&wt), "detached HEAD"]);
+}
+
+// ----- untrusted records -----
+
+#[test]
+fn a_recorded_path_outside_the_worktree_root_is_refused() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    // A genuine worktree of this repo on the session's branch, but outside the root.
+    let outside = env.root().join("outside");
+    env.git_out(&["worktree", "move", s(&wt), s(&outside)]);
+    edit_record(&env, "x", |r| r["worktree"] = s(&outside).into());
+    assert_refused(
+        &env,
+        "x",
+        &[
+            s(&outside),
+            "not inside the worktree root",
+            "bullpen.worktreeRoot",
+            "git bullpen spawn <new-id> --base bullpen/x",
+        ],
+    );
+    let run = env.bullpen(&["path", "x"]).fails();
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn a_recorded_path_elsewhere_in_the_root_is_refused() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    let elsewhere = wt.with_file_name("x-elsewhere");
+    env.git_out(&["worktree", "move", s(&wt), s(&elsewhere)]);
+    edit_record(&env, "x", |r| r["worktree"] = s(&elsewhere).into());
+    assert_refused(&env, "x", &[s(&elsewhere), "belongs at"]);
+}
+
+#[test]
+fn a_record_naming_another_branch_is_refused() {
+    let env = Env::new();
+    spawn(&env, "x");
+    edit_record(&env, "x", |r| r["branch"] = "main".into());
+    assert_refused(&env, "x", &["names branch \"main\""]);
+}
+
+// ----- state refusals -----
+
+#[test]
+fn a_collected_session_explains_how_to_start_again() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    env.git_out(&["worktree", "remove", s(&wt)]);
+    edit_record(&env, "x", |r| r["state"] = "collected".into());
+    assert_refused(
+        &env,
+        "x",
+        &[
+            "was collected",
+            "git bullpen spawn <new-id> --base bullpen/x",
+        ],
+    );
+    assert!(wt.symlink_metadata().is_err());
+}
+
+#[test]
+fn a_collected_session_with_only_a_pushed_branch_points_there() {
+    let env = Env::new();
+    env.add_bare_remote();
+    let wt = spawn(&env, "x");
+    env.git_out(&["push", "-q", "origin", "bullpen/x"]);
+    env.git_out(&["worktree", "remove", s(&wt)]);
+    env.git_out(&["branch", "-D", "bullpen/x"]);
+    edit_record(&env, "x", |r| r["state"] = "collected".into());
+    assert_refused(&env, "x", &["--base origin/bullpen/x"]);
+    // The advice works.
+    let run = env
+        .bullpen(&[
+            "spawn",
+            "y",
+            "--base",
+            "origin/bullpen/x",
+            "--",
+            "git",
+            "rev-parse",
+            "HEAD",
+        ])
+        .ok();
+    assert_eq!(
+        run.stdout.trim(),
+        env.git_out(&["rev-parse", "origin/bullpen/x"])
+    );
+}
+
+/// A foreground `spawn` left running in the background of the test; killed on drop.
+struct Running {
+    spawn: std::process::Child,
+    pid: u32,
+}
+
+impl Running {
+    fn start(env: &Env, id: &str) -> Running {
+        let spawn = env
+            .cmd(BIN, &env.repo)
+            .args(["spawn", id, "--", "sleep", "300"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start spawn");
+        // From here on, Drop cleans up whatever happens.
+        let mut running = Running { spawn, pid: 0 };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(out) = env
+                .cmd(BIN, &env.repo)
+                .args(["ls", "--all", "--json"])
+                .output()
+            {
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+                let found = v.as_array().and_then(|a| {
+                    a.iter()
+                        .find(|s| s["id"] == id && s["state"] == "running")
+                        .and_then(|s| s["pid"].as_u64())
+                });
+                if let Some(pid) = found {
+                    running.pid = pid as u32;
+                    return running;
+                }
+            }
+            assert!(Instant::now() < deadline, "session {id} never ran");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kill bullpen (so the record stays "running"), leaving the command to the caller.
+    fn lose(mut self) -> u32 {
+        let _ = self.spawn.kill();
+        let _ = self.spawn.wait();
+        self.pid
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.spawn.kill();
+        let _ = self.spawn.wait();
+        if self.pid != 0 {
+            // SAFETY: kill(2) on a pid this test started; harmless if it is gone.
+            unsafe {
+                libc::kill(self.pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_running_session_is_refused_naming_its_pid() {
+    let env = Env::new();
+    let running = Running::start(&env, "x");
+    assert_refused(
+        &env,
+        "x",
+        &["session x is running", &format!("pid {}", running.pid)],
+    );
+    drop(running);
+}
+
+#[test]
+fn a_lost_session_can_be_resumed() {
+    let env = Env::new();
+    let pid = Running::start(&env, "x").lose();
+    // The command itself is gone too; wait until /proc says so.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        // SAFETY: kill(2) on the pid of the command this test started.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+        assert!(Instant::now() < deadline, "pid {pid} does not die");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let run = resume(&env, "x", &["--", "pwd"]).ok();
+    assert_eq!(run.stdout.trim(), s(&env.worktree_of("x")));
+    assert!(
+        run.stderr.contains("that process is gone"),
+        "{}",
+        run.stderr
+    );
+}
+
+// ----- path -----
+
+#[test]
+fn path_prints_the_worktree_for_cd() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    let run = env.bullpen(&["path", "x"]).ok();
+    assert_eq!(run.stdout, format!("{}\n", s(&wt)));
+    assert_eq!(run.stderr, "");
+    let sub = env.repo.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = env
+        .cmd("sh", &sub)
+        .args(["-c", &format!("cd \"$({BIN} path x)\" && pwd")])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), s(&wt));
+}
+
+#[test]
+fn path_of_a_deleted_worktree_still_prints_and_warns() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    rm_worktree_by_hand(&env, &wt);
+    let run = env.bullpen(&["path", "x"]).ok();
+    assert_eq!(run.stdout, format!("{}\n", s(&wt)));
+    assert!(
+        run.stderr.contains("warning:") && run.stderr.contains("git bullpen resume x"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn path_of_an_unknown_session_fails_clearly() {
+    let env = Env::new();
+    let run = env.bullpen(&["path", "nope"]).fails();
+    assert_eq!(run.code(), 128);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("no session named \"nope\""),
+        "{}",
+        run.stderr
+    );
+    let run = resume(&env, "nope", &["--", "true"]).fails();
+    assert!(run.stderr.contains("no session named \"nope\""));
+    assert_eq!(env.bullpen(&["path", "Not/Valid"]).code(), 129);
+}
+
+#[test]
+fn path_help_documents_cd() {
+    let env = Env::new();
+    let run = env.bullpen(&["path", "--help"]).ok();
+    assert!(
+        run.stdout.contains("cd \"$(git bullpen path"),
+        "{}",
+        run.stdout
+    );
+}
