@@ -1,3 +1,4 @@
 //! `git bullpen spawn`.
 
+#[allow(unused_imports)] // until this module has tests
 use crate::support::Env;
