@@ -3,5 +3,7 @@
 
 mod support;
 
+mod docs;
 mod ls;
+mod ship;
 mod spawn;
