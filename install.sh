@@ -254,7 +254,8 @@ $on_path || todo+=("add $prefix/bin to PATH (bash/zsh: export PATH=\"$prefix/bin
 
 if command -v man >/dev/null 2>&1; then
     found=$(PATH="$prefix/bin:$PATH" man -w git-bullpen 2>/dev/null || true)
-    if [[ $found != "$prefix/share/man/man1/git-bullpen.1"* ]]; then
+    # -ef: the same file, also when found through a symlink (/usr/local/man -> share/man).
+    if ! [[ -n $found && ${found%%$'\n'*} -ef $prefix/share/man/man1/git-bullpen.1 ]]; then
         todo+=("let man find the pages (git bullpen --help runs man git-bullpen): export MANPATH=\"$prefix/share/man:\$MANPATH\" (keep the trailing colon when MANPATH was empty: \"$prefix/share/man:\")")
     fi
 else
