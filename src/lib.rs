@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod complete;
 pub mod config;
 pub mod context;
 pub mod fsutil;

@@ -37,7 +37,7 @@ pub struct Args {
     pub all: bool,
 
     /// Only these sessions.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
     pub ids: Vec<SessionId>,
 }
 

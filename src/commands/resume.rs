@@ -35,7 +35,7 @@ To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".";
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session to resume.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
     pub id: SessionId,
 
     /// The command to run in the worktree (default: the session's recorded command).

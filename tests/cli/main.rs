@@ -3,6 +3,8 @@
 
 mod support;
 
+mod docs;
 mod ls;
 mod resume;
+mod ship;
 mod spawn;
