@@ -328,7 +328,6 @@ fn a_reftable_repository_fails_closed() {
 #[test]
 fn a_failing_worktree_add_leaves_nothing_behind() {
     let mut env = Env::new();
-    // Give the worktree root a first session so that its directory exists.
     let before = env.snapshot();
     env.fail_git_when("worktree add");
     let run = assert_fails_closed(&env, &env.repo.clone(), &before, "injected failure");
