@@ -15,4 +15,5 @@ pub mod process;
 pub mod runner;
 pub mod session;
 pub mod store;
+pub mod supervise;
 pub mod time;

@@ -103,6 +103,8 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
         background: false,
         supervisor_pid: None,
         started_at: time::now_rfc3339(),
+        supervisor_start_time: None,
+        stop_requested_at: None,
     };
     let running = store::update(&ctx.repo, &stored, event, |r| {
         r.state = State::Running;
@@ -128,12 +130,18 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
 pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<Stored> {
     let record = &running.record;
     let notes_result = write_notes(ctx, record, &exit);
+    // The event names the state the record most likely ends in; the closure
+    // decides for real on the record it replaces (see `final_state`).
+    let likely = match store::load(&ctx.repo, &record.id) {
+        Ok(Some(now)) => final_state(state, &now.record),
+        _ => state,
+    };
     let done = store::update(
         &ctx.repo,
         running,
-        &format!("{} ({})", state.as_str(), exit.describe()),
+        &format!("{} ({})", likely.as_str(), exit.describe()),
         |r| {
-            r.state = state;
+            r.state = final_state(state, r);
             r.exit = Some(exit.clone());
         },
     )?;
@@ -165,4 +173,83 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
         exit.describe()
     );
     store::add_provenance(&ctx.repo, &commits, &text, &record.id)
+}
+
+/// Pure: the state to record when a run ends as `ended`, given the record being
+/// replaced. `stop` marks the run (`process.stop_requested_at`) with a
+/// compare-and-swap *before* it signals anything, and the end is written with a
+/// compare-and-swap re-applied to a fresh read: whichever lands first, a run that
+/// stop asked to end is `stopped`, and a run that ended before stop's mark landed
+/// stays `exited` (stop then finds it not running and changes nothing).
+pub fn final_state(ended: State, current: &Record) -> State {
+    let stop_requested = current
+        .process
+        .as_ref()
+        .is_some_and(|p| p.stop_requested_at.is_some());
+    match ended {
+        State::Exited if stop_requested => State::Stopped,
+        s => s,
+    }
+}
+
+/// Run `argv` in the session's worktree in the background: a detached supervisor
+/// runs it, records it and its end. Returns once the record shows it running
+/// (so `ls` right after says `running`); prints the session id on stdout.
+pub fn run_background(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -> Result<i32> {
+    use std::io::Write;
+    ensure_not_running(ctx, &stored)?;
+    let id = stored.record.id.clone();
+    let pid = crate::supervise::dispatch(ctx, &stored, argv, event)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{id}")
+        .and_then(|()| out.flush())
+        .context("cannot write to stdout")?;
+    crate::context::info(format!(
+        "running in the background (pid {pid}); output: git bullpen logs {id}; end it: git bullpen stop {id}"
+    ));
+    Ok(0)
+}
+
+/// One live process per session: fail, naming the pid, when a process of the
+/// session is alive: its command, its supervisor, or (background) anything left
+/// in the command's process group. Reads the record afresh (`stored` may be stale).
+pub fn ensure_not_running(ctx: &Ctx, stored: &Stored) -> Result<()> {
+    let fresh = store::load(&ctx.repo, &stored.record.id)?;
+    let record = fresh.as_ref().map_or(&stored.record, |s| &s.record);
+    if let Some(live) = live_process(record) {
+        let id = &record.id;
+        let how = if record.process.as_ref().is_some_and(|p| p.background) {
+            "in the background"
+        } else {
+            "in the foreground"
+        };
+        anyhow::bail!(
+            "session {id} is already running {how} (pid {live}); only one process per session: \
+             wait for it, or end it with `git bullpen stop {id}`"
+        );
+    }
+    Ok(())
+}
+
+/// A living process of the session's recorded run, if any (see `ensure_not_running`).
+pub fn live_process(record: &Record) -> Option<u32> {
+    if record.state != State::Running {
+        return None;
+    }
+    let p = record.process.as_ref()?;
+    if process::is_alive(p) {
+        return Some(p.pid);
+    }
+    if process::is_session_alive(p) {
+        return p.supervisor_pid.or(Some(p.pid));
+    }
+    process::Group::of(p).and_then(|g| g.members().first().copied())
+}
+
+/// Whether git config `bullpen.command` names a command (else the default is an
+/// interactive shell, which makes no sense without a terminal).
+pub fn has_configured_command(ctx: &Ctx) -> bool {
+    ctx.repo
+        .config_string(config::COMMAND)
+        .is_some_and(|c| !c.trim().is_empty())
 }
