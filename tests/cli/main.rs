@@ -3,6 +3,7 @@
 
 mod support;
 
+mod bg;
 mod docs;
 mod ls;
 mod resume;
