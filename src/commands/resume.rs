@@ -19,6 +19,7 @@ Examples:
   git bullpen resume fix-login                 # the recorded command, again
   git bullpen resume fix-login -- claude --continue
   git bullpen resume fix-login -- git log --oneline -3
+  git bullpen resume --bg fix-login -- claude -p 'now add tests'
 
 The command runs in the session's recorded worktree, whatever directory (or worktree \
 of the repository) you run resume from. If that directory was deleted and the branch \
@@ -27,6 +28,9 @@ stderr). Anything else at the recorded path (a file, a symlink, a plain or empty
 directory, another repository, a worktree on another branch or with a detached HEAD) \
 is left alone and resume fails, naming what is there. A session that is running, or \
 that gc collected, is not resumed.
+
+With --bg the command runs detached, as with `spawn --bg`: its output is appended to \
+the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it.
 
 To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".";
 
@@ -41,6 +45,10 @@ pub struct Args {
     /// The command to run in the worktree (default: the session's recorded command).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+
+    /// Run in the background, exactly as `spawn --bg` does: print the id and return.
+    #[arg(long)]
+    pub bg: bool,
 }
 
 pub fn run(args: Args, cwd: &Path) -> Result<i32> {
@@ -48,6 +56,19 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     let stored = load_existing(&ctx, &args.id)?;
     refuse_collected(&ctx, &stored)?;
     ensure_not_running(&stored)?;
+    // Background runs: alive while their supervisor is, and while anything is
+    // left in the command's process group.
+    runner::ensure_not_running(&ctx, &stored)?;
+    if args.bg
+        && args.command.is_empty()
+        && stored.record.command.is_empty()
+        && !runner::has_configured_command(&ctx)
+    {
+        bail!(
+            "resume --bg needs a command: give one after `--`, or set git config {}",
+            crate::config::COMMAND
+        );
+    }
     let stored = place(&ctx, stored)?;
     let argv = if !args.command.is_empty() {
         args.command
@@ -60,6 +81,9 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
         "resuming session {} on {} in {}",
         stored.record.id, stored.record.branch, stored.record.worktree
     ));
+    if args.bg {
+        return runner::run_background(&ctx, stored, &argv, "resumed");
+    }
     runner::run_foreground(&ctx, stored, &argv, "resumed")
 }
 

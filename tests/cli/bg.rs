@@ -731,3 +731,61 @@ fn spawn_bg_without_a_command_is_refused_before_anything_is_created() {
     assert!(run.stderr.contains("needs a command"), "{}", run.stderr);
     assert_eq!(env.snapshot(), before);
 }
+
+#[test]
+fn resume_bg_runs_again_in_the_background_and_appends_to_the_log() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "echo first"]);
+    env.wait_state("a", "exited");
+    // Run from the main worktree: the command still runs in the session's.
+    let run = env
+        .bullpen(&["resume", "--bg", "a", "--", "sh", "-c", "pwd; echo second"])
+        .ok();
+    assert_eq!(run.stdout, "a\n");
+    env.wait_state("a", "exited");
+    let wt = env.worktree_of("a");
+    let logs = env.bullpen(&["logs", "a"]).ok();
+    assert_eq!(logs.stdout, format!("first\n{}\nsecond\n", wt.display()));
+    let history = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/a"]);
+    assert!(history.contains("bullpen: a resumed"), "{history}");
+}
+
+#[test]
+fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sleep", "1000"]);
+    let pid = pid_of(&env.row("a"));
+    let before = env.record_commit("a");
+    for args in [
+        &["resume", "a", "--", "touch", "second"][..],
+        &["resume", "--bg", "a", "--", "touch", "second"][..],
+    ] {
+        let run = env.bullpen(args).fails();
+        assert!(
+            run.stderr.contains(&format!("pid {pid}")),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(!env.worktree_of("a").join("second").exists());
+    assert_eq!(env.record_commit("a"), before);
+
+    // Lost (supervisor killed) while its command lingers: still one live process.
+    let sup = env.record("a")["process"]["supervisor_pid"]
+        .as_u64()
+        .unwrap() as u32;
+    kill(sup, libc::SIGKILL);
+    env.wait_state("a", "lost");
+    let run = env
+        .bullpen(&["resume", "--bg", "a", "--", "touch", "second"])
+        .fails();
+    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert!(!env.worktree_of("a").join("second").exists());
+
+    // Once stopped, it may run again.
+    env.bullpen(&["stop", "a"]).ok();
+    env.bullpen(&["resume", "--bg", "a", "--", "touch", "second"])
+        .ok();
+    env.wait_state("a", "exited");
+    assert!(env.worktree_of("a").join("second").exists());
+}
