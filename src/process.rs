@@ -532,6 +532,70 @@ mod tests {
     }
 
     #[test]
+    fn group_membership_resists_pid_reuse() {
+        let g = Group {
+            pgid: 100,
+            session: 99,
+            not_before: 50,
+        };
+        let p = |pgrp, session, start_time, state| Stat {
+            pid: 7,
+            state,
+            pgrp,
+            session,
+            start_time,
+        };
+        assert!(g.has_member(&p(100, 99, 50, 'S')));
+        assert!(g.has_member(&p(100, 99, 80, 'R')), "a child started later");
+        assert!(
+            !g.has_member(&p(100, 99, 49, 'S')),
+            "older than the run: reused ids"
+        );
+        assert!(!g.has_member(&p(100, 5, 80, 'S')), "another session");
+        assert!(!g.has_member(&p(101, 99, 80, 'S')), "another group");
+        assert!(!g.has_member(&p(100, 99, 80, 'Z')), "a zombie has ended");
+    }
+
+    #[test]
+    fn parses_stat_with_awkward_names() {
+        let line = "42 (a) b (c) S 1 40 39 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
+        let s = parse_stat(42, line).unwrap();
+        assert_eq!(
+            (s.state, s.pgrp, s.session, s.start_time),
+            ('S', 40, 39, 777)
+        );
+        assert_eq!(parse_stat(1, "garbage"), None);
+    }
+
+    #[test]
+    fn background_liveness_follows_the_supervisor() {
+        let mut bg = rec(Some(10), Some("b"));
+        bg.background = true;
+        bg.supervisor_pid = Some(2);
+        bg.supervisor_start_time = Some(9);
+        let id = |start| Identity {
+            start_time: start,
+            boot_id: Some("b".into()),
+        };
+        assert!(session_alive(&bg, &id(Some(10)), Some(&id(Some(9)))));
+        assert!(
+            session_alive(&bg, &id(None), Some(&id(Some(9)))),
+            "command ended, end not recorded yet"
+        );
+        assert!(
+            !session_alive(&bg, &id(Some(10)), Some(&id(None))),
+            "supervisor gone: lost"
+        );
+        assert!(
+            !session_alive(&bg, &id(Some(10)), Some(&id(Some(8)))),
+            "supervisor pid reused"
+        );
+        let fg = rec(Some(10), Some("b"));
+        assert!(session_alive(&fg, &id(Some(10)), None));
+        assert!(!session_alive(&fg, &id(Some(11)), None));
+    }
+
+    #[test]
     fn reads_own_start_time() {
         assert!(start_time(std::process::id()).is_some());
         assert!(boot_id().is_some());

@@ -334,6 +334,8 @@ fn session_survives_its_dispatcher_and_terminal() {
         "-c",
         &format!("'{BIN}' spawn --bg a -- sleep 1000 >/dev/null 2>&1; exec sleep 1000"),
     ])
+    // A terminal's stdin is live, unlike the tests' /dev/null.
+    .stdin(Stdio::piped())
     .stdout(Stdio::null())
     .stderr(Stdio::null());
     // SAFETY: setsid(2) is async-signal-safe.
@@ -354,11 +356,13 @@ fn session_survives_its_dispatcher_and_terminal() {
         supervisor.session, term_sid,
         "the supervisor has its own session"
     );
-    assert_eq!(
-        std::fs::read_link(format!("/proc/{}/fd/0", child.pid)).unwrap(),
-        Path::new("/dev/null"),
-        "the command's stdin is /dev/null"
-    );
+    for (what, p) in [("command", &child), ("supervisor", &supervisor)] {
+        assert_eq!(
+            std::fs::read_link(format!("/proc/{}/fd/0", p.pid)).unwrap(),
+            Path::new("/dev/null"),
+            "the {what}'s stdin is /dev/null"
+        );
+    }
 
     // Close the terminal: hang up and kill everything in its session.
     // SAFETY: kill(2) has no memory-safety preconditions.
@@ -788,4 +792,41 @@ fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
         .ok();
     env.wait_state("a", "exited");
     assert!(env.worktree_of("a").join("second").exists());
+}
+
+#[test]
+fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "sleep 1000 & wait"]);
+    let rec = env.record("a");
+    let leader = rec["process"]["pid"].as_u64().unwrap() as u32;
+    let sup = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
+    let left: Vec<u32> = wait_for("the shell's child", || {
+        let m: Vec<u32> = group_members(leader, sup)
+            .into_iter()
+            .filter(|p| *p != leader)
+            .collect();
+        (m.len() == 1).then_some(m)
+    });
+    // The supervisor and the command are gone; the command's child lingers.
+    kill(sup, libc::SIGKILL);
+    kill(leader, libc::SIGKILL);
+    env.wait_state("a", "lost");
+    for args in [
+        &["resume", "a", "--", "touch", "second"][..],
+        &["resume", "--bg", "a", "--", "touch", "second"][..],
+    ] {
+        let run = env.bullpen(args).fails();
+        assert!(
+            run.stderr.contains(&format!("pid {}", left[0])),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(!env.worktree_of("a").join("second").exists());
+    env.bullpen(&["stop", "a"]).ok();
+    assert!(
+        group_members(leader, sup).is_empty(),
+        "stop ended the leftovers"
+    );
 }
