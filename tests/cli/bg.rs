@@ -830,3 +830,26 @@ fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
         "stop ended the leftovers"
     );
 }
+
+#[test]
+fn an_unreaped_zombie_is_not_alive() {
+    let mut env = Bg::new();
+    env.bullpen(&["spawn", "--bg", "a", "--", "true"]).ok();
+    env.wait_state("a", "exited");
+    // A process that has ended but that nobody reaped (its parent, this test,
+    // does not wait for it yet): it still has a /proc entry with a start time.
+    let zombie = env.cmd("true", &env.repo.clone()).spawn().unwrap();
+    let pid = zombie.id();
+    env.children.push(zombie);
+    let stat = wait_for("a zombie", || proc_stat(pid).filter(|s| s.state == 'Z'));
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    env.edit_record("a", |r| {
+        r["state"] = "running".into();
+        r["process"]["pid"] = pid.into();
+        r["process"]["start_time"] = stat.start_time.into();
+        r["process"]["supervisor_pid"] = pid.into();
+        r["process"]["supervisor_start_time"] = stat.start_time.into();
+        r["process"]["boot_id"] = boot.trim().into();
+    });
+    assert_eq!(env.state("a"), "lost");
+}
