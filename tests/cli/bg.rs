@@ -364,16 +364,17 @@ fn session_survives_its_dispatcher_and_terminal() {
         );
     }
 
-    // Close the terminal: hang up and kill everything in its session.
+    // Close the terminal: hang up and kill its process group (the shell, and
+    // the dispatcher had it still been there).
     // SAFETY: kill(2) has no memory-safety preconditions.
     unsafe {
         libc::kill(-(term_sid as i32), libc::SIGHUP);
         libc::kill(-(term_sid as i32), libc::SIGKILL);
     }
-    wait_for("the terminal's session to be gone", || {
+    wait_for("the terminal's process group to be gone", || {
         all_procs()
             .iter()
-            .all(|p| p.session != term_sid || !p.alive())
+            .all(|p| p.pgrp != term_sid || !p.alive())
             .then_some(())
     });
     assert!(still_alive(&child), "the command outlived the terminal");
