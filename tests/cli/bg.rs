@@ -36,6 +36,28 @@ impl Drop for Bg {
             let _ = c.kill();
             let _ = c.wait();
         }
+        // Whatever the records say (a broken build may have lost track), nothing
+        // this test started may outlive it: kill every process working in its
+        // temp dir, a few rounds in case one forks while we look.
+        let root = self.env.root();
+        for _ in 0..5 {
+            let strays: Vec<u32> = all_procs()
+                .iter()
+                .filter(|p| p.alive() && p.pid != std::process::id())
+                .filter(|p| {
+                    std::fs::read_link(format!("/proc/{}/cwd", p.pid))
+                        .is_ok_and(|cwd| cwd.starts_with(&root))
+                })
+                .map(|p| p.pid)
+                .collect();
+            if strays.is_empty() {
+                break;
+            }
+            for pid in strays {
+                kill(pid, libc::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let Ok(out) = std::process::Command::new("git")
             .args(["-C", self.env.repo.to_str().unwrap_or(".")])
             .args([
