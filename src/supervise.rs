@@ -24,6 +24,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -62,16 +63,62 @@ pub fn dispatch(ctx: &Ctx, stored: &Stored, argv: &[String], event: &str) -> Res
         .with_context(|| format!("cannot start the supervisor of session {id}"))?;
     // Only the supervisor holds the write end now: EOF means it is done talking.
     drop(ready_w);
-    let mut report = String::new();
-    File::from(ready_r)
-        .read_to_string(&mut report)
-        .context("cannot read the supervisor's report")?;
+    let report = read_report(ready_r, REPORT_LIMIT).with_context(|| {
+        format!(
+            "the supervisor of session {id} has not reported; see `git bullpen ls {id}` \
+             and the log {}",
+            log_path.display()
+        )
+    })?;
     parse_report(&report).map_err(|why| {
         anyhow!(
             "the background run of session {id} did not start: {why} (log: {})",
             log_path.display()
         )
     })
+}
+
+/// How long the dispatcher waits for the supervisor's report. It normally comes
+/// in milliseconds; this only bounds a supervisor stuck on something unexpected.
+const REPORT_LIMIT: Duration = Duration::from_secs(60);
+
+/// Read the report pipe until EOF, for at most `limit`.
+fn read_report(fd: OwnedFd, limit: Duration) -> Result<String> {
+    let deadline = Instant::now() + limit;
+    let mut file = File::from(fd);
+    let mut report = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            bail!("no report after {}s", limit.as_secs());
+        }
+        let mut pfd = libc::pollfd {
+            fd: file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: `pfd` is one valid pollfd for the duration of the call.
+        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if rc < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err).context("cannot wait for the supervisor's report");
+        }
+        if rc == 0 {
+            continue; // timed out: the deadline check above ends the loop
+        }
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => report.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("cannot read the supervisor's report"),
+        }
+    }
+    Ok(String::from_utf8_lossy(&report).into_owned())
 }
 
 /// The supervisor's argv after the executable.
@@ -307,6 +354,22 @@ mod tests {
         assert!(parse_report("").unwrap_err().contains("without reporting"));
         assert!(parse_report("running x").unwrap_err().contains("malformed"));
         assert!(parse_report("what").unwrap_err().contains("malformed"));
+    }
+
+    #[test]
+    fn the_report_is_read_to_eof_and_a_silent_supervisor_is_not_waited_for_forever() {
+        let (r, w) = process::pipe().unwrap();
+        let mut w = File::from(w);
+        w.write_all(b"running 7\n").unwrap();
+        drop(w);
+        assert_eq!(
+            read_report(r, Duration::from_secs(60)).unwrap(),
+            "running 7\n"
+        );
+        let (r, w) = process::pipe().unwrap();
+        let err = read_report(r, Duration::from_millis(50)).unwrap_err();
+        assert!(err.to_string().contains("no report"), "{err}");
+        drop(w);
     }
 
     #[test]
