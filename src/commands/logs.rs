@@ -31,6 +31,7 @@ const POLL: Duration = Duration::from_millis(100);
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
+    /// The session whose output to print.
     #[arg(value_name = "ID")]
     pub id: SessionId,
 

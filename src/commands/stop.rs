@@ -40,6 +40,7 @@ const POLL: Duration = Duration::from_millis(20);
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
+    /// The session to stop.
     #[arg(value_name = "ID")]
     pub id: SessionId,
 
