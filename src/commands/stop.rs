@@ -41,7 +41,7 @@ const POLL: Duration = Duration::from_millis(20);
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session to stop.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
     pub id: SessionId,
 
     /// Seconds to wait after SIGTERM before sending SIGKILL (decimals allowed).
