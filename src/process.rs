@@ -71,27 +71,9 @@ pub struct Spec<'a> {
     pub env: Vec<(&'static str, OsString)>,
 }
 
-/// A running foreground child.
-pub struct Child {
-    child: std::process::Child,
-    _guard: IgnoreInterrupts,
-}
-
-impl Child {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    pub fn wait(mut self) -> Result<ExitStatus> {
-        self.child
-            .wait()
-            .context("cannot wait for the session's command")
-    }
-}
-
 /// While a foreground command runs, Ctrl-C and Ctrl-\ go to it (same terminal
 /// process group) and bullpen ignores them so that it can record the outcome.
-struct IgnoreInterrupts {
+pub struct IgnoreInterrupts {
     old_int: libc::sighandler_t,
     old_quit: libc::sighandler_t,
 }
@@ -119,33 +101,16 @@ impl Drop for IgnoreInterrupts {
     }
 }
 
-/// Start the command in the foreground (terminal inherited).
-pub fn start_foreground(spec: &Spec) -> Result<Child> {
-    let (program, args) = spec
-        .argv
-        .split_first()
-        .context("the session's command is empty")?;
-    let guard = IgnoreInterrupts::new();
-    let mut cmd = Command::new(program);
-    cmd.args(args).current_dir(spec.cwd);
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
-    // SAFETY: only async-signal-safe calls (signal(2)) between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
-            Ok(())
-        });
-    }
-    let child = cmd
-        .spawn()
-        .with_context(|| format!("cannot run {program:?} in {}", spec.cwd.display()))?;
-    Ok(Child {
-        child,
-        _guard: guard,
-    })
+/// How a gated command is attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// Foreground: the terminal's process group and stdin; bullpen ignores
+    /// SIGINT/SIGQUIT while it runs so that Ctrl-C reaches only the command and
+    /// bullpen lives to record the outcome.
+    Terminal,
+    /// Background: its own process group (so `stop` can end all of it), stdin
+    /// from /dev/null.
+    OwnGroup,
 }
 
 /// (code, signal) of an exit status.
@@ -370,10 +335,11 @@ pub struct Gated<T> {
     /// The running command, or why it is not running (the error of `admit` when
     /// `admit` refused).
     pub child: Result<std::process::Child>,
+    /// Held until the command has been waited for ([`Attach::Terminal`]).
+    pub interrupts: Option<IgnoreInterrupts>,
 }
 
-/// Start the command in its own process group, stdin from /dev/null, output
-/// inherited, but hold it between fork and exec until `admit(pid)` says yes:
+/// Start the command (attached as `attach` says, output inherited), but hold it between fork and exec until `admit(pid)` says yes:
 /// the record can name the command's pid and start time *before* the command
 /// has run a single instruction of its own, and a refused start runs nothing.
 ///
@@ -382,7 +348,11 @@ pub struct Gated<T> {
 /// exec'd, so it runs on a helper thread while this thread reads the pid, calls
 /// `admit`, and then either sends the go byte or closes the pipe (the child then
 /// fails with ECANCELED and never execs).
-pub fn start_gated<T>(spec: &Spec, admit: impl FnOnce(u32) -> Result<T>) -> Result<Gated<T>> {
+pub fn start_gated<T>(
+    spec: &Spec,
+    attach: Attach,
+    admit: impl FnOnce(u32) -> Result<T>,
+) -> Result<Gated<T>> {
     use std::io::{Read, Write};
     use std::os::fd::AsRawFd;
 
@@ -399,17 +369,20 @@ pub fn start_gated<T>(spec: &Spec, admit: impl FnOnce(u32) -> Result<T>) -> Resu
         go_w.as_raw_fd(),
     );
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(spec.cwd)
-        .stdin(std::process::Stdio::null());
+    cmd.args(args).current_dir(spec.cwd);
+    let own_group = attach == Attach::OwnGroup;
+    if own_group {
+        cmd.stdin(std::process::Stdio::null());
+    }
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
+    let interrupts = (attach == Attach::Terminal).then(IgnoreInterrupts::new);
     // SAFETY: only async-signal-safe calls (setpgid, signal, close, getpid, write,
     // read) between fork and exec; the closure captures plain integers.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::setpgid(0, 0) != 0 {
+            if own_group && libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // Whatever the dispatcher inherited, the command starts with the
@@ -465,6 +438,7 @@ pub fn start_gated<T>(spec: &Spec, admit: impl FnOnce(u32) -> Result<T>) -> Resu
             return Gated {
                 admitted: None,
                 child: joined(spawner),
+                interrupts,
             };
         }
         let pid = u32::from_ne_bytes(buf);
@@ -479,6 +453,7 @@ pub fn start_gated<T>(spec: &Spec, admit: impl FnOnce(u32) -> Result<T>) -> Resu
                 Gated {
                     admitted: Some(t),
                     child,
+                    interrupts,
                 }
             }
             Err(e) => {
@@ -487,6 +462,7 @@ pub fn start_gated<T>(spec: &Spec, admit: impl FnOnce(u32) -> Result<T>) -> Resu
                 Gated {
                     admitted: None,
                     child: Err(e),
+                    interrupts,
                 }
             }
         }

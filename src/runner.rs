@@ -65,6 +65,7 @@ pub fn branch_tip(ctx: &Ctx, record: &Record) -> Result<Option<Oid>> {
 /// Run `argv` in the session's worktree in the foreground, record running/exited,
 /// write provenance notes, and return the shell-style exit status.
 pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -> Result<i32> {
+    let id = stored.record.id.clone();
     let worktree = Path::new(&stored.record.worktree).to_path_buf();
     let run_start = branch_tip(ctx, &stored.record)?;
     let spec = process::Spec {
@@ -72,50 +73,56 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
         cwd: &worktree,
         env: session_env(&stored.record),
     };
-    let child = match process::start_foreground(&spec) {
-        Ok(c) => c,
-        Err(e) => {
-            // The command could not start: record that as exit 127, like a shell.
-            let at = time::now_rfc3339();
-            store::update(
-                &ctx.repo,
-                &stored,
-                "exited 127 (command not started)",
-                |r| {
-                    r.state = State::Exited;
-                    r.command = argv.to_vec();
-                    r.exit = Some(Exit {
-                        code: Some(127),
-                        signal: None,
-                        at: at.clone(),
-                    });
-                },
-            )?;
+    // The command is held between fork and exec while the record claims the run
+    // with one compare-and-swap against the version that was checked: of two
+    // concurrent starts only one runs, and the record names the command's pid
+    // before it runs.
+    let gated = process::start_gated(&spec, process::Attach::Terminal, |pid| {
+        store::try_update(&ctx.repo, &stored, event, |r| {
+            r.state = State::Running;
+            r.command = argv.to_vec();
+            r.process = Some(foreground_process(pid));
+            r.exit = None;
+            r.run_start = run_start.map(|o| o.to_string());
+        })
+        .map_err(|e| {
+            if store::is_conflict(&e) {
+                e.context(format!(
+                    "session {id} changed while starting (another bullpen started or stopped \
+                     it); nothing was run; try again"
+                ))
+            } else {
+                e.context(format!("cannot record that session {id} is running"))
+            }
+        })
+    })?;
+    let _interrupts = gated.interrupts;
+    let (running, mut child) = match (gated.admitted, gated.child) {
+        (Some(running), Ok(child)) => (running, child),
+        (Some(running), Err(e)) => {
+            // Claimed, but the command could not be executed: a shell says 127.
+            let exit = Exit {
+                code: Some(127),
+                signal: None,
+                at: time::now_rfc3339(),
+            };
+            finish(ctx, &running, exit, State::Exited)?;
             return Err(e);
         }
+        (None, Err(e)) => return Err(e),
+        (None, Ok(mut child)) => {
+            // Not admitted yet running: cannot happen (the gate never opened), but
+            // never leave a process unrecorded.
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!(
+                "the command of session {id} started without being recorded; it was killed"
+            )
+        }
     };
-    let pid = child.pid();
-    let ident = process::identity(pid);
-    let proc_rec = Process {
-        pid,
-        start_time: ident.start_time,
-        boot_id: ident.boot_id,
-        background: false,
-        supervisor_pid: None,
-        started_at: time::now_rfc3339(),
-        supervisor_start_time: None,
-        stop_requested_at: None,
-    };
-    let running = store::update(&ctx.repo, &stored, event, |r| {
-        r.state = State::Running;
-        r.command = argv.to_vec();
-        r.process = Some(proc_rec.clone());
-        r.exit = None;
-        r.run_start = run_start.map(|o| o.to_string());
-    });
-    // Whatever happened to the record, the child is running: wait for it first.
-    let status = child.wait()?;
-    let running = running.context("cannot record that the session is running")?;
+    let status = child
+        .wait()
+        .context("cannot wait for the session's command")?;
     let (code, signal) = process::split_status(status);
     let exit = Exit {
         code,
@@ -124,6 +131,21 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
     };
     finish(ctx, &running, exit.clone(), State::Exited)?;
     Ok(exit.shell_status())
+}
+
+/// The record of a foreground process (the command, or bullpen while it starts it).
+fn foreground_process(pid: u32) -> Process {
+    let ident = process::identity(pid);
+    Process {
+        pid,
+        start_time: ident.start_time,
+        boot_id: ident.boot_id,
+        background: false,
+        supervisor_pid: None,
+        started_at: time::now_rfc3339(),
+        supervisor_start_time: None,
+        stop_requested_at: None,
+    }
 }
 
 /// Record the end of a run and write the provenance notes for the commits it made.
@@ -218,14 +240,14 @@ pub fn ensure_not_running(ctx: &Ctx, stored: &Stored) -> Result<()> {
     let record = fresh.as_ref().map_or(&stored.record, |s| &s.record);
     if let Some(live) = live_process(record) {
         let id = &record.id;
-        let how = if record.process.as_ref().is_some_and(|p| p.background) {
-            "in the background"
+        let hint = if record.process.as_ref().is_some_and(|p| p.background) {
+            format!("wait for it, or end it with `git bullpen stop {id}`")
         } else {
-            "in the foreground"
+            format!("wait for it, or end it (`kill {live}`)")
         };
         anyhow::bail!(
-            "session {id} is already running {how} (pid {live}); only one process per session: \
-             wait for it, or end it with `git bullpen stop {id}`"
+            "session {id} is already running (pid {live}); only one process per session\n\
+             hint: {hint}"
         );
     }
     Ok(())

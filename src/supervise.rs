@@ -284,7 +284,7 @@ fn start(req: &Request, cwd: &Path) -> Result<(Ctx, Stored, std::process::Child)
         cwd: &worktree,
         env: runner::session_env(&stored.record),
     };
-    let gated = process::start_gated(&spec, |pid| {
+    let gated = process::start_gated(&spec, process::Attach::OwnGroup, |pid| {
         let ident = process::identity(pid);
         let proc_rec = Process {
             pid,

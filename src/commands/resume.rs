@@ -9,7 +9,6 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::context::{info, Ctx};
 use crate::fsutil::Lock;
 use crate::placement::{self, Placement};
-use crate::process;
 use crate::runner;
 use crate::session::{SessionId, State};
 use crate::store::{self, Stored};
@@ -55,10 +54,8 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     let ctx = Ctx::discover(cwd)?;
     let stored = load_existing(&ctx, &args.id)?;
     refuse_collected(&ctx, &stored)?;
-    ensure_not_running(&stored)?;
-    // Background runs: alive while their supervisor is, and while anything is
-    // left in the command's process group.
     runner::ensure_not_running(&ctx, &stored)?;
+    note_lost(&stored);
     if args.bg
         && args.command.is_empty()
         && stored.record.command.is_empty()
@@ -108,34 +105,15 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     )
 }
 
-/// Refuse to start a second command in a session whose recorded process is alive.
-/// A session recorded running whose process is gone (lost) may be resumed.
-///
-/// Written with what the foreground runner records; background sessions may
-/// replace this with `runner::ensure_not_running`.
-pub fn ensure_not_running(stored: &Stored) -> Result<()> {
+/// A session recorded running whose process is gone (lost) may be resumed: say so.
+fn note_lost(stored: &Stored) {
     let record = &stored.record;
-    if record.state != State::Running {
-        return Ok(());
+    if let (State::Running, Some(p)) = (record.state, &record.process) {
+        info(format!(
+            "session {} was recorded running (pid {}), but that process is gone",
+            record.id, p.pid
+        ));
     }
-    let Some(proc_rec) = &record.process else {
-        return Ok(());
-    };
-    if process::is_alive(proc_rec) {
-        bail!(
-            "session {id} is running (pid {pid}, started {at}); resuming it would run a second \
-             command in the same worktree\n\
-             hint: wait for it to end, or end it (`kill {pid}`), then resume again",
-            id = record.id,
-            pid = proc_rec.pid,
-            at = proc_rec.started_at
-        );
-    }
-    info(format!(
-        "session {} was recorded running (pid {}), but that process is gone",
-        record.id, proc_rec.pid
-    ));
-    Ok(())
 }
 
 /// Decide where the session runs; recreate its worktree when that is the decision.
