@@ -34,4 +34,8 @@ pub enum Command {
     Ls(commands::ls::Args),
     Resume(commands::resume::Args),
     Path(commands::path::Args),
+    Stop(commands::stop::Args),
+    Logs(commands::logs::Args),
+    #[command(name = "__supervise", hide = true)]
+    Supervise(commands::supervise::Args),
 }

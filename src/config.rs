@@ -11,3 +11,7 @@ pub const ENV_HOME: &str = "BULLPEN_HOME";
 pub const ENV_SESSION: &str = "BULLPEN_SESSION";
 pub const ENV_BRANCH: &str = "BULLPEN_BRANCH";
 pub const ENV_WORKTREE: &str = "BULLPEN_WORKTREE";
+
+/// Set to a shell's name (bash, zsh, fish) by the completion scripts: `git-bullpen`
+/// then prints completions instead of running (see `complete.rs`).
+pub const ENV_COMPLETE: &str = "GIT_BULLPEN_COMPLETE";

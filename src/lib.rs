@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod complete;
 pub mod config;
 pub mod context;
 pub mod fsutil;
@@ -14,4 +15,5 @@ pub mod process;
 pub mod runner;
 pub mod session;
 pub mod store;
+pub mod supervise;
 pub mod time;

@@ -11,6 +11,8 @@ const EXIT_USAGE: u8 = 129;
 const EXIT_FATAL: u8 = 128;
 
 fn main() -> ExitCode {
+    // With GIT_BULLPEN_COMPLETE set, answer the shell's completion request and exit.
+    bullpen::complete::complete_from_env();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -65,6 +65,7 @@ pub fn branch_tip(ctx: &Ctx, record: &Record) -> Result<Option<Oid>> {
 /// Run `argv` in the session's worktree in the foreground, record running/exited,
 /// write provenance notes, and return the shell-style exit status.
 pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -> Result<i32> {
+    let id = stored.record.id.clone();
     let worktree = Path::new(&stored.record.worktree).to_path_buf();
     let run_start = branch_tip(ctx, &stored.record)?;
     let spec = process::Spec {
@@ -72,48 +73,56 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
         cwd: &worktree,
         env: session_env(&stored.record),
     };
-    let child = match process::start_foreground(&spec) {
-        Ok(c) => c,
-        Err(e) => {
-            // The command could not start: record that as exit 127, like a shell.
-            let at = time::now_rfc3339();
-            store::update(
-                &ctx.repo,
-                &stored,
-                "exited 127 (command not started)",
-                |r| {
-                    r.state = State::Exited;
-                    r.command = argv.to_vec();
-                    r.exit = Some(Exit {
-                        code: Some(127),
-                        signal: None,
-                        at: at.clone(),
-                    });
-                },
-            )?;
+    // The command is held between fork and exec while the record claims the run
+    // with one compare-and-swap against the version that was checked: of two
+    // concurrent starts only one runs, and the record names the command's pid
+    // before it runs.
+    let gated = process::start_gated(&spec, process::Attach::Terminal, |pid| {
+        store::try_update(&ctx.repo, &stored, event, |r| {
+            r.state = State::Running;
+            r.command = argv.to_vec();
+            r.process = Some(foreground_process(pid));
+            r.exit = None;
+            r.run_start = run_start.map(|o| o.to_string());
+        })
+        .map_err(|e| {
+            if store::is_conflict(&e) {
+                e.context(format!(
+                    "session {id} changed while starting (another bullpen started or stopped \
+                     it); nothing was run; try again"
+                ))
+            } else {
+                e.context(format!("cannot record that session {id} is running"))
+            }
+        })
+    })?;
+    let _interrupts = gated.interrupts;
+    let (running, mut child) = match (gated.admitted, gated.child) {
+        (Some(running), Ok(child)) => (running, child),
+        (Some(running), Err(e)) => {
+            // Claimed, but the command could not be executed: a shell says 127.
+            let exit = Exit {
+                code: Some(127),
+                signal: None,
+                at: time::now_rfc3339(),
+            };
+            finish(ctx, &running, exit, State::Exited)?;
             return Err(e);
         }
+        (None, Err(e)) => return Err(e),
+        (None, Ok(mut child)) => {
+            // Not admitted yet running: cannot happen (the gate never opened), but
+            // never leave a process unrecorded.
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!(
+                "the command of session {id} started without being recorded; it was killed"
+            )
+        }
     };
-    let pid = child.pid();
-    let ident = process::identity(pid);
-    let proc_rec = Process {
-        pid,
-        start_time: ident.start_time,
-        boot_id: ident.boot_id,
-        background: false,
-        supervisor_pid: None,
-        started_at: time::now_rfc3339(),
-    };
-    let running = store::update(&ctx.repo, &stored, event, |r| {
-        r.state = State::Running;
-        r.command = argv.to_vec();
-        r.process = Some(proc_rec.clone());
-        r.exit = None;
-        r.run_start = run_start.map(|o| o.to_string());
-    });
-    // Whatever happened to the record, the child is running: wait for it first.
-    let status = child.wait()?;
-    let running = running.context("cannot record that the session is running")?;
+    let status = child
+        .wait()
+        .context("cannot wait for the session's command")?;
     let (code, signal) = process::split_status(status);
     let exit = Exit {
         code,
@@ -124,16 +133,37 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
     Ok(exit.shell_status())
 }
 
+/// The record of a foreground process (the command, or bullpen while it starts it).
+fn foreground_process(pid: u32) -> Process {
+    let ident = process::identity(pid);
+    Process {
+        pid,
+        start_time: ident.start_time,
+        boot_id: ident.boot_id,
+        background: false,
+        supervisor_pid: None,
+        started_at: time::now_rfc3339(),
+        supervisor_start_time: None,
+        stop_requested_at: None,
+    }
+}
+
 /// Record the end of a run and write the provenance notes for the commits it made.
 pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<Stored> {
     let record = &running.record;
     let notes_result = write_notes(ctx, record, &exit);
+    // The event names the state the record most likely ends in; the closure
+    // decides for real on the record it replaces (see `final_state`).
+    let likely = match store::load(&ctx.repo, &record.id) {
+        Ok(Some(now)) => final_state(state, &now.record),
+        _ => state,
+    };
     let done = store::update(
         &ctx.repo,
         running,
-        &format!("{} ({})", state.as_str(), exit.describe()),
+        &format!("{} ({})", likely.as_str(), exit.describe()),
         |r| {
-            r.state = state;
+            r.state = final_state(state, r);
             r.exit = Some(exit.clone());
         },
     )?;
@@ -165,4 +195,83 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
         exit.describe()
     );
     store::add_provenance(&ctx.repo, &commits, &text, &record.id)
+}
+
+/// Pure: the state to record when a run ends as `ended`, given the record being
+/// replaced. `stop` marks the run (`process.stop_requested_at`) with a
+/// compare-and-swap *before* it signals anything, and the end is written with a
+/// compare-and-swap re-applied to a fresh read: whichever lands first, a run that
+/// stop asked to end is `stopped`, and a run that ended before stop's mark landed
+/// stays `exited` (stop then finds it not running and changes nothing).
+pub fn final_state(ended: State, current: &Record) -> State {
+    let stop_requested = current
+        .process
+        .as_ref()
+        .is_some_and(|p| p.stop_requested_at.is_some());
+    match ended {
+        State::Exited if stop_requested => State::Stopped,
+        s => s,
+    }
+}
+
+/// Run `argv` in the session's worktree in the background: a detached supervisor
+/// runs it, records it and its end. Returns once the record shows it running
+/// (so `ls` right after says `running`); prints the session id on stdout.
+pub fn run_background(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -> Result<i32> {
+    use std::io::Write;
+    ensure_not_running(ctx, &stored)?;
+    let id = stored.record.id.clone();
+    let pid = crate::supervise::dispatch(ctx, &stored, argv, event)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{id}")
+        .and_then(|()| out.flush())
+        .context("cannot write to stdout")?;
+    crate::context::info(format!(
+        "running in the background (pid {pid}); output: git bullpen logs {id}; end it: git bullpen stop {id}"
+    ));
+    Ok(0)
+}
+
+/// One live process per session: fail, naming the pid, when a process of the
+/// session is alive: its command, its supervisor, or (background) anything left
+/// in the command's process group. Reads the record afresh (`stored` may be stale).
+pub fn ensure_not_running(ctx: &Ctx, stored: &Stored) -> Result<()> {
+    let fresh = store::load(&ctx.repo, &stored.record.id)?;
+    let record = fresh.as_ref().map_or(&stored.record, |s| &s.record);
+    if let Some(live) = live_process(record) {
+        let id = &record.id;
+        let hint = if record.process.as_ref().is_some_and(|p| p.background) {
+            format!("wait for it, or end it with `git bullpen stop {id}`")
+        } else {
+            format!("wait for it, or end it (`kill {live}`)")
+        };
+        anyhow::bail!(
+            "session {id} is already running (pid {live}); only one process per session\n\
+             hint: {hint}"
+        );
+    }
+    Ok(())
+}
+
+/// A living process of the session's recorded run, if any (see `ensure_not_running`).
+pub fn live_process(record: &Record) -> Option<u32> {
+    if record.state != State::Running {
+        return None;
+    }
+    let p = record.process.as_ref()?;
+    if process::is_alive(p) {
+        return Some(p.pid);
+    }
+    if process::is_session_alive(p) {
+        return p.supervisor_pid.or(Some(p.pid));
+    }
+    process::Group::of(p).and_then(|g| g.members().first().copied())
+}
+
+/// Whether git config `bullpen.command` names a command (else the default is an
+/// interactive shell, which makes no sense without a terminal).
+pub fn has_configured_command(ctx: &Ctx) -> bool {
+    ctx.repo
+        .config_string(config::COMMAND)
+        .is_some_and(|c| !c.trim().is_empty())
 }

@@ -156,6 +156,14 @@ pub struct Process {
     #[serde(default)]
     pub supervisor_pid: Option<u32>,
     pub started_at: String,
+    /// The supervisor's start time (clock ticks since boot) when `background`:
+    /// a background session is alive exactly while its supervisor is.
+    #[serde(default)]
+    pub supervisor_start_time: Option<u64>,
+    /// Set by `stop` (RFC 3339) before it signals the process group, so the
+    /// supervisor records `stopped` rather than `exited`.
+    #[serde(default)]
+    pub stop_requested_at: Option<String>,
 }
 
 /// How a command ended.

@@ -159,3 +159,26 @@ pub fn add_provenance(repo: &Repo, commits: &[Oid], text: &str, id: &SessionId) 
     )
     .with_context(|| format!("cannot write provenance notes to {NOTES_REF}"))
 }
+
+/// Apply `change` and write it only if the record is still at `current.commit`:
+/// one compare-and-swap, no retry. A lost race returns an error with a
+/// [`CasConflict`] in its chain, so the caller can decide again from a fresh read
+/// (claiming a session for a run, asking a run to stop).
+pub fn try_update(
+    repo: &Repo,
+    current: &Stored,
+    event: &str,
+    change: impl FnOnce(&mut Record),
+) -> Result<Stored> {
+    let mut record = current.record.clone();
+    change(&mut record);
+    record.updated_at = crate::time::now_rfc3339();
+    let commit = write(repo, &record, Some(current.commit), event)?;
+    repo.update_ref(
+        &record.id.record_ref(),
+        commit,
+        Expect::At(current.commit),
+        &format!("bullpen: {event}"),
+    )?;
+    Ok(Stored { record, commit })
+}

@@ -21,7 +21,8 @@ running but its process is gone), missing (worktree directory gone), collected \
 (removed by gc; shown with --all).
 
 --json prints an array of objects with the stable keys id, state, branch, base, \
-worktree, command, created_at, exit_code, signal, pid, host, ahead (null where unknown); \
+worktree, command, created_at, exit_code, signal, pid, host, ahead, log (the background \
+log's path) (null where unknown); \
 see the README for the contract.";
 
 /// List sessions.
@@ -37,7 +38,7 @@ pub struct Args {
     pub all: bool,
 
     /// Only these sessions.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
     pub ids: Vec<SessionId>,
 }
 
@@ -57,6 +58,9 @@ pub struct Row {
     pub pid: Option<u32>,
     pub host: String,
     pub ahead: Option<usize>,
+    /// The background log (absolute path), or null if the session never ran in
+    /// the background.
+    pub log: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
 }
@@ -114,7 +118,7 @@ fn gather(ctx: &Ctx, s: &Stored) -> Result<Facts> {
     let alive = r.state == State::Running
         && r.process.as_ref().is_some_and(|p| {
             // A background session is alive while its supervisor is.
-            process::is_alive(p)
+            process::is_session_alive(p)
         });
     let worktree_exists = Path::new(&r.worktree).is_dir();
     let ahead = match (
@@ -148,6 +152,7 @@ pub fn row(s: &Stored, f: &Facts) -> Row {
         pid: r.process.as_ref().map(|p| p.pid),
         host: r.host.clone(),
         ahead: f.ahead,
+        log: r.log.clone(),
         observed: Some(observed),
     }
 }

@@ -6,10 +6,13 @@ use anyhow::Result;
 
 use crate::cli::Command;
 
+pub mod logs;
 pub mod ls;
 pub mod path;
 pub mod resume;
 pub mod spawn;
+pub mod stop;
+pub mod supervise;
 
 /// Dispatch; returns the process exit status.
 pub fn run(command: Command, cwd: &Path) -> Result<i32> {
@@ -18,6 +21,9 @@ pub fn run(command: Command, cwd: &Path) -> Result<i32> {
         Command::Ls(args) => ls::run(args, cwd),
         Command::Resume(args) => resume::run(args, cwd),
         Command::Path(args) => path::run(args, cwd),
+        Command::Stop(args) => stop::run(args, cwd),
+        Command::Logs(args) => logs::run(args, cwd),
+        Command::Supervise(args) => supervise::run(args, cwd),
     }
 }
 

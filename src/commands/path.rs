@@ -26,7 +26,7 @@ can arrive from a fetch or a hand edit.";
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
     pub id: SessionId,
 }
 

@@ -9,7 +9,6 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::context::{info, Ctx};
 use crate::fsutil::Lock;
 use crate::placement::{self, Placement};
-use crate::process;
 use crate::runner;
 use crate::session::{SessionId, State};
 use crate::store::{self, Stored};
@@ -19,6 +18,7 @@ Examples:
   git bullpen resume fix-login                 # the recorded command, again
   git bullpen resume fix-login -- claude --continue
   git bullpen resume fix-login -- git log --oneline -3
+  git bullpen resume --bg fix-login -- claude -p 'now add tests'
 
 The command runs in the session's recorded worktree, whatever directory (or worktree \
 of the repository) you run resume from. If that directory was deleted and the branch \
@@ -28,6 +28,9 @@ directory, another repository, a worktree on another branch or with a detached H
 is left alone and resume fails, naming what is there. A session that is running, or \
 that gc collected, is not resumed.
 
+With --bg the command runs detached, as with `spawn --bg`: its output is appended to \
+the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it.
+
 To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".";
 
 /// Run a command again in a session's worktree (recreated if it was deleted).
@@ -35,19 +38,34 @@ To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".";
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session to resume.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
     pub id: SessionId,
 
     /// The command to run in the worktree (default: the session's recorded command).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+
+    /// Run in the background, exactly as `spawn --bg` does: print the id and return.
+    #[arg(long)]
+    pub bg: bool,
 }
 
 pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     let ctx = Ctx::discover(cwd)?;
     let stored = load_existing(&ctx, &args.id)?;
     refuse_collected(&ctx, &stored)?;
-    ensure_not_running(&stored)?;
+    runner::ensure_not_running(&ctx, &stored)?;
+    note_lost(&stored);
+    if args.bg
+        && args.command.is_empty()
+        && stored.record.command.is_empty()
+        && !runner::has_configured_command(&ctx)
+    {
+        bail!(
+            "resume --bg needs a command: give one after `--`, or set git config {}",
+            crate::config::COMMAND
+        );
+    }
     let stored = place(&ctx, stored)?;
     let argv = if !args.command.is_empty() {
         args.command
@@ -60,6 +78,9 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
         "resuming session {} on {} in {}",
         stored.record.id, stored.record.branch, stored.record.worktree
     ));
+    if args.bg {
+        return runner::run_background(&ctx, stored, &argv, "resumed");
+    }
     runner::run_foreground(&ctx, stored, &argv, "resumed")
 }
 
@@ -84,34 +105,15 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     )
 }
 
-/// Refuse to start a second command in a session whose recorded process is alive.
-/// A session recorded running whose process is gone (lost) may be resumed.
-///
-/// Written with what the foreground runner records; background sessions may
-/// replace this with `runner::ensure_not_running`.
-pub fn ensure_not_running(stored: &Stored) -> Result<()> {
+/// A session recorded running whose process is gone (lost) may be resumed: say so.
+fn note_lost(stored: &Stored) {
     let record = &stored.record;
-    if record.state != State::Running {
-        return Ok(());
+    if let (State::Running, Some(p)) = (record.state, &record.process) {
+        info(format!(
+            "session {} was recorded running (pid {}), but that process is gone",
+            record.id, p.pid
+        ));
     }
-    let Some(proc_rec) = &record.process else {
-        return Ok(());
-    };
-    if process::is_alive(proc_rec) {
-        bail!(
-            "session {id} is running (pid {pid}, started {at}); resuming it would run a second \
-             command in the same worktree\n\
-             hint: wait for it to end, or end it (`kill {pid}`), then resume again",
-            id = record.id,
-            pid = proc_rec.pid,
-            at = proc_rec.started_at
-        );
-    }
-    info(format!(
-        "session {} was recorded running (pid {}), but that process is gone",
-        record.id, proc_rec.pid
-    ));
-    Ok(())
 }
 
 /// Decide where the session runs; recreate its worktree when that is the decision.

@@ -17,11 +17,18 @@ Examples:
   git bullpen spawn fix-login -- claude
   git bullpen spawn --base origin/main -- sh -c 'make test'
   git bullpen spawn            # generated id, runs bullpen.command, $SHELL or /bin/sh
+  git bullpen spawn --bg fix-login -- claude -p 'fix the login bug'
 
 The worktree is created under the worktree root ($BULLPEN_HOME/worktrees/<repo-key>/, \
 or git config bullpen.worktreeRoot) and its path is printed on stderr. The command runs \
 there with BULLPEN_SESSION, BULLPEN_BRANCH and BULLPEN_WORKTREE set; bullpen exits with \
-its status. Commits it made get a provenance note in refs/notes/bullpen.";
+its status. Commits it made get a provenance note in refs/notes/bullpen.
+
+With --bg, bullpen starts a detached supervisor (its own session, stdin from /dev/null, \
+output appended to <git common dir>/bullpen/logs/<id>.log) and returns as soon as the \
+command is recorded running: the id is printed on stdout, the worktree on stderr. The \
+run survives the terminal; see it with `git bullpen ls` and `git bullpen logs <id>`, \
+end it with `git bullpen stop <id>`. --bg needs a command (or bullpen.command).";
 
 /// Start a new session in its own worktree and branch, and run a command there.
 #[derive(Debug, clap::Args)]
@@ -39,10 +46,22 @@ pub struct Args {
     /// else $SHELL, else /bin/sh).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+
+    /// Run in the background: a detached supervisor runs the command with its
+    /// output appended to the session's log; print the id and return at once.
+    #[arg(long)]
+    pub bg: bool,
 }
 
 pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     let ctx = Ctx::discover(cwd)?;
+    if args.bg && args.command.is_empty() && !runner::has_configured_command(&ctx) {
+        bail!(
+            "spawn --bg needs a command: give one after `--`, or set git config {} \
+             (a background run has no terminal for an interactive shell)",
+            crate::config::COMMAND
+        );
+    }
     let command = if args.command.is_empty() {
         runner::default_command(&ctx)
     } else {
@@ -53,6 +72,9 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
         "session {} on {} in {}",
         stored.record.id, stored.record.branch, stored.record.worktree
     ));
+    if args.bg {
+        return runner::run_background(&ctx, stored, &command, "running");
+    }
     runner::run_foreground(&ctx, stored, &command, "running")
 }
 

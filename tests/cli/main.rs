@@ -3,6 +3,9 @@
 
 mod support;
 
+mod bg;
+mod docs;
 mod ls;
 mod resume;
+mod ship;
 mod spawn;

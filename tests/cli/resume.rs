@@ -555,7 +555,10 @@ fn a_running_session_is_refused_naming_its_pid() {
     assert_refused(
         &env,
         "x",
-        &["session x is running", &format!("pid {}", running.pid)],
+        &[
+            "session x is already running",
+            &format!("pid {}", running.pid),
+        ],
     );
     drop(running);
 }
@@ -641,4 +644,41 @@ fn path_help_documents_cd() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn concurrent_foreground_resumes_run_the_command_once() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "once", "--", "true"]).ok();
+    let ran = env.root().join("ran");
+    let script = format!("echo run >> {}; sleep 1", ran.display());
+    for _ in 0..3 {
+        std::fs::remove_file(&ran).ok();
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                env.cmd(crate::support::BIN, &env.repo)
+                    .args(["resume", "once", "--", "sh", "-c", &script])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let runs: Vec<crate::support::Run> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap().into())
+            .collect();
+        let ok = runs.iter().filter(|r| r.status.success()).count();
+        let lines = std::fs::read_to_string(&ran).unwrap_or_default();
+        assert_eq!(lines.lines().count(), 1, "the command ran once: {lines:?}");
+        assert_eq!(ok, 1, "one resume ran");
+        for r in runs.iter().filter(|r| !r.status.success()) {
+            assert!(
+                r.stderr.contains("is already running")
+                    || r.stderr.contains("changed while starting"),
+                "{}",
+                r.stderr
+            );
+        }
+    }
 }

@@ -328,7 +328,6 @@ fn a_reftable_repository_fails_closed() {
 #[test]
 fn a_failing_worktree_add_leaves_nothing_behind() {
     let mut env = Env::new();
-    // Give the worktree root a first session so that its directory exists.
     let before = env.snapshot();
     env.fail_git_when("worktree add");
     let run = assert_fails_closed(&env, &env.repo.clone(), &before, "injected failure");
@@ -397,4 +396,40 @@ fn concurrent_spawns_without_ids_all_get_their_own_session() {
     assert_eq!(branches.lines().count(), 20);
     let wts = env.git_out(&["worktree", "list", "--porcelain"]);
     assert_eq!(wts.matches("branch refs/heads/bullpen/").count(), 20);
+}
+
+#[test]
+fn ctrl_c_reaches_the_command_and_bullpen_records_the_outcome() {
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    // A process group of its own stands in for the terminal's foreground group.
+    let child = env
+        .cmd(crate::support::BIN, &env.repo)
+        .args(["spawn", "int", "--", "sleep", "100"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as i32;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let ls = env.bullpen(&["ls", "--json", "--all"]);
+        if ls.stdout.contains("\"running\"") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never running: {}",
+            ls.stdout
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on the process group this test created.
+    unsafe { libc::kill(-pgid, libc::SIGINT) };
+    let run: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(run.code(), 128 + 2, "{}", run.stderr);
+    let rec = record_json(&env, "int");
+    assert_eq!(rec["state"], "exited");
+    assert_eq!(rec["exit"]["signal"], 2);
 }

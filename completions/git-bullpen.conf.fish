@@ -1,0 +1,35 @@
+# fish completion (the `git bullpen` part) for git-bullpen (`git bullpen` and `git-bullpen`).
+# Generated from the clap definitions; refresh with
+#   BULLPEN_BLESS=1 cargo test --test cli docs
+# Candidates come from `GIT_BULLPEN_COMPLETE=<shell> git-bullpen`, which
+# completes subcommands, options and the current repository's session ids.
+# The words after `git [global options]`: the git subcommand and its arguments.
+function __git_bullpen_words
+    set -l tokens (commandline --current-process --tokenize --cut-at-cursor)
+    set -e tokens[1]
+    while set -q tokens[1]
+        switch $tokens[1]
+            case -C -c --git-dir --work-tree --namespace --exec-path --config-env
+                set -e tokens[1..2]
+            case '-*'
+                set -e tokens[1]
+            case '*'
+                break
+        end
+    end
+    string join \n -- $tokens
+end
+function __git_bullpen_needs_command
+    set -l words (__git_bullpen_words)
+    test (count $words) -eq 0
+end
+function __git_bullpen_using
+    set -l words (__git_bullpen_words)
+    test "$words[1]" = bullpen
+end
+function __git_bullpen_complete
+    set -l words (__git_bullpen_words)
+    GIT_BULLPEN_COMPLETE=fish git-bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+end
+complete --command git --no-files --condition __git_bullpen_needs_command --arguments bullpen --description 'Run commands side by side, each in its own worktree'
+complete --command git --no-files --keep-order --condition __git_bullpen_using --arguments '(__git_bullpen_complete)'

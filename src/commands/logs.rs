@@ -1,0 +1,87 @@
+//! `git bullpen logs`: the output of a session's background runs.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::context::Ctx;
+use crate::process;
+use crate::session::{SessionId, State};
+use crate::store;
+
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  git bullpen logs fix-login
+  git bullpen logs --follow fix-login
+
+Background runs (spawn --bg) append their command's stdout and stderr, and anything \
+their supervisor has to say, to one log per session: <git common dir>/bullpen/logs/<id>.log, \
+outside every working tree (`git bullpen ls --json` shows the path). Foreground runs \
+write no log: their output went to the terminal.
+
+--follow keeps printing new output until the session's run ends.";
+
+/// How often --follow looks for new output and for the end of the run.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Print the output of a session's background runs.
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = AFTER_LONG_HELP)]
+pub struct Args {
+    /// The session whose output to print.
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
+    pub id: SessionId,
+
+    /// Keep printing new output until the session's run ends.
+    #[arg(long, short)]
+    pub follow: bool,
+}
+
+pub fn run(args: Args, cwd: &Path) -> Result<i32> {
+    let ctx = Ctx::discover(cwd)?;
+    let id = &args.id;
+    if store::load(&ctx.repo, id)?.is_none() {
+        bail!("no session named {id:?} (see `git bullpen ls --all`)");
+    }
+    // The path comes from the id, never from the record (which may have been
+    // fetched or edited): logs only ever reads bullpen's own log directory.
+    let path = ctx.layout.log_path(id);
+    let mut file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "session {id} has no log: only background runs (`git bullpen spawn --bg`) write one \
+             (it would be {})",
+            path.display()
+        ),
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let copy = |file: &mut File, out: &mut std::io::StdoutLock<'_>| -> Result<()> {
+        std::io::copy(file, out)
+            .with_context(|| format!("cannot copy {} to stdout", path.display()))?;
+        out.flush().context("cannot write to stdout")
+    };
+    copy(&mut file, &mut out)?;
+    if args.follow {
+        // Read what is new, then check whether the run is still going: output
+        // written just before the end is always printed by the last copy.
+        while still_running(&ctx, id)? {
+            std::thread::sleep(POLL);
+            copy(&mut file, &mut out)?;
+        }
+        copy(&mut file, &mut out)?;
+    }
+    Ok(0)
+}
+
+/// Whether the session's run is still going (recorded running, and alive).
+fn still_running(ctx: &Ctx, id: &SessionId) -> Result<bool> {
+    let stored = store::load(&ctx.repo, id)?
+        .ok_or_else(|| anyhow!("the record of session {id} was deleted"))?;
+    let r = &stored.record;
+    Ok(r.state == State::Running && r.process.as_ref().is_some_and(process::is_session_alive))
+}

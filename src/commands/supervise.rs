@@ -1,0 +1,45 @@
+//! `git bullpen __supervise` (hidden): the detached supervisor of a background
+//! run. Started by bullpen itself (`spawn --bg`); see `crate::supervise`.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::session::SessionId;
+use crate::supervise::{self, Request};
+
+/// Internal: supervise a background run (started by `spawn --bg`).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[arg(value_name = "ID")]
+    pub id: SessionId,
+
+    /// The record commit the dispatcher saw; the run starts only if the record
+    /// is still exactly that.
+    #[arg(long, value_name = "COMMIT")]
+    pub expect: String,
+
+    /// The event name written to the record's history.
+    #[arg(long, value_name = "EVENT", default_value = "running")]
+    pub event: String,
+
+    /// Descriptor on which to report `running <pid>` or `error <why>`.
+    #[arg(long, value_name = "FD")]
+    pub ready_fd: Option<i32>,
+
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+pub fn run(args: Args, cwd: &Path) -> Result<i32> {
+    supervise::supervise(
+        Request {
+            id: args.id,
+            expect: args.expect,
+            event: args.event,
+            ready_fd: args.ready_fd,
+            argv: args.command,
+        },
+        cwd,
+    )
+}

@@ -1,0 +1,420 @@
+//! Shell completion: session ids completed from the current repository, and the
+//! scripts that plug `git-bullpen` into bash, zsh and fish (and, through them, into
+//! git's own completion for `git bullpen <TAB>`).
+//!
+//! The scripts are thin: on every <TAB> they run `git-bullpen` with
+//! [`config::ENV_COMPLETE`] set to the shell's name, and clap_complete's engine in
+//! this process answers from the clap definitions, calling [`session_id_candidates`]
+//! for arguments that take a session id. So new subcommands and options complete
+//! without regenerating anything; the committed files in `completions/` are exactly
+//! what `GIT_BULLPEN_COMPLETE=<shell> git-bullpen` prints.
+//!
+//! Completion never prints an error: when there is no repository, or a record cannot
+//! be read, it offers nothing.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::Path;
+
+use clap::CommandFactory;
+use clap_complete::env::{Bash, EnvCompleter, Fish, Shells, Zsh};
+use clap_complete::{CompleteEnv, CompletionCandidate};
+
+use crate::config;
+use crate::git::Repo;
+use crate::runner::render_command;
+use crate::session::{Record, State};
+use crate::store;
+
+/// The program the scripts call, found on PATH (where git finds it too).
+pub const PROGRAM: &str = "git-bullpen";
+
+/// The committed files of `completions/`, by file name. `install.sh` installs
+/// them as `share/bash-completion/completions/git-bullpen`,
+/// `share/zsh/site-functions/_git-bullpen`,
+/// `share/fish/vendor_completions.d/git-bullpen.fish` and
+/// `share/fish/vendor_conf.d/git-bullpen.fish` (from `git-bullpen.conf.fish`).
+pub fn files() -> Vec<(&'static str, Vec<u8>)> {
+    let mut files = Vec::new();
+    for (name, completer) in [
+        ("git-bullpen", &GitBash as &dyn EnvCompleter),
+        ("_git-bullpen", &GitZsh),
+        ("git-bullpen.fish", &GitFish),
+    ] {
+        let mut buf = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ =
+            completer.write_registration(config::ENV_COMPLETE, PROGRAM, PROGRAM, PROGRAM, &mut buf);
+        files.push((name, buf));
+    }
+    files.push(("git-bullpen.conf.fish", fish_git_hook()));
+    files
+}
+
+/// Call first thing in `main`: when [`config::ENV_COMPLETE`] is set, answer the
+/// shell (or print its script) and exit; otherwise return and let main run.
+pub fn complete_from_env() {
+    CompleteEnv::with_factory(crate::cli::Cli::command)
+        .var(config::ENV_COMPLETE)
+        .bin(PROGRAM)
+        .completer(PROGRAM)
+        .shells(Shells(&[&GitBash, &GitZsh, &GitFishBoth]))
+        .complete();
+}
+
+/// Candidates for an argument naming an existing session that is not collected:
+/// `resume`, `path`, `logs`, `stop`. Hook it onto an id argument with
+/// `#[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]`.
+pub fn session_id_candidates() -> Vec<CompletionCandidate> {
+    candidates(&records_here(), false)
+}
+
+/// Like [`session_id_candidates`], collected sessions included (`ls` shows them).
+pub fn any_session_id_candidates() -> Vec<CompletionCandidate> {
+    candidates(&records_here(), true)
+}
+
+/// The records of the repository around the current directory; none on any error.
+fn records_here() -> Vec<Record> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    records_in(&cwd).unwrap_or_default()
+}
+
+fn records_in(cwd: &Path) -> anyhow::Result<Vec<Record>> {
+    let repo = Repo::discover(cwd)?;
+    let (stored, _unreadable) = store::load_all(&repo)?;
+    Ok(stored.into_iter().map(|s| s.record).collect())
+}
+
+/// Pure: one candidate per session, described by its recorded state and command.
+/// Collected sessions only with `include_collected`; the order is creation order.
+pub fn candidates(records: &[Record], include_collected: bool) -> Vec<CompletionCandidate> {
+    records
+        .iter()
+        .filter(|r| include_collected || r.state != State::Collected)
+        .map(|r| {
+            let help = format!("{}: {}", r.state.as_str(), render_command(&r.command));
+            CompletionCandidate::new(r.id.as_str()).help(Some(help.into()))
+        })
+        .collect()
+}
+
+fn header(out: &mut dyn Write, comment: &str, what: &str) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{comment} {what} for git-bullpen (`git bullpen` and `git-bullpen`).\n\
+         {comment} Generated from the clap definitions; refresh with\n\
+         {comment}   BULLPEN_BLESS=1 cargo test --test cli docs\n\
+         {comment} Candidates come from `{var}=<shell> git-bullpen`, which\n\
+         {comment} completes subcommands, options and the current repository's session ids.",
+        var = config::ENV_COMPLETE,
+    )
+}
+
+/// bash: clap's dynamic completer for `git-bullpen`, plus `_git_bullpen`, which git's
+/// own completion calls for `git bullpen` (loading this file on demand through
+/// bash-completion's `_completion_loader git-bullpen`).
+struct GitBash;
+
+const BASH_GIT_GLUE: &str = r#"
+# git's completion (git-completion.bash) calls _git_bullpen for `git bullpen ...`
+# with words/cword/cur set and __git_cmd_idx at `bullpen`: complete as if
+# `git-bullpen ...` had been typed.
+_git_bullpen() {
+    local i=${__git_cmd_idx:-1}
+    local COMP_WORDS=(git-bullpen "${words[@]:i+1}")
+    local COMP_CWORD=$((cword - i))
+    _clap_complete_git_bullpen git-bullpen "$cur"
+}"#;
+
+impl EnvCompleter for GitBash {
+    fn name(&self) -> &'static str {
+        Bash.name()
+    }
+    fn is(&self, name: &str) -> bool {
+        Bash.is(name)
+    }
+    fn write_registration(
+        &self,
+        var: &str,
+        name: &str,
+        bin: &str,
+        completer: &str,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        writeln!(buf, "# -*- shell-script -*-")?;
+        header(buf, "#", "bash completion")?;
+        Bash.write_registration(var, name, bin, completer, buf)?;
+        writeln!(buf, "{}", BASH_GIT_GLUE.trim_start())
+    }
+    fn write_complete(
+        &self,
+        cmd: &mut clap::Command,
+        args: Vec<OsString>,
+        current_dir: Option<&Path>,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        Bash.write_complete(cmd, args, current_dir, buf)
+    }
+}
+
+/// zsh: an autoloadable `_git-bullpen` for `$fpath`. zsh's own `_git` lists it as a
+/// third-party command (its `#description` line) and calls it for `git bullpen`;
+/// `#compdef` makes compinit use it for `git-bullpen`. Sourced from a `.zshrc`
+/// after compinit instead, it registers itself with `compdef`.
+struct GitZsh;
+
+const ZSH_BODY: &str = r#"
+_git-bullpen() {
+    local -a args completions dirs other
+    local completion value
+    # words[1] is `bullpen` under `git bullpen`, `git-bullpen` on its own.
+    args=(git-bullpen "${(@)words[2,-1]}")
+    completions=("${(@f)$( \
+        _CLAP_IFS=$'\n' \
+        _CLAP_COMPLETE_INDEX=$(( CURRENT - 1 )) \
+        VAR=zsh \
+        git-bullpen -- "${args[@]}" 2>/dev/null \
+    )}")
+    for completion in $completions; do
+        [[ -n $completion ]] || continue
+        value=${completion%%:*}
+        if [[ $value == */ ]]; then
+            dirs+=("${value%/}${completion#$value}")
+        else
+            other+=("$completion")
+        fi
+    done
+    (( $#dirs )) && _describe -V values dirs -S / -r /
+    (( $#other )) && _describe -V values other
+    return 0
+}
+
+if (( $+compstate )); then
+    _git-bullpen "$@"
+else
+    compdef _git-bullpen git-bullpen
+fi"#;
+
+impl EnvCompleter for GitZsh {
+    fn name(&self) -> &'static str {
+        Zsh.name()
+    }
+    fn is(&self, name: &str) -> bool {
+        Zsh.is(name)
+    }
+    fn write_registration(
+        &self,
+        var: &str,
+        _name: &str,
+        _bin: &str,
+        _completer: &str,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        writeln!(buf, "#compdef git-bullpen")?;
+        writeln!(
+            buf,
+            "#description run commands side by side, each in its own worktree and branch"
+        )?;
+        header(buf, "#", "zsh completion")?;
+        writeln!(
+            buf,
+            "# Install on $fpath (before compinit) as _git-bullpen, or source after compinit."
+        )?;
+        writeln!(buf, "{}", ZSH_BODY.replace("VAR", var))
+    }
+    fn write_complete(
+        &self,
+        cmd: &mut clap::Command,
+        args: Vec<OsString>,
+        current_dir: Option<&Path>,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        Zsh.write_complete(cmd, args, current_dir, buf)
+    }
+}
+
+/// fish: clap's completer for `git-bullpen`, plus [`FISH_GIT_HOOK`] for `git bullpen`.
+struct GitFish;
+
+/// `git bullpen ...` in fish: offers `bullpen` as a git subcommand and completes
+/// the words after it as `git-bullpen ...`. fish autoloads completions by command
+/// name, so a file named for `git-bullpen` is never read for `git`: this part is
+/// installed in `vendor_conf.d/` (sourced at startup). fish's own git completion
+/// means to forward `git foo` to `git-foo`, but fish 3.6 gets the name wrong.
+pub const FISH_GIT_HOOK: &str = r#"
+# The words after `git [global options]`: the git subcommand and its arguments.
+function __git_bullpen_words
+    set -l tokens (commandline --current-process --tokenize --cut-at-cursor)
+    set -e tokens[1]
+    while set -q tokens[1]
+        switch $tokens[1]
+            case -C -c --git-dir --work-tree --namespace --exec-path --config-env
+                set -e tokens[1..2]
+            case '-*'
+                set -e tokens[1]
+            case '*'
+                break
+        end
+    end
+    string join \n -- $tokens
+end
+function __git_bullpen_needs_command
+    set -l words (__git_bullpen_words)
+    test (count $words) -eq 0
+end
+function __git_bullpen_using
+    set -l words (__git_bullpen_words)
+    test "$words[1]" = bullpen
+end
+function __git_bullpen_complete
+    set -l words (__git_bullpen_words)
+    VAR=fish git-bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+end
+complete --command git --no-files --condition __git_bullpen_needs_command --arguments bullpen --description 'Run commands side by side, each in its own worktree'
+complete --command git --no-files --keep-order --condition __git_bullpen_using --arguments '(__git_bullpen_complete)'"#;
+
+/// The fish hook file's text, as installed in `vendor_conf.d/git-bullpen.fish`.
+pub fn fish_git_hook() -> Vec<u8> {
+    let mut buf = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = header(&mut buf, "#", "fish completion (the `git bullpen` part)");
+    buf.extend_from_slice(
+        FISH_GIT_HOOK
+            .replace("VAR", config::ENV_COMPLETE)
+            .trim_start()
+            .as_bytes(),
+    );
+    buf.push(b'\n');
+    buf
+}
+
+impl EnvCompleter for GitFish {
+    fn name(&self) -> &'static str {
+        Fish.name()
+    }
+    fn is(&self, name: &str) -> bool {
+        Fish.is(name)
+    }
+    /// The `git-bullpen` part. Printed by `GIT_BULLPEN_COMPLETE=fish git-bullpen`
+    /// followed by the `git bullpen` hook, so `... | source` sets up both.
+    fn write_registration(
+        &self,
+        var: &str,
+        name: &str,
+        bin: &str,
+        completer: &str,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        header(buf, "#", "fish completion")?;
+        Fish.write_registration(var, name, bin, completer, buf)
+    }
+    fn write_complete(
+        &self,
+        cmd: &mut clap::Command,
+        args: Vec<OsString>,
+        current_dir: Option<&Path>,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        Fish.write_complete(cmd, args, current_dir, buf)
+    }
+}
+
+/// `GIT_BULLPEN_COMPLETE=fish git-bullpen` prints both fish parts.
+struct GitFishBoth;
+
+impl EnvCompleter for GitFishBoth {
+    fn name(&self) -> &'static str {
+        Fish.name()
+    }
+    fn is(&self, name: &str) -> bool {
+        Fish.is(name)
+    }
+    fn write_registration(
+        &self,
+        var: &str,
+        name: &str,
+        bin: &str,
+        completer: &str,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        GitFish.write_registration(var, name, bin, completer, buf)?;
+        writeln!(buf, "{}", FISH_GIT_HOOK.replace("VAR", var))
+    }
+    fn write_complete(
+        &self,
+        cmd: &mut clap::Command,
+        args: Vec<OsString>,
+        current_dir: Option<&Path>,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        Fish.write_complete(cmd, args, current_dir, buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Record, SCHEMA};
+
+    fn record(id: &str, state: State) -> Record {
+        Record {
+            schema: SCHEMA,
+            id: id.parse().unwrap(),
+            branch: format!("bullpen/{id}"),
+            worktree: format!("/wt/{id}"),
+            base: "0".repeat(40),
+            command: vec!["sh".into(), "-c".into(), "make test".into()],
+            state,
+            host: "h".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            updated_at: "2026-01-01T00:00:00Z".into(),
+            run_start: None,
+            process: None,
+            exit: None,
+            log: None,
+            extra: Default::default(),
+        }
+    }
+
+    fn values(c: &[CompletionCandidate]) -> Vec<String> {
+        c.iter()
+            .map(|c| c.get_value().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn candidates_skip_collected_unless_asked() {
+        let rs = [
+            record("a", State::Running),
+            record("b", State::Collected),
+            record("c", State::Exited),
+        ];
+        assert_eq!(values(&candidates(&rs, false)), ["a", "c"]);
+        assert_eq!(values(&candidates(&rs, true)), ["a", "b", "c"]);
+        assert_eq!(
+            candidates(&rs, false)[0]
+                .get_help()
+                .map(|h| h.to_string())
+                .as_deref(),
+            Some("running: sh -c 'make test'")
+        );
+    }
+
+    #[test]
+    fn no_repository_means_no_candidates() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(records_in(dir.path()).is_err());
+    }
+
+    #[test]
+    fn every_file_calls_back_with_our_variable() {
+        for (name, bytes) in files() {
+            let s = String::from_utf8(bytes).unwrap();
+            assert!(s.contains(&format!("{}=", config::ENV_COMPLETE)), "{name}");
+            assert!(!s.contains("VAR="), "{name}: placeholder left");
+        }
+    }
+}

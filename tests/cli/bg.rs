@@ -1,0 +1,878 @@
+//! Background sessions: `spawn --bg`, the supervisor, `logs`, `stop`, and
+//! liveness in `ls`. Real processes; every test kills what it started (the
+//! `Bg` guard kills every recorded process group and supervisor on drop).
+
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{Env, Run, BIN};
+
+/// Generous: machines under load are slow, and these waits end as soon as the
+/// condition holds.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// An `Env` whose background processes are killed when the test ends, pass or fail.
+struct Bg {
+    env: Env,
+    /// Processes the test itself started.
+    children: Vec<Child>,
+}
+
+impl Deref for Bg {
+    type Target = Env;
+    fn deref(&self) -> &Env {
+        &self.env
+    }
+}
+
+impl Drop for Bg {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            kill_group_of(c.id());
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Whatever the records say (a broken build may have lost track), nothing
+        // this test started may outlive it: kill every process working in its
+        // temp dir, a few rounds in case one forks while we look.
+        let root = self.env.root();
+        for _ in 0..5 {
+            let strays: Vec<u32> = all_procs()
+                .iter()
+                .filter(|p| p.alive() && p.pid != std::process::id())
+                .filter(|p| {
+                    std::fs::read_link(format!("/proc/{}/cwd", p.pid))
+                        .is_ok_and(|cwd| cwd.starts_with(&root))
+                })
+                .map(|p| p.pid)
+                .collect();
+            if strays.is_empty() {
+                break;
+            }
+            for pid in strays {
+                kill(pid, libc::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let Ok(out) = std::process::Command::new("git")
+            .args(["-C", self.env.repo.to_str().unwrap_or(".")])
+            .args([
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/bullpen/sessions/",
+            ])
+            .output()
+        else {
+            return;
+        };
+        for refname in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some(rec) = read_record_ref(&self.env.repo, refname) else {
+                continue;
+            };
+            let p = &rec["process"];
+            let (Some(pid), Some(sid)) = (p["pid"].as_u64(), p["supervisor_pid"].as_u64()) else {
+                if let (Some(pid), Some(start)) = (p["pid"].as_u64(), p["start_time"].as_u64()) {
+                    if proc_stat(pid as u32).is_some_and(|s| s.start_time == start) {
+                        kill(pid as u32, libc::SIGKILL);
+                    }
+                }
+                continue;
+            };
+            for m in group_members(pid as u32, sid as u32) {
+                kill(m, libc::SIGKILL);
+            }
+            if let Some(start) = p["supervisor_start_time"].as_u64() {
+                if proc_stat(sid as u32).is_some_and(|s| s.start_time == start) {
+                    kill(sid as u32, libc::SIGKILL);
+                }
+            }
+        }
+    }
+}
+
+impl Bg {
+    fn new() -> Bg {
+        Bg {
+            env: Env::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// `spawn --bg <id> -- <command>`, asserting success; returns what it printed.
+    fn spawn_bg(&self, id: &str, command: &[&str]) -> Run {
+        let mut args = vec!["spawn", "--bg", id, "--"];
+        args.extend_from_slice(command);
+        self.bullpen(&args).ok()
+    }
+
+    fn row(&self, id: &str) -> Value {
+        self.try_row(id)
+            .unwrap_or_else(|| panic!("no session {id} in ls --json"))
+    }
+
+    fn try_row(&self, id: &str) -> Option<Value> {
+        let json = self.ls_json();
+        json.as_array()
+            .and_then(|a| a.iter().find(|s| s["id"] == id).cloned())
+    }
+
+    fn state(&self, id: &str) -> String {
+        self.row(id)["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Poll `ls` until `id` exists and shows `state`.
+    fn wait_state(&self, id: &str, state: &str) -> Value {
+        wait_for(&format!("session {id} to be {state}"), || {
+            self.try_row(id).filter(|row| row["state"] == state)
+        })
+    }
+
+    /// The session's record (`session.json`) as stored.
+    fn record(&self, id: &str) -> Value {
+        read_record_ref(&self.repo, &format!("refs/bullpen/sessions/{id}"))
+            .unwrap_or_else(|| panic!("no record for {id}"))
+    }
+
+    fn record_commit(&self, id: &str) -> String {
+        self.git_out(&["rev-parse", &format!("refs/bullpen/sessions/{id}")])
+    }
+
+    /// Replace the record of `id` with `edit(record)`, as a hand edit would.
+    fn edit_record(&self, id: &str, edit: impl FnOnce(&mut Value)) {
+        let refname = format!("refs/bullpen/sessions/{id}");
+        let old = self.record_commit(id);
+        let mut rec = self.record(id);
+        edit(&mut rec);
+        let file = self.root().join("edited-session.json");
+        std::fs::write(&file, serde_json::to_vec_pretty(&rec).unwrap()).unwrap();
+        let blob = self.git_out(&["hash-object", "-w", file.to_str().unwrap()]);
+        let tree = self.git_input(&format!("100644 blob {blob}\tsession.json\n"), &["mktree"]);
+        let commit = self.git_out(&["commit-tree", &tree, "-p", &old, "-m", "hand edit"]);
+        self.git_out(&["update-ref", &refname, &commit, &old]);
+    }
+
+    fn git_input(&self, input: &str, args: &[&str]) -> String {
+        use std::io::Write;
+        let mut child = self
+            .cmd("git", &self.repo)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// A long-lived process owned by the test (killed by the guard).
+    fn start_sleeper(&mut self) -> u32 {
+        let child = self
+            .cmd("sleep", &self.repo.clone())
+            .arg("1000")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        self.children.push(child);
+        pid
+    }
+}
+
+fn read_record_ref(repo: &Path, refname: &str) -> Option<Value> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["cat-file", "blob", &format!("{refname}:session.json")])
+        .output()
+        .ok()?;
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// Poll `f` until it returns `Some`, for at most `DEADLINE`.
+#[track_caller]
+fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ProcStat {
+    pid: u32,
+    state: char,
+    pgrp: u32,
+    session: u32,
+    start_time: u64,
+}
+
+impl ProcStat {
+    fn alive(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// `/proc/<pid>/stat`, parsed independently of the code under test.
+fn proc_stat(pid: u32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    Some(ProcStat {
+        pid,
+        state: f[0].chars().next()?,
+        pgrp: f[2].parse().ok()?,
+        session: f[3].parse().ok()?,
+        start_time: f[19].parse().ok()?,
+    })
+}
+
+fn all_procs() -> Vec<ProcStat> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter_map(proc_stat)
+        .collect()
+}
+
+/// Living processes of process group `pgid` in session `sid`.
+fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
+    all_procs()
+        .into_iter()
+        .filter(|p| p.pgrp == pgid && p.session == sid && p.alive())
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// Whether `p` (as seen before) is still that same living process.
+fn still_alive(p: &ProcStat) -> bool {
+    proc_stat(p.pid).is_some_and(|now| now.start_time == p.start_time && now.alive())
+}
+
+fn kill(pid: u32, sig: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// Kill every process whose group is led by `pid` (only if `pid` leads a group).
+fn kill_group_of(pid: u32) {
+    if proc_stat(pid).is_some_and(|s| s.pgrp == pid) {
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGKILL);
+        }
+    }
+}
+
+fn pid_of(row: &Value) -> u32 {
+    row["pid"].as_u64().expect("pid recorded") as u32
+}
+
+fn cwd_of(pid: u32) -> PathBuf {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap()
+}
+
+// ----- the tests -----
+
+#[test]
+fn spawn_bg_returns_running_then_exits_and_logs_show_output() {
+    let env = Bg::new();
+    let run = env.spawn_bg("a", &["sh", "-c", "sleep 2; echo done"]);
+    assert_eq!(run.stdout, "a\n", "only the id on stdout");
+    let worktree = env.worktree_of("a");
+    assert!(
+        run.stderr.contains(worktree.to_str().unwrap()),
+        "worktree path on stderr: {}",
+        run.stderr
+    );
+    // The dispatcher returned only once the run was recorded: no waiting needed.
+    let row = env.row("a");
+    assert_eq!(row["state"], "running", "{row}");
+    let rec = env.record("a");
+    assert_eq!(rec["process"]["background"], true);
+    assert!(rec["process"]["supervisor_pid"].is_u64());
+
+    let row = env.wait_state("a", "exited");
+    assert_eq!(row["exit_code"], 0);
+    let logs = env.bullpen(&["logs", "a"]).ok();
+    assert_eq!(logs.stdout, "done\n");
+}
+
+#[test]
+fn two_bg_sessions_from_one_directory_never_meet() {
+    let env = Bg::new();
+    let script = "echo \"$BULLPEN_SESSION\" > mine.txt; exec sleep 1000";
+    env.spawn_bg("a", &["sh", "-c", script]);
+    env.spawn_bg("b", &["sh", "-c", script]);
+    let (wa, wb) = (env.worktree_of("a"), env.worktree_of("b"));
+    assert_ne!(wa, wb);
+    for (id, wt) in [("a", &wa), ("b", &wb)] {
+        let pid = pid_of(&env.row(id));
+        assert_eq!(&cwd_of(pid), wt, "{id} runs in its own worktree");
+        let branch = env.git(wt, &["rev-parse", "--abbrev-ref", "HEAD"]).ok();
+        assert_eq!(branch.stdout.trim(), format!("bullpen/{id}"));
+        let mine = wait_for("mine.txt", || {
+            std::fs::read_to_string(wt.join("mine.txt")).ok()
+        });
+        assert_eq!(mine, format!("{id}\n"));
+    }
+    assert!(
+        !env.repo.join("mine.txt").exists(),
+        "nothing lands in the main worktree"
+    );
+    env.bullpen(&["stop", "a"]).ok();
+    env.bullpen(&["stop", "b"]).ok();
+    assert_eq!(env.state("a"), "stopped");
+    assert_eq!(env.state("b"), "stopped");
+}
+
+#[test]
+fn session_survives_its_dispatcher_and_terminal() {
+    use std::os::unix::process::CommandExt;
+    let mut env = Bg::new();
+    // A stand-in for a terminal: a shell in its own session that runs the
+    // dispatcher and stays, as a login shell would. Closing the terminal kills
+    // that whole session.
+    let mut term = env.cmd("sh", &env.repo);
+    term.args([
+        "-c",
+        &format!("'{BIN}' spawn --bg a -- sleep 1000 >/dev/null 2>&1; exec sleep 1000"),
+    ])
+    // A terminal's stdin is live, unlike the tests' /dev/null.
+    .stdin(Stdio::piped())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    // SAFETY: setsid(2) is async-signal-safe.
+    unsafe {
+        term.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let term = term.spawn().unwrap();
+    let term_sid = term.id();
+    env.children.push(term);
+    let row = env.wait_state("a", "running");
+    let child = proc_stat(pid_of(&row)).unwrap();
+    let rec = env.record("a");
+    let supervisor = proc_stat(rec["process"]["supervisor_pid"].as_u64().unwrap() as u32).unwrap();
+    assert_ne!(
+        supervisor.session, term_sid,
+        "the supervisor has its own session"
+    );
+    for (what, p) in [("command", &child), ("supervisor", &supervisor)] {
+        assert_eq!(
+            std::fs::read_link(format!("/proc/{}/fd/0", p.pid)).unwrap(),
+            Path::new("/dev/null"),
+            "the {what}'s stdin is /dev/null"
+        );
+    }
+
+    // Close the terminal: hang up and kill its process group (the shell, and
+    // the dispatcher had it still been there).
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(-(term_sid as i32), libc::SIGHUP);
+        libc::kill(-(term_sid as i32), libc::SIGKILL);
+    }
+    wait_for("the terminal's process group to be gone", || {
+        all_procs()
+            .iter()
+            .all(|p| p.pgrp != term_sid || !p.alive())
+            .then_some(())
+    });
+    assert!(still_alive(&child), "the command outlived the terminal");
+    assert!(
+        still_alive(&supervisor),
+        "the supervisor outlived the terminal"
+    );
+    assert_eq!(env.state("a"), "running");
+    env.bullpen(&["stop", "a"]).ok();
+    assert!(!still_alive(&child));
+}
+
+#[test]
+fn a_reused_pid_shows_lost_not_running() {
+    let mut env = Bg::new();
+    env.bullpen(&["spawn", "fg", "--", "true"]).ok();
+    env.bullpen(&["spawn", "bg", "--", "true"]).ok();
+    // A different, living process now holds the pid the records name.
+    let pid = env.start_sleeper();
+    let real = wait_for("the sleeper's stat", || proc_stat(pid)).start_time;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let set = |env: &Bg, id: &str, background: bool, start: u64| {
+        env.edit_record(id, |r| {
+            r["state"] = "running".into();
+            r["exit"] = Value::Null;
+            r["process"] = serde_json::json!({
+                "pid": pid,
+                "start_time": start,
+                "boot_id": boot.trim(),
+                "background": background,
+                "supervisor_pid": if background { Some(pid) } else { None },
+                "supervisor_start_time": if background { Some(start) } else { None },
+                "started_at": "2026-01-01T00:00:00Z",
+            });
+        })
+    };
+    // Control: with the true start time the process is taken for the session's.
+    set(&env, "fg", false, real);
+    set(&env, "bg", true, real);
+    assert_eq!(env.state("fg"), "running");
+    assert_eq!(env.state("bg"), "running");
+    // The same pid with another start time is another process: lost.
+    set(&env, "fg", false, real + 1);
+    set(&env, "bg", true, real + 1);
+    assert_eq!(env.state("fg"), "lost");
+    assert_eq!(env.state("bg"), "lost");
+    assert!(still_alive(&proc_stat(pid).unwrap()), "ls signals nothing");
+}
+
+#[test]
+fn stop_escalates_to_sigkill_and_leaves_no_process_of_the_group() {
+    let env = Bg::new();
+    // The shell and both children ignore SIGTERM (ignored signals are inherited).
+    env.spawn_bg(
+        "a",
+        &["sh", "-c", "trap '' TERM; sleep 1000 & sleep 1000 & wait"],
+    );
+    let rec = env.record("a");
+    let pgid = rec["process"]["pid"].as_u64().unwrap() as u32;
+    let sid = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
+    let members: Vec<ProcStat> = wait_for("the shell and its two children", || {
+        let m = group_members(pgid, sid);
+        (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
+    });
+    let run = env.bullpen(&["stop", "--timeout", "0.5", "a"]).ok();
+    assert!(run.stderr.contains("SIGKILL"), "{}", run.stderr);
+    for m in &members {
+        assert!(!still_alive(m), "{m:?} survived stop");
+    }
+    let row = env.row("a");
+    assert_eq!(row["state"], "stopped", "{row}");
+    assert_eq!(row["signal"], 9);
+}
+
+#[test]
+fn stop_ends_a_command_and_the_children_it_started() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "sleep 1000 & sleep 1000 & wait"]);
+    let rec = env.record("a");
+    let pgid = rec["process"]["pid"].as_u64().unwrap() as u32;
+    let sid = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
+    let supervisor = proc_stat(sid).unwrap();
+    let members: Vec<ProcStat> = wait_for("the shell and its two children", || {
+        let m = group_members(pgid, sid);
+        (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
+    });
+    let run = env.bullpen(&["stop", "a"]).ok();
+    assert!(run.stderr.contains("SIGTERM"), "{}", run.stderr);
+    for m in &members {
+        assert!(!still_alive(m), "{m:?} survived stop");
+    }
+    let row = env.row("a");
+    assert_eq!(row["state"], "stopped", "{row}");
+    assert_eq!(row["signal"], 15, "the supervisor recorded how it ended");
+    wait_for("the supervisor to exit", || {
+        (!still_alive(&supervisor)).then_some(())
+    });
+    let history = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/a"]);
+    assert!(
+        history.starts_with("bullpen: a stopped (signal 15)\nbullpen: a stop requested"),
+        "{history}"
+    );
+}
+
+#[test]
+fn stop_of_a_session_that_is_not_running_changes_nothing() {
+    let env = Bg::new();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    let before = env.snapshot();
+    let run = env.bullpen(&["stop", "a"]).ok();
+    assert!(
+        run.stderr.contains("not running (exited, exit 0)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.snapshot(), before);
+    assert_eq!(env.state("a"), "exited");
+    env.bullpen(&["stop", "nope"]).fails();
+}
+
+#[test]
+fn stop_refuses_a_foreground_run_naming_its_pid() {
+    let mut env = Bg::new();
+    let fg = env
+        .cmd(BIN, &env.repo)
+        .args(["spawn", "a", "--", "sleep", "1000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    env.children.push(fg);
+    let row = env.wait_state("a", "running");
+    let pid = pid_of(&row);
+    let run = env.bullpen(&["stop", "a"]).fails();
+    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert_eq!(env.state("a"), "running");
+    kill(pid, libc::SIGKILL);
+    env.wait_state("a", "exited");
+}
+
+#[test]
+fn logs_show_stdout_and_stderr_and_follow_until_the_end() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "echo to-out; echo to-err >&2"]);
+    env.wait_state("a", "exited");
+    let logs = env.bullpen(&["logs", "a"]).ok();
+    assert!(logs.stdout.contains("to-out\n"), "{}", logs.stdout);
+    assert!(logs.stdout.contains("to-err\n"), "{}", logs.stdout);
+
+    // --follow: started while the run goes on, returns once it has ended, with
+    // everything it printed.
+    env.spawn_bg(
+        "b",
+        &[
+            "sh",
+            "-c",
+            "echo one; while [ ! -e go ]; do sleep 0.05; done; echo two",
+        ],
+    );
+    let follow = env
+        .cmd(BIN, &env.repo)
+        .args(["logs", "--follow", "b"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::fs::write(env.worktree_of("b").join("go"), "").unwrap();
+    let out = follow.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "one\ntwo\n");
+    assert_eq!(env.state("b"), "exited");
+}
+
+#[test]
+fn logs_of_a_session_without_a_background_run_say_so() {
+    let env = Bg::new();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    let run = env.bullpen(&["logs", "a"]).fails();
+    assert_eq!(run.code(), 128);
+    assert!(run.stderr.contains("no log"), "{}", run.stderr);
+}
+
+#[test]
+fn ls_json_shows_the_log_outside_every_worktree() {
+    let env = Bg::new();
+    env.bullpen(&["spawn", "fg", "--", "true"]).ok();
+    env.spawn_bg("bg", &["sh", "-c", "echo noisy"]);
+    env.wait_state("bg", "exited");
+    let fg = env.row("fg");
+    assert_eq!(fg["log"], Value::Null);
+    for key in [
+        "id",
+        "state",
+        "branch",
+        "base",
+        "worktree",
+        "command",
+        "created_at",
+        "exit_code",
+        "signal",
+        "pid",
+        "host",
+        "ahead",
+    ] {
+        assert!(fg.get(key).is_some(), "ls --json keeps {key}");
+    }
+    let bg = env.row("bg");
+    let log = PathBuf::from(bg["log"].as_str().unwrap());
+    let common = env.git_out(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+    assert_eq!(log, Path::new(&common).join("bullpen/logs/bg.log"));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "noisy\n");
+    let wt = env.worktree_of("bg");
+    assert_eq!(
+        env.git(&wt, &["status", "--porcelain", "--ignored"])
+            .ok()
+            .stdout,
+        ""
+    );
+    assert_eq!(
+        env.git(&env.repo, &["status", "--porcelain"]).ok().stdout,
+        ""
+    );
+}
+
+#[test]
+fn supervisor_writes_provenance_notes_for_background_commits() {
+    let env = Bg::new();
+    env.spawn_bg(
+        "a",
+        &[
+            "sh",
+            "-c",
+            "echo x > f && git add f && git commit -q -m from-bg",
+        ],
+    );
+    let row = env.wait_state("a", "exited");
+    assert_eq!(row["exit_code"], 0, "{row}");
+    let note = env.git_out(&["notes", "--ref=bullpen", "show", "bullpen/a"]);
+    assert!(note.contains("bullpen-session: a"), "{note}");
+    assert!(note.contains("bullpen-exit: exit 0"), "{note}");
+}
+
+#[test]
+fn killing_the_supervisor_shows_lost_and_stop_still_cleans_up() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sleep", "1000"]);
+    env.spawn_bg("b", &["sleep", "1000"]);
+    let rec = env.record("a");
+    let child = proc_stat(rec["process"]["pid"].as_u64().unwrap() as u32).unwrap();
+    let supervisor = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
+    kill(supervisor, libc::SIGKILL);
+    env.wait_state("a", "lost");
+    assert!(still_alive(&child), "the command itself lingers");
+    assert_eq!(env.state("b"), "running", "other sessions are untouched");
+    env.bullpen(&["logs", "a"]).ok();
+    // A second start is refused while the lingering command lives.
+    let commit = env.record_commit("a");
+    let wt = env.worktree_of("a");
+    let second = env.bullpen_in(
+        &wt,
+        &[
+            "__supervise",
+            "a",
+            "--expect",
+            &commit,
+            "--",
+            "touch",
+            "second",
+        ],
+    );
+    assert!(
+        second.stderr.contains(&format!("pid {}", child.pid)),
+        "{}",
+        second.stderr
+    );
+    assert!(!wt.join("second").exists());
+
+    let run = env.bullpen(&["stop", "a"]).ok();
+    assert!(run.stderr.contains("lost"), "{}", run.stderr);
+    assert!(!still_alive(&child));
+    assert_eq!(env.state("a"), "stopped");
+    assert_eq!(env.state("b"), "running");
+    env.bullpen(&["stop", "b"]).ok();
+}
+
+#[test]
+fn a_second_start_of_a_running_session_is_refused_naming_the_pid() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sleep", "1000"]);
+    let pid = pid_of(&env.row("a"));
+    let before = env.record_commit("a");
+    let wt = env.worktree_of("a");
+    // What `resume --bg` would start: a supervisor for the record as it is now.
+    let run = env
+        .bullpen_in(
+            &wt,
+            &[
+                "__supervise",
+                "a",
+                "--expect",
+                &before,
+                "--",
+                "touch",
+                "second",
+            ],
+        )
+        .fails();
+    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert!(!wt.join("second").exists(), "the second command never ran");
+    assert_eq!(env.record_commit("a"), before, "the record is unchanged");
+    env.bullpen(&["stop", "a"]).ok();
+}
+
+#[test]
+fn a_start_for_a_record_that_changed_meanwhile_runs_nothing() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["true"]);
+    env.wait_state("a", "exited");
+    // The record moved on since "ready": a start requested back then must lose.
+    let stale = env.git_out(&["rev-parse", "refs/bullpen/sessions/a~2"]);
+    let before = env.record_commit("a");
+    let wt = env.worktree_of("a");
+    let run = env
+        .bullpen_in(
+            &wt,
+            &[
+                "__supervise",
+                "a",
+                "--expect",
+                &stale,
+                "--",
+                "touch",
+                "second",
+            ],
+        )
+        .fails();
+    assert!(run.stderr.contains("changed since"), "{}", run.stderr);
+    assert!(!wt.join("second").exists(), "the command never ran");
+    assert_eq!(env.record_commit("a"), before, "the record is unchanged");
+}
+
+#[test]
+fn a_command_that_cannot_start_is_recorded_127() {
+    let env = Bg::new();
+    let run = env
+        .bullpen(&["spawn", "--bg", "a", "--", "no-such-command-xyz"])
+        .fails();
+    assert_eq!(run.code(), 128);
+    assert!(run.stderr.contains("no-such-command-xyz"), "{}", run.stderr);
+    let row = env.row("a");
+    assert_eq!(row["state"], "exited", "{row}");
+    assert_eq!(row["exit_code"], 127);
+}
+
+#[test]
+fn spawn_bg_without_a_command_is_refused_before_anything_is_created() {
+    let env = Bg::new();
+    let before = env.snapshot();
+    let run = env.bullpen(&["spawn", "--bg", "a"]).fails();
+    assert!(run.stderr.contains("needs a command"), "{}", run.stderr);
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn resume_bg_runs_again_in_the_background_and_appends_to_the_log() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "echo first"]);
+    env.wait_state("a", "exited");
+    // Run from the main worktree: the command still runs in the session's.
+    let run = env
+        .bullpen(&["resume", "--bg", "a", "--", "sh", "-c", "pwd; echo second"])
+        .ok();
+    assert_eq!(run.stdout, "a\n");
+    env.wait_state("a", "exited");
+    let wt = env.worktree_of("a");
+    let logs = env.bullpen(&["logs", "a"]).ok();
+    assert_eq!(logs.stdout, format!("first\n{}\nsecond\n", wt.display()));
+    let history = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/a"]);
+    assert!(history.contains("bullpen: a resumed"), "{history}");
+}
+
+#[test]
+fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sleep", "1000"]);
+    let pid = pid_of(&env.row("a"));
+    let before = env.record_commit("a");
+    for args in [
+        &["resume", "a", "--", "touch", "second"][..],
+        &["resume", "--bg", "a", "--", "touch", "second"][..],
+    ] {
+        let run = env.bullpen(args).fails();
+        assert!(
+            run.stderr.contains(&format!("pid {pid}")),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(!env.worktree_of("a").join("second").exists());
+    assert_eq!(env.record_commit("a"), before);
+
+    // Lost (supervisor killed) while its command lingers: still one live process.
+    let sup = env.record("a")["process"]["supervisor_pid"]
+        .as_u64()
+        .unwrap() as u32;
+    kill(sup, libc::SIGKILL);
+    env.wait_state("a", "lost");
+    let run = env
+        .bullpen(&["resume", "--bg", "a", "--", "touch", "second"])
+        .fails();
+    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert!(!env.worktree_of("a").join("second").exists());
+
+    // Once stopped, it may run again.
+    env.bullpen(&["stop", "a"]).ok();
+    env.bullpen(&["resume", "--bg", "a", "--", "touch", "second"])
+        .ok();
+    env.wait_state("a", "exited");
+    assert!(env.worktree_of("a").join("second").exists());
+}
+
+#[test]
+fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "sleep 1000 & wait"]);
+    let rec = env.record("a");
+    let leader = rec["process"]["pid"].as_u64().unwrap() as u32;
+    let sup = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
+    let left: Vec<u32> = wait_for("the shell's child", || {
+        let m: Vec<u32> = group_members(leader, sup)
+            .into_iter()
+            .filter(|p| *p != leader)
+            .collect();
+        (m.len() == 1).then_some(m)
+    });
+    // The supervisor and the command are gone; the command's child lingers.
+    kill(sup, libc::SIGKILL);
+    kill(leader, libc::SIGKILL);
+    env.wait_state("a", "lost");
+    for args in [
+        &["resume", "a", "--", "touch", "second"][..],
+        &["resume", "--bg", "a", "--", "touch", "second"][..],
+    ] {
+        let run = env.bullpen(args).fails();
+        assert!(
+            run.stderr.contains(&format!("pid {}", left[0])),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(!env.worktree_of("a").join("second").exists());
+    env.bullpen(&["stop", "a"]).ok();
+    assert!(
+        group_members(leader, sup).is_empty(),
+        "stop ended the leftovers"
+    );
+}
+
+#[test]
+fn an_unreaped_zombie_is_not_alive() {
+    let mut env = Bg::new();
+    env.bullpen(&["spawn", "--bg", "a", "--", "true"]).ok();
+    env.wait_state("a", "exited");
+    // A process that has ended but that nobody reaped (its parent, this test,
+    // does not wait for it yet): it still has a /proc entry with a start time.
+    let zombie = env.cmd("true", &env.repo.clone()).spawn().unwrap();
+    let pid = zombie.id();
+    env.children.push(zombie);
+    let stat = wait_for("a zombie", || proc_stat(pid).filter(|s| s.state == 'Z'));
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    env.edit_record("a", |r| {
+        r["state"] = "running".into();
+        r["process"]["pid"] = pid.into();
+        r["process"]["start_time"] = stat.start_time.into();
+        r["process"]["supervisor_pid"] = pid.into();
+        r["process"]["supervisor_start_time"] = stat.start_time.into();
+        r["process"]["boot_id"] = boot.trim().into();
+    });
+    assert_eq!(env.state("a"), "lost");
+}

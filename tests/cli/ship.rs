@@ -1,0 +1,630 @@
+//! Shipping like a git command: `install.sh` into a temp prefix, then `man`,
+//! `git help bullpen`, completion in bash (through git's own completion), zsh
+//! (under zsh's own `_git`) and fish, and `--uninstall` restoring the prefix.
+//!
+//! The tests install the binary `cargo test` built (`BULLPEN_INSTALL_BINARY`), so
+//! no release build happens here. A test whose shell or tool is missing is skipped
+//! with a message, except under CI (`CI` set), where it fails: `.ci/run` installs them.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+
+use crate::docs::which;
+use crate::support::{Env, Run, BIN};
+
+/// A tool these tests need is missing: skip with a clear message on a developer's
+/// machine, fail under CI (`CI` set), where `.ci/run` installs it.
+pub fn skip_or_fail(what: &str) {
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!("{what}; .ci/run should have installed it");
+    }
+    eprintln!("SKIPPED: {what} (install it, or run .ci/run, to run this test)");
+}
+
+fn install_sh() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("install.sh")
+}
+
+const BASH_COMPLETION: &str = "/usr/share/bash-completion/bash_completion";
+const GIT_BASH_COMPLETION: &str = "/usr/share/bash-completion/completions/git";
+
+/// Subcommands whose positional arguments are session ids of the repository.
+const ID_COMMANDS: &[&str] = &["ls", "resume", "path", "logs", "stop"];
+
+fn subcommands() -> Vec<String> {
+    bullpen::cli::Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name().to_owned())
+        .collect()
+}
+
+struct Installed {
+    env: Env,
+    prefix: PathBuf,
+}
+
+impl Installed {
+    /// A test repository with sessions `alpha` and `beta`, and git-bullpen
+    /// installed into `<tmp>/prefix` with its `bin` first on PATH.
+    fn new() -> Installed {
+        let mut env = Env::new();
+        let prefix = env.root().join("prefix");
+        install(&env, &prefix, &[]).ok();
+        env.path_prefix.insert(0, prefix.join("bin"));
+        for id in ["alpha", "beta"] {
+            env.bullpen(&["spawn", id, "--", "true"]).ok();
+        }
+        Installed { env, prefix }
+    }
+
+    fn share(&self) -> PathBuf {
+        self.prefix.join("share")
+    }
+}
+
+/// `install.sh --prefix <prefix> <extra>` with the test binary.
+fn install(env: &Env, prefix: &Path, extra: &[&str]) -> Run {
+    let mut cmd = env.cmd("bash", &env.root());
+    cmd.arg(install_sh())
+        .arg("--prefix")
+        .arg(prefix)
+        .args(extra)
+        .env("BULLPEN_INSTALL_BINARY", BIN);
+    cmd.output().expect("run install.sh").into()
+}
+
+/// Every path under `dir` with its kind, mode and content: what "as it was" means.
+fn tree(dir: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let mode = meta.permissions().mode();
+            if meta.is_dir() {
+                out.insert(rel, format!("dir {mode:o}"));
+                walk(root, &p, out);
+            } else {
+                // Length and a hash keep a failure's diff readable (the binary is large).
+                let content = std::fs::read(&p).unwrap_or_default();
+                let hash = content.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                    (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+                });
+                out.insert(rel, format!("file {mode:o} {} {hash:016x}", content.len()));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    out.insert(".".into(), format!("exists {}", dir.exists()));
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn install_is_idempotent_and_uninstall_restores_the_prefix() {
+    let env = Env::new();
+    let prefix = env.root().join("prefix");
+    // Things that were there before and must survive: files beside ours, and
+    // directories we must not remove even when they end up empty.
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::fs::write(prefix.join("bin/other-tool"), "#!/bin/sh\n").unwrap();
+    std::fs::create_dir_all(prefix.join("share/man/man1")).unwrap();
+    std::fs::create_dir_all(prefix.join("share/zsh")).unwrap();
+    let before = tree(&prefix);
+
+    let first = install(&env, &prefix, &[]).ok();
+    let manifest = prefix.join("share/git-bullpen/install-manifest");
+    let installed = tree(&prefix);
+    for f in [
+        "bin/git-bullpen",
+        "share/man/man1/git-bullpen.1",
+        "share/bash-completion/completions/git-bullpen",
+        "share/zsh/site-functions/_git-bullpen",
+        "share/fish/vendor_completions.d/git-bullpen.fish",
+        "share/fish/vendor_conf.d/git-bullpen.fish",
+    ] {
+        assert!(prefix.join(f).is_file(), "{f} not installed");
+    }
+    for sub in subcommands() {
+        let page = format!("share/man/man1/git-bullpen-{sub}.1");
+        assert!(prefix.join(&page).is_file(), "{page} not installed");
+    }
+    let mode = std::fs::metadata(prefix.join("bin/git-bullpen"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    // The prefix's bin is not on PATH here: install.sh says what to do.
+    assert!(
+        first
+            .stderr
+            .contains(&format!("add {}/bin to PATH", prefix.display())),
+        "{}",
+        first.stderr
+    );
+
+    // Again: same files, same manifest (it still knows which directories it made).
+    install(&env, &prefix, &[]).ok();
+    assert_eq!(tree(&prefix), installed);
+
+    // A file an earlier version installed and this one no longer ships goes away.
+    let stale = prefix.join("share/man/man1/git-bullpen-old.1");
+    std::fs::write(&stale, "old").unwrap();
+    let mut m = std::fs::read_to_string(&manifest).unwrap();
+    m.push_str("f share/man/man1/git-bullpen-old.1\n");
+    std::fs::write(&manifest, m).unwrap();
+    install(&env, &prefix, &[]).ok();
+    assert!(
+        !stale.exists(),
+        "a stale file of an earlier install was kept"
+    );
+    assert_eq!(tree(&prefix), installed);
+
+    let run = install(&env, &prefix, &["--uninstall"]).ok();
+    assert!(run.stderr.contains("uninstalled"), "{}", run.stderr);
+    assert_eq!(
+        tree(&prefix),
+        before,
+        "uninstall did not restore the prefix"
+    );
+
+    // Uninstalling twice is harmless.
+    install(&env, &prefix, &["--uninstall"]).ok();
+    assert_eq!(tree(&prefix), before);
+}
+
+#[test]
+fn install_into_a_new_prefix_and_uninstall_removes_it() {
+    let env = Env::new();
+    let prefix = env.root().join("new-prefix");
+    install(&env, &prefix, &[]).ok();
+    assert!(prefix.join("bin/git-bullpen").is_file());
+    install(&env, &prefix, &["--uninstall"]).ok();
+    assert!(
+        !prefix.exists(),
+        "left behind: {:?}",
+        tree(&prefix).keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn uninstall_refuses_a_manifest_pointing_outside_the_prefix() {
+    let env = Env::new();
+    let prefix = env.root().join("prefix");
+    install(&env, &prefix, &[]).ok();
+    let victim = env.root().join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    let manifest = prefix.join("share/git-bullpen/install-manifest");
+    for entry in ["f ../victim", "f /victim", "f bin/../../victim"] {
+        std::fs::write(&manifest, format!("{entry}\n")).unwrap();
+        let run = install(&env, &prefix, &["--uninstall"]).fails();
+        assert!(
+            run.stderr.contains("not a plain path inside the prefix"),
+            "{entry}: {}",
+            run.stderr
+        );
+        assert!(
+            victim.exists(),
+            "{entry}: uninstall removed a file outside the prefix"
+        );
+    }
+}
+
+/// A PATH directory holding every program of `dirs` except those named in `drop`.
+fn path_without(env: &Env, dirs: &[&str], drop: &[&str]) -> PathBuf {
+    let bin = env.root().join(format!("path-without-{}", drop.join("-")));
+    std::fs::create_dir_all(&bin).unwrap();
+    for dir in dirs {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if drop
+                .iter()
+                .any(|d| name == *d || name.starts_with(&format!("{d}-")))
+            {
+                continue;
+            }
+            let _ = std::os::unix::fs::symlink(e.path(), bin.join(&*name));
+        }
+    }
+    bin
+}
+
+#[test]
+fn install_without_cargo_or_git_fails_clearly_and_creates_nothing() {
+    let env = Env::new();
+    let prefix = env.root().join("prefix");
+    let cases = [
+        ("cargo", "cargo not found on PATH"),
+        ("git", "git not found on PATH"),
+    ];
+    for (missing, message) in cases {
+        let path = path_without(&env, &["/usr/local/bin", "/usr/bin", "/bin"], &[missing]);
+        let mut cmd = env.cmd("/bin/bash", &env.root());
+        cmd.arg(install_sh())
+            .arg("--prefix")
+            .arg(&prefix)
+            .env("PATH", &path);
+        let run: Run = cmd.output().unwrap().into();
+        assert_eq!(run.code(), 1, "without {missing}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(message),
+            "without {missing}: {}",
+            run.stderr
+        );
+        assert!(
+            !prefix.exists(),
+            "without {missing}: the prefix was created"
+        );
+    }
+}
+
+#[test]
+fn man_and_git_help_show_the_installed_pages() {
+    if which("man").is_none() {
+        return skip_or_fail("man (man-db) is not installed");
+    }
+    let inst = Installed::new();
+    let env = &inst.env;
+    let man1 = inst.share().join("man/man1");
+
+    env.bullpen(&["ls"]).ok();
+    let mut cmd = env.cmd("man", &env.repo);
+    cmd.args(["-w", "git-bullpen"]);
+    let found: Run = cmd.output().unwrap().into();
+    let found = found.ok();
+    assert!(
+        Path::new(found.stdout.trim()).starts_with(&man1),
+        "man -w git-bullpen: {} (expected under {})",
+        found.stdout,
+        man1.display()
+    );
+
+    let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut pages = vec![
+        (argv(&["help", "bullpen"]), "git-bullpen".to_owned()),
+        (argv(&["bullpen", "--help"]), "git-bullpen".to_owned()),
+    ];
+    for sub in subcommands() {
+        // git turns only `git bullpen --help` into man; a subcommand's page is
+        // `git help git-bullpen-<sub>` (`git help bullpen-<sub>` looks for
+        // gitbullpen-<sub>, as git-bullpen-<sub> is no executable), and
+        // `git bullpen <sub> --help` prints clap's long help.
+        let page = format!("git-bullpen-{sub}");
+        pages.push((argv(&["help", &page]), page));
+    }
+    for (args, page) in pages {
+        let mut cmd = env.cmd("git", &env.repo);
+        cmd.args(&args)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100");
+        let run: Run = cmd.output().unwrap().into();
+        let run = run.ok();
+        let text = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            text.contains(&format!("NAME {page} - ")),
+            "git {}: no NAME line for {page}:\n{}",
+            args.join(" "),
+            run.stdout
+        );
+    }
+}
+
+/// Drives bash completion as bash would on <TAB>: loads bash-completion, finds the
+/// completion function of the line's command (git's for `git`, ours for
+/// `git-bullpen`, both loaded on demand), calls it with COMP_WORDS/COMP_CWORD, and
+/// prints COMPREPLY one per line.
+const BASH_HARNESS: &str = r#"
+source /usr/share/bash-completion/bash_completion
+line=$1
+read -ra COMP_WORDS <<<"$line"
+[[ $line == *" " ]] && COMP_WORDS+=("")
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+COMP_LINE=$line COMP_POINT=${#line} COMP_TYPE=9 COMP_KEY=9
+cmd=${COMP_WORDS[0]}
+_completion_loader "$cmd"
+spec=$(complete -p "$cmd") || { echo "no completion for $cmd" >&2; exit 3; }
+fn=$(sed -E 's/.* -F ([^ ]+) .*/\1/' <<<"$spec")
+"$fn" "$cmd" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}"
+"#;
+
+fn bash_complete(inst: &Installed, line: &str) -> Vec<String> {
+    let script = inst.env.root().join("bash-harness.sh");
+    std::fs::write(&script, BASH_HARNESS).unwrap();
+    let mut cmd = inst.env.cmd("bash", &inst.env.repo);
+    cmd.arg(&script).arg(line).env(
+        "XDG_DATA_DIRS",
+        format!("{}:/usr/local/share:/usr/share", inst.share().display()),
+    );
+    let run: Run = cmd.output().unwrap().into();
+    let run = run.ok();
+    assert!(run.stderr.is_empty(), "{line:?}: stderr: {}", run.stderr);
+    words(&run.stdout)
+}
+
+fn words(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s
+        .lines()
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[track_caller]
+fn assert_offers(got: &[String], want: &[&str], what: &str) {
+    for w in want {
+        assert!(
+            got.iter().any(|g| g == w),
+            "{what}: {w:?} not offered in {got:?}"
+        );
+    }
+}
+
+#[test]
+fn bash_completes_git_bullpen_through_gits_completion() {
+    if !Path::new(BASH_COMPLETION).is_file() || !Path::new(GIT_BASH_COMPLETION).is_file() {
+        return skip_or_fail("bash-completion (with git's completion) is not installed");
+    }
+    let inst = Installed::new();
+    let subs = subcommands();
+    let subs: Vec<&str> = subs.iter().map(String::as_str).collect();
+    assert_offers(
+        &bash_complete(&inst, "git bullp"),
+        &["bullpen"],
+        "git bullp",
+    );
+    for line in ["git bullpen ", "git-bullpen ", "git -c x.y=z bullpen "] {
+        assert_offers(&bash_complete(&inst, line), &subs, line);
+    }
+    for sub in &subs {
+        let line = format!("git bullpen {}", &sub[..sub.len().min(3)]);
+        assert_offers(&bash_complete(&inst, &line), &[sub], &line);
+    }
+    for sub in subs.iter().filter(|s| ID_COMMANDS.contains(s)) {
+        for line in [
+            format!("git bullpen {sub} "),
+            format!("git-bullpen {sub} "),
+            format!("git -c x.y=z bullpen {sub} "),
+        ] {
+            assert_offers(&bash_complete(&inst, &line), &["alpha", "beta"], &line);
+        }
+        let line = format!("git bullpen {sub} al");
+        assert_eq!(bash_complete(&inst, &line), ["alpha"], "{line}");
+    }
+}
+
+/// Drives zsh's completion in a pseudo-terminal (zpty) under `zsh -f` with
+/// compinit and zsh's own `_git`: types the line and <TAB>, and records every
+/// match offered (a `compadd` wrapper appends them to a file), then a key bound
+/// to a widget marks the end.
+const ZSH_HARNESS: &str = r#"
+zmodload zsh/zpty || exit 2
+fdir=$1 out=$2 line=$3
+: >| $out
+zpty z zsh -f -i
+zpty -w z "PS1='%% '; fpath=(${(q)fdir} \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w z "compadd() { if [[ \${(j: :)@} == *' -'[OAD]' '* ]]; then builtin compadd \"\$@\"; return; fi; local -a __m; builtin compadd -O __m \"\$@\"; builtin compadd \"\$@\"; print -rl -- \$__m >> ${(q)out}; }"
+zpty -w z "finished() { print -r -- '--done--' >> ${(q)out}; }; zle -N finished; bindkey '^X^F' finished; bindkey '^I' complete-word"
+zpty -n -w z "$line"$'\t\C-x\C-f'
+# Poll with a generous deadline (60 s); a loaded machine is slow, not wrong.
+for i in {1..1200}; do
+  grep -q -- '--done--' $out 2>/dev/null && break
+  sleep 0.05
+done
+zpty -d z
+grep -q -- '--done--' $out || { echo "zsh did not finish completing" >&2; exit 4; }
+grep -v -- '--done--' $out
+"#;
+
+fn zsh_complete(inst: &Installed, line: &str) -> Vec<String> {
+    let root = inst.env.root();
+    let script = root.join("zsh-harness.zsh");
+    std::fs::write(&script, ZSH_HARNESS).unwrap();
+    let out = root.join("zsh-matches");
+    let mut cmd = inst.env.cmd("zsh", &inst.env.repo);
+    cmd.arg("-f")
+        .arg(&script)
+        .arg(inst.share().join("zsh/site-functions"))
+        .arg(&out)
+        .arg(line);
+    let run: Run = cmd.output().unwrap().into();
+    let run = run.ok();
+    words(&run.stdout)
+}
+
+#[test]
+fn zsh_completes_git_bullpen_under_zshs_own_git_completion() {
+    if which("zsh").is_none() {
+        return skip_or_fail("zsh is not installed");
+    }
+    let inst = Installed::new();
+    let subs = subcommands();
+    let subs: Vec<&str> = subs.iter().map(String::as_str).collect();
+    assert_offers(&zsh_complete(&inst, "git bullp"), &["bullpen"], "git bullp");
+    for line in ["git bullpen ", "git-bullpen "] {
+        assert_offers(&zsh_complete(&inst, line), &subs, line);
+    }
+    for sub in subs.iter().filter(|s| ID_COMMANDS.contains(s)) {
+        let line = format!("git bullpen {sub} ");
+        assert_offers(&zsh_complete(&inst, &line), &["alpha", "beta"], &line);
+    }
+}
+
+fn fish_complete(inst: &Installed, line: &str) -> Vec<String> {
+    let mut cmd = inst.env.cmd("fish", &inst.env.repo);
+    cmd.arg("-c").arg("complete -C $argv[1]").arg(line).env(
+        "XDG_DATA_DIRS",
+        format!("{}:/usr/local/share:/usr/share", inst.share().display()),
+    );
+    let run: Run = cmd.output().unwrap().into();
+    let run = run.ok();
+    assert!(run.stderr.is_empty(), "{line:?}: stderr: {}", run.stderr);
+    words(
+        &run.stdout
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+#[test]
+fn fish_completes_git_bullpen_and_git_dash_bullpen() {
+    if which("fish").is_none() {
+        return skip_or_fail("fish is not installed");
+    }
+    let inst = Installed::new();
+    let subs = subcommands();
+    let subs: Vec<&str> = subs.iter().map(String::as_str).collect();
+    assert_offers(
+        &fish_complete(&inst, "git bullp"),
+        &["bullpen"],
+        "git bullp",
+    );
+    for line in ["git bullpen ", "git-bullpen ", "git -C . bullpen "] {
+        assert_offers(&fish_complete(&inst, line), &subs, line);
+    }
+    for sub in subs.iter().filter(|s| ID_COMMANDS.contains(s)) {
+        for line in [format!("git bullpen {sub} "), format!("git-bullpen {sub} ")] {
+            assert_offers(&fish_complete(&inst, &line), &["alpha", "beta"], &line);
+        }
+    }
+    // Only for `git bullpen`: not for other git commands.
+    for line in ["git log ", "git log bullpen "] {
+        let got = fish_complete(&inst, line);
+        let leaked: Vec<_> = got
+            .iter()
+            .filter(|w| subs.contains(&w.as_str()) || *w == "alpha")
+            .collect();
+        assert!(leaked.is_empty(), "{line:?} offers {leaked:?}");
+    }
+}
+
+/// The completion protocol itself: what the scripts call on <TAB>.
+fn complete_raw(env: &Env, cwd: &Path, words: &[&str]) -> Run {
+    let mut cmd = env.cmd(BIN, cwd);
+    cmd.env("GIT_BULLPEN_COMPLETE", "bash")
+        .env("_CLAP_IFS", "\n")
+        .env("_CLAP_COMPLETE_INDEX", (words.len() - 1).to_string())
+        .arg("--")
+        .args(words);
+    cmd.output().unwrap().into()
+}
+
+#[test]
+fn session_ids_complete_in_process_and_errors_stay_silent() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "alpha", "--", "true"]).ok();
+    env.bullpen(&["spawn", "beta", "--", "true"]).ok();
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "ls", "a"]).ok();
+    assert_eq!(words(&run.stdout), ["alpha"]);
+    assert_eq!(run.stderr, "");
+
+    // From inside a session's worktree: the same repository's sessions.
+    let wt = env.worktree_of("beta");
+    let run = complete_raw(&env, &wt, &["git-bullpen", "ls", ""]).ok();
+    assert_offers(&words(&run.stdout), &["alpha", "beta"], "from a worktree");
+
+    // Outside any repository: no ids, no error, exit 0.
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let run = complete_raw(&env, &outside, &["git-bullpen", "ls", ""]).ok();
+    assert_eq!(run.stderr, "");
+    assert!(!run.stdout.contains("alpha"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("--json"),
+        "options still complete: {}",
+        run.stdout
+    );
+
+    // A broken record: the others still complete, silently.
+    let tree = env.git_out(&["mktree"]);
+    let commit = env.git_out(&["commit-tree", &tree, "-m", "broken"]);
+    env.git_out(&["update-ref", "refs/bullpen/sessions/broken", &commit]);
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "ls", ""]).ok();
+    assert_eq!(run.stderr, "");
+    assert_offers(
+        &words(&run.stdout),
+        &["alpha", "beta"],
+        "with a broken record",
+    );
+}
+
+#[test]
+fn completion_script_is_printed_on_request() {
+    let env = Env::new();
+    for (shell, file) in [
+        ("bash", "git-bullpen"),
+        ("zsh", "_git-bullpen"),
+        ("fish", "git-bullpen.fish"),
+    ] {
+        let mut cmd = env.cmd(BIN, &env.repo);
+        cmd.env("GIT_BULLPEN_COMPLETE", shell);
+        let run: Run = cmd.output().unwrap().into();
+        let run = run.ok();
+        let committed = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("completions")
+                .join(file),
+        )
+        .unwrap();
+        assert!(
+            run.stdout.starts_with(&committed),
+            "GIT_BULLPEN_COMPLETE={shell} git-bullpen does not print completions/{file}"
+        );
+    }
+}
+
+#[test]
+fn help_version_and_usage_errors_read_like_git() {
+    let env = Env::new();
+    let short = env.bullpen(&["-h"]).ok();
+    assert!(
+        short.stdout.contains("Usage: git bullpen"),
+        "{}",
+        short.stdout
+    );
+    let long = env.bullpen(&["--help"]).ok();
+    assert!(long.stdout.len() > short.stdout.len());
+    let spawn_long = env.bullpen(&["spawn", "--help"]).ok();
+    assert!(
+        spawn_long.stdout.contains("Examples:"),
+        "{}",
+        spawn_long.stdout
+    );
+    let spawn_short = env.bullpen(&["spawn", "-h"]).ok();
+    assert!(
+        !spawn_short.stdout.contains("Examples:"),
+        "{}",
+        spawn_short.stdout
+    );
+    let version = env.bullpen(&["--version"]).ok();
+    assert_eq!(
+        version.stdout.trim(),
+        format!("git-bullpen {}", env!("CARGO_PKG_VERSION"))
+    );
+    for args in [
+        &["no-such-command"][..],
+        &["ls", "--no-such-option"],
+        &["spawn", "NOT AN ID"],
+        &[],
+    ] {
+        let run = env.bullpen(args);
+        assert_eq!(run.code(), 129, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}: usage errors go to stderr");
+    }
+}
