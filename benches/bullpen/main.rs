@@ -83,7 +83,7 @@ impl Config {
             runs_ls: r(9),
             runs_gc: r(5),
             runs_spawn: r(7),
-            runs_spawn_big: r(5),
+            runs_spawn_big: r(3),
             only: value("--only", "BULLPEN_BENCH_ONLY")
                 .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect()),
             keep: flag("--keep", "BULLPEN_BENCH_KEEP"),
@@ -319,8 +319,30 @@ fn bench_gc(
           then echo \"$b published\"; fi; \
         done";
     // The loop must find exactly the published half, or the baseline is wrong.
-    let found = run_ok(&mut env.cmd("sh", dir).args(["-c", ancestry_loop]));
+    let found = run_ok(env.cmd("sh", dir).args(["-c", ancestry_loop]));
     assert_eq!(found.lines().count(), published.len(), "merge-base loop");
+    // And gc must plan what the fixture says: remove the published, keep the rest.
+    let plan: serde_json::Value = serde_json::from_str(&run_ok(
+        &mut env.bullpen(dir, &["gc", "--dry-run", "--json"]),
+    ))
+    .expect("gc --dry-run --json parses");
+    let count = |action: &str| {
+        plan.as_array().map_or(0, |a| {
+            a.iter()
+                .filter(|e| e["kind"] == "session" && e["action"] == action)
+                .count()
+        })
+    };
+    assert_eq!(
+        count("removed"),
+        published.len(),
+        "gc would remove the published"
+    );
+    assert_eq!(
+        count("kept"),
+        scale.ids.len() - published.len(),
+        "gc would keep the rest"
+    );
 
     let cases = [
         Case::new("git rev-list + git status per published worktree", |_| {

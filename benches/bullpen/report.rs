@@ -77,7 +77,7 @@ impl Report {
     }
 
     pub fn print(&self) {
-        println!("| measurement | fixture | bullpen (median) | git baseline (median) | ratio | CPU ratio | budget | verdict |");
+        println!("| measurement | fixture | bullpen (median) | baseline (median) | ratio | CPU ratio | budget | verdict |");
         println!("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |");
         for r in &self.times {
             println!(
