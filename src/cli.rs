@@ -32,4 +32,5 @@ pub struct Cli {
 pub enum Command {
     Spawn(commands::spawn::Args),
     Ls(commands::ls::Args),
+    Gc(commands::gc::Args),
 }

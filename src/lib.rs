@@ -1,11 +1,13 @@
 //! git-bullpen: run commands side by side, each in its own git worktree and branch,
 //! with everything recorded in the repository. See ARCHITECTURE.md.
 
+pub mod busy;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod context;
 pub mod fsutil;
+pub mod gc_plan;
 pub mod git;
 pub mod ids;
 pub mod layout;
@@ -13,4 +15,5 @@ pub mod process;
 pub mod runner;
 pub mod session;
 pub mod store;
+pub mod teardown;
 pub mod time;

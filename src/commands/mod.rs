@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use crate::cli::Command;
 
+pub mod gc;
 pub mod ls;
 pub mod spawn;
 
@@ -14,6 +15,7 @@ pub fn run(command: Command, cwd: &Path) -> Result<i32> {
     match command {
         Command::Spawn(args) => spawn::run(args, cwd),
         Command::Ls(args) => ls::run(args, cwd),
+        Command::Gc(args) => gc::run(args, cwd),
     }
 }
 

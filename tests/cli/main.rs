@@ -3,5 +3,6 @@
 
 mod support;
 
+mod gc;
 mod ls;
 mod spawn;
