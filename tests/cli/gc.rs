@@ -447,6 +447,28 @@ fn a_session_whose_recorded_process_is_alive_is_kept_even_when_it_is_elsewhere()
     assert_eq!(session(&entries, "alive")["action"], "removed");
 }
 
+#[test]
+fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exists() {
+    let env = setup();
+    let wt = spawn(&env, "unsure", "true");
+    push(&env, "unsure");
+    let proc_ = sleeper_in(&env.root(), "300");
+    let pid = proc_.pid();
+    rewrite_record(&env, "unsure", |v| {
+        v["state"] = "running".into();
+        v["process"] = serde_json::json!({
+            "pid": pid,
+            "start_time": null,
+            "boot_id": null,
+            "started_at": "2026-01-01T00:00:00Z",
+        });
+    });
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "unsure");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(wt.exists());
+}
+
 // ----- teardown that cannot crash -----
 
 #[test]
@@ -582,23 +604,31 @@ fn worktree_remove_failing_takes_the_fallback() {
     assert!(!branch_exists(&env, "fallback"));
 }
 
-#[test]
-fn the_fallback_checks_again_that_the_worktree_is_clean() {
-    let mut env = setup();
-    let wt = spawn(&env, "race", "true");
-    push(&env, "race");
-    // A `git` that, asked to remove the worktree, lets new work appear in it
-    // (as an agent still writing would) and then fails.
+/// Put a `git` first on PATH that, asked to remove a worktree, runs `snippet`
+/// (in sh) and fails without removing anything: the world changing between
+/// gc's checks and git's.
+fn on_worktree_remove(env: &mut Env, snippet: &str) {
     let dir = env.root().join("race-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) echo new > {}/new-work.txt; echo 'fatal: busy' >&2; exit 128;; esac\nexec {} \"$@\"\n",
-        wt.display(),
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; echo 'fatal: injected' >&2; exit 128;; esac\nexec {} \"$@\"\n",
         which_git()
     );
     std::fs::write(dir.join("git"), script).unwrap();
     make_executable(&dir.join("git"));
     env.path_prefix.insert(0, dir);
+}
+
+#[test]
+fn the_fallback_checks_again_that_the_worktree_is_clean() {
+    let mut env = setup();
+    let wt = spawn(&env, "race", "true");
+    push(&env, "race");
+    // New work appears (an agent still writing) and git fails.
+    on_worktree_remove(
+        &mut env,
+        &format!("echo new > {}/new-work.txt", wt.display()),
+    );
 
     let (run, entries) = gc(&env, &[]);
     run.ok();
@@ -609,6 +639,72 @@ fn the_fallback_checks_again_that_the_worktree_is_clean() {
     assert!(registered(&env, &wt));
     assert!(branch_exists(&env, "race"));
     assert!(record(&env, "race").get("gc_teardown").is_none());
+}
+
+#[test]
+fn the_fallback_checks_again_that_the_directory_is_still_ours() {
+    let mut env = setup();
+    let wt = spawn(&env, "swapped", "true");
+    push(&env, "swapped");
+    // The directory stops being our worktree (its .git now names another
+    // repository) and git fails.
+    on_worktree_remove(
+        &mut env,
+        &format!("echo 'gitdir: /elsewhere/.git' > {}/.git", wt.display()),
+    );
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "swapped");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no longer looks like the session's worktree"),
+        "{e}"
+    );
+    assert!(wt.join("README").exists());
+    assert!(branch_exists(&env, "swapped"));
+}
+
+/// Kills a process known only by the pid it wrote to a file.
+struct PidFileGuard(PathBuf);
+
+impl Drop for PidFileGuard {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.0) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+#[test]
+fn the_fallback_checks_again_that_nobody_uses_the_directory() {
+    let mut env = setup();
+    let wt = spawn(&env, "entered", "true");
+    push(&env, "entered");
+    let pidfile = env.root().join("entered.pid");
+    let _guard = PidFileGuard(pidfile.clone());
+    // Someone enters the worktree (and stays) just as git fails.
+    on_worktree_remove(
+        &mut env,
+        &format!(
+            "(cd {w} && exec sleep 300) </dev/null >/dev/null 2>&1 & echo $! > {p}; \
+             while [ \"$(readlink /proc/$!/cwd)\" != {w} ]; do :; done",
+            w = wt.display(),
+            p = pidfile.display()
+        ),
+    );
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "entered");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("(sleep) has its current directory in it"),
+        "{e}"
+    );
+    assert!(wt.join("README").exists());
 }
 
 // ----- untrusted records -----
@@ -697,7 +793,8 @@ fn a_record_pointing_outside_the_worktree_root_is_never_acted_on() {
     assert!(branch_exists(&env, "outside"));
 }
 
-/// Confined as written, but a symlink in the worktree root leads out of it.
+/// Confined as written, but a symlink in the worktree root leads out of it: a
+/// real, clean, published, registered worktree of the branch sits at the end.
 #[test]
 fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
     let env = setup();
@@ -710,18 +807,67 @@ fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
         wt.to_str().unwrap(),
         outside.to_str().unwrap(),
     ]);
-    std::os::unix::fs::symlink(&outside, &wt).unwrap();
+    let escape = wt.parent().unwrap().join("escape");
+    std::os::unix::fs::symlink(env.root(), &escape).unwrap();
+    let through = escape.join("outside");
+    let path = through.to_str().unwrap().to_owned();
+    rewrite_record(&env, "link", |v| v["worktree"] = path.clone().into());
     let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "link");
+    assert_untrusted(&entries, "link", "outside the worktree root");
+    assert!(outside.join("README").exists());
+    assert!(registered(&env, &outside));
+}
+
+#[test]
+fn a_record_naming_another_branch_is_never_acted_on() {
+    let env = setup();
+    let wt = spawn(&env, "renamed", "true");
+    push(&env, "renamed");
+    rewrite_record(&env, "renamed", |v| v["branch"] = "main".into());
+    let (_, entries) = gc(&env, &[]);
+    assert_untrusted(&entries, "renamed", "names branch \"main\"");
+    assert!(wt.exists());
+}
+
+#[test]
+fn a_session_still_provisioning_is_kept() {
+    let env = setup();
+    let wt = spawn(&env, "young", "true");
+    push(&env, "young");
+    rewrite_record(&env, "young", |v| v["state"] = "provisioning".into());
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "young");
     assert_eq!(e["action"], "kept");
     assert!(
-        e["reason"]
-            .as_str()
-            .unwrap()
-            .contains("outside the worktree root"),
+        e["reason"].as_str().unwrap().contains("provisioning"),
         "{e}"
     );
-    assert!(outside.join("README").exists());
+    assert!(wt.exists());
+}
+
+#[test]
+fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
+    let env = setup();
+    let wt = spawn(&env, "shared", "true");
+    push(&env, "shared");
+    std::fs::remove_dir_all(&wt).unwrap();
+    env.git_out(&["worktree", "prune"]);
+    let other = env.root().join("by-hand");
+    env.git_out(&[
+        "worktree",
+        "add",
+        "-q",
+        other.to_str().unwrap(),
+        "bullpen/shared",
+    ]);
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "shared");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        format!("bullpen/shared is also checked out in {}", other.display())
+    );
+    assert!(branch_exists(&env, "shared"));
 }
 
 // ----- leftovers -----
