@@ -184,16 +184,24 @@ fn still_ours(
         }
         Some(_) => {}
     }
-    // The entry this worktree had must not now be registered for another path.
-    if let Ok(wts) = repo.worktrees() {
-        for w in wts {
-            if w.admin_id.as_deref() == Some(t.admin_id) && !same_path(&w.path, t.path) {
-                return Err(format!(
-                    "its worktree entry {} is now registered for {}",
-                    t.admin_id,
-                    w.path.display()
-                ));
-            }
+    // The entry this worktree had must not now be registered for another path,
+    // nor locked (git refuses to remove a locked worktree: so must we).
+    let wts = repo
+        .worktrees()
+        .map_err(|e| format!("cannot read the list of worktrees: {e:#}"))?;
+    for w in wts {
+        if w.admin_id.as_deref() != Some(t.admin_id) {
+            continue;
+        }
+        if !same_path(&w.path, t.path) {
+            return Err(format!(
+                "its worktree entry {} is now registered for {}",
+                t.admin_id,
+                w.path.display()
+            ));
+        }
+        if w.locked {
+            return Err("it was locked during gc (git worktree unlock)".to_owned());
         }
     }
     Ok(())

@@ -322,7 +322,7 @@ fn a_locked_worktree_is_kept() {
     let (_, entries) = gc(&env, &[]);
     let e = session(&entries, "locked");
     assert_eq!(e["action"], "kept");
-    assert!(e["reason"].as_str().unwrap().contains("locked"), "{e}");
+    assert_eq!(e["reason"], "the worktree is locked (git worktree unlock)");
     assert!(wt.exists());
 }
 
@@ -664,6 +664,32 @@ fn the_fallback_checks_again_that_the_directory_is_still_ours() {
     );
     assert!(wt.join("README").exists());
     assert!(branch_exists(&env, "swapped"));
+}
+
+#[test]
+fn the_fallback_checks_again_that_the_worktree_is_not_locked() {
+    let mut env = setup();
+    let wt = spawn(&env, "padlock", "true");
+    push(&env, "padlock");
+    // Someone locks the worktree just as gc removes it; git then refuses.
+    let lock = format!(
+        "{} -C {} worktree lock {}",
+        which_git(),
+        env.repo.display(),
+        wt.display()
+    );
+    on_worktree_remove(&mut env, &lock);
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "padlock");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("it was locked during gc"),
+        "{e}"
+    );
+    assert!(wt.join("README").exists());
 }
 
 /// Kills a process known only by the pid it wrote to a file.
