@@ -855,6 +855,7 @@ fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
 fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionFacts>>> {
     let repo = &ctx.repo;
     let worktrees = repo.worktrees()?;
+    let known = Known::new(&worktrees);
     let (lexical, canonical) = place_paths(ctx);
     let tips: Vec<Result<Option<Oid>>> = sessions
         .iter()
@@ -885,7 +886,7 @@ fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionF
                 },
                 Some(tip) => Branch::Published { tip },
             };
-            session_facts(ctx, s, branch, &worktrees, &lexical, &canonical)
+            session_facts(ctx, s, branch, &known, &lexical, &canonical)
         }));
     }
     let dirs: Vec<PathBuf> = partial
@@ -908,12 +909,36 @@ fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionF
         .collect())
 }
 
+/// The registered worktrees, indexed once per gathering (so 1,000 sessions do
+/// not resolve 1,000 paths each).
+struct Known<'a> {
+    /// Linked and main worktrees by [`key`] of their path.
+    by_key: HashMap<PathBuf, &'a Worktree>,
+    /// Worktrees by the ref their HEAD is on, with their key.
+    by_head: HashMap<&'a str, Vec<(PathBuf, &'a Worktree)>>,
+}
+
+impl<'a> Known<'a> {
+    fn new(worktrees: &'a [Worktree]) -> Known<'a> {
+        let mut by_key = HashMap::new();
+        let mut by_head: HashMap<&str, Vec<(PathBuf, &Worktree)>> = HashMap::new();
+        for w in worktrees {
+            let k = key(&w.path);
+            if let Some(head) = w.head_ref.as_deref() {
+                by_head.entry(head).or_default().push((k.clone(), w));
+            }
+            by_key.entry(k).or_insert(w);
+        }
+        Known { by_key, by_head }
+    }
+}
+
 /// Every fact about one session except who uses its directory.
 fn session_facts(
     ctx: &Ctx,
     s: &Stored,
     branch_state: Branch,
-    worktrees: &[Worktree],
+    known: &Known,
     lexical: &PlacePaths,
     canonical: &PlacePaths,
 ) -> Result<SessionFacts> {
@@ -944,10 +969,10 @@ fn session_facts(
         Err(e) => OnDisk::Other(format!("unreadable ({e})")),
     };
     let k = key(&path);
-    let registration = worktrees
-        .iter()
+    let registration = known
+        .by_key
+        .get(&k)
         .filter(|w| w.admin_id.is_some())
-        .find(|w| key(&w.path) == k)
         .and_then(|w| {
             Some(Registration {
                 admin_id: w.admin_id.clone()?,
@@ -955,10 +980,13 @@ fn session_facts(
                 locked: w.locked,
             })
         });
-    let checked_out_elsewhere = worktrees
-        .iter()
-        .filter(|w| w.head_ref.as_deref() == Some(branch_ref.as_str()) && key(&w.path) != k)
-        .map(|w| w.path.to_string_lossy().into_owned())
+    let checked_out_elsewhere = known
+        .by_head
+        .get(branch_ref.as_str())
+        .into_iter()
+        .flatten()
+        .filter(|(wk, _)| *wk != k)
+        .map(|(_, w)| w.path.to_string_lossy().into_owned())
         .collect();
     let link = if on_disk == OnDisk::Directory && untrusted.is_none() {
         match repo.dot_git(&path) {
