@@ -101,7 +101,8 @@ pub struct SessionFacts {
     pub registration: Option<Registration>,
     pub link: Link,
     pub branch_state: Branch,
-    /// `None` when not computed (nothing to compute it on); `Err` when it failed.
+    /// `None` when not computed: status is the costly fact, so it is computed
+    /// only for sessions nothing else keeps. `Err` when it failed.
     pub dirt: Option<Result<Dirt, String>>,
     pub liveness: Liveness,
     pub busy: Busy,
@@ -131,16 +132,24 @@ pub enum Reason {
     HeadElsewhere(Option<String>),
     Locked,
     BranchMissing,
-    Unpublished { ahead: Option<usize> },
-    GoneUnpublished { ahead: Option<usize> },
+    Unpublished {
+        ahead: Option<usize>,
+    },
+    GoneUnpublished {
+        ahead: Option<usize>,
+    },
     Dirty(Dirt),
     DirtUnknown(String),
-    Alive { pid: u32 },
+    Alive {
+        pid: u32,
+    },
     AliveUnknown,
     Busy(Vec<User>),
     BusyUnknown(String),
     MarkerStale,
     CheckedOutElsewhere(Vec<String>),
+    /// Only this stands in the way: compute the status and plan again.
+    StatusNotChecked,
 }
 
 impl Reason {
@@ -183,6 +192,9 @@ impl Reason {
             Reason::BusyUnknown(why) => format!("cannot tell whether it is in use: {why}"),
             Reason::MarkerStale => {
                 format!("an earlier gc started removing it, but {branch} has moved since")
+            }
+            Reason::StatusNotChecked => {
+                "cannot tell whether it is clean: its status was not computed".to_owned()
             }
             Reason::CheckedOutElsewhere(paths) => {
                 format!("{branch} is also checked out in {}", paths.join(", "))
@@ -250,6 +262,11 @@ impl Decision {
     /// Kept only for reasons that may pass (`--wait` waits for those).
     pub fn is_waitable(&self) -> bool {
         matches!(self, Decision::Keep(r) if !r.is_empty() && r.iter().all(Reason::is_transient))
+    }
+
+    /// Kept only because the status has not been computed yet.
+    pub fn needs_status(&self) -> bool {
+        matches!(self, Decision::Keep(r) if r.as_slice() == [Reason::StatusNotChecked])
     }
 }
 
@@ -342,12 +359,13 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     if !f.checked_out_elsewhere.is_empty() {
         reasons.push(Reason::CheckedOutElsewhere(f.checked_out_elsewhere.clone()));
     }
+    let mut status_pending = false;
     if via != Via::FinishTeardown {
         match &f.dirt {
             Some(Ok(d)) if d.is_clean() => {}
             Some(Ok(d)) => reasons.push(Reason::Dirty(*d)),
             Some(Err(why)) => reasons.push(Reason::DirtUnknown(why.clone())),
-            None => reasons.push(Reason::DirtUnknown("status was not computed".to_owned())),
+            None => status_pending = true,
         }
     }
     liveness_reasons(f, &mut reasons);
@@ -355,6 +373,9 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
         Busy::Idle => {}
         Busy::InUse(users) => reasons.push(Reason::Busy(users.clone())),
         Busy::CannotTell(why) => reasons.push(Reason::BusyUnknown(why.clone())),
+    }
+    if reasons.is_empty() && status_pending {
+        reasons.push(Reason::StatusNotChecked);
     }
     match (reasons.is_empty(), f.branch_state.tip()) {
         (true, Some(tip)) => Decision::Remove { via, tip },
@@ -721,9 +742,20 @@ mod tests {
                 keep(vec![Reason::DirtUnknown("boom".into())]),
             ),
             (
-                "status not computed",
+                "status not computed, nothing else in the way",
                 |f| f.dirt = None,
-                keep(vec![Reason::DirtUnknown("status was not computed".into())]),
+                keep(vec![Reason::StatusNotChecked]),
+            ),
+            (
+                "status not computed, unpublished anyway",
+                |f| {
+                    f.dirt = None;
+                    f.branch_state = Branch::Unpublished {
+                        tip: tip(),
+                        ahead: Some(1),
+                    };
+                },
+                keep(vec![Reason::Unpublished { ahead: Some(1) }]),
             ),
             (
                 "locked",
@@ -1012,6 +1044,16 @@ mod tests {
             ]
         );
         assert!(!d.is_waitable(), "unpublished work is not waited for");
+    }
+
+    #[test]
+    fn status_is_asked_for_only_when_it_decides() {
+        let mut f = removable();
+        f.dirt = None;
+        assert!(plan_session(&f).needs_status());
+        f.busy = Busy::InUse(vec![user()]);
+        assert!(!plan_session(&f).needs_status());
+        assert!(!plan_session(&removable()).needs_status());
     }
 
     #[test]

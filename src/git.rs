@@ -622,35 +622,7 @@ impl Repo {
     /// worktree changes (including deletions and conflicts), `staged` covers
     /// HEAD tree vs. index changes.
     pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
-        use gix::status::index_worktree::iter::Summary;
-        let repo = gix::open(worktree).with_context(|| {
-            format!(
-                "could not open the worktree {} with gix",
-                worktree.display()
-            )
-        })?;
-        let iter = repo
-            .status(gix::progress::Discard)
-            .with_context(|| format!("could not get the status of {}", worktree.display()))?
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .index_worktree_rewrites(None)
-            .dirwalk_options(|opts| opts.empty_patterns_match_prefix(false))
-            .into_iter(Vec::new())
-            .with_context(|| format!("could not get the status of {}", worktree.display()))?;
-        let mut dirt = Dirt::default();
-        for item in iter {
-            let item = item
-                .with_context(|| format!("could not get the status of {}", worktree.display()))?;
-            match item {
-                gix::status::Item::TreeIndex(_) => dirt.staged += 1,
-                gix::status::Item::IndexWorktree(item) => match item.summary() {
-                    None => {}
-                    Some(Summary::Added) => dirt.untracked += 1,
-                    Some(_) => dirt.modified += 1,
-                },
-            }
-        }
-        Ok(dirt)
+        dirt_of(worktree)
     }
 
     // ----- git CLI -----
@@ -1177,6 +1149,44 @@ impl Repo {
         })
     }
 
+    /// [`Repo::dirt`] of many worktrees, on a few threads: with hundreds of
+    /// sessions the status walks dominate gc's time.
+    pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8)
+            .min(worktrees.len().max(1));
+        if threads <= 1 {
+            return worktrees.iter().map(|w| dirt_of(w)).collect();
+        }
+        let chunk = worktrees.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = worktrees
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || part.iter().map(|w| dirt_of(w)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(worktrees.chunks(chunk))
+                .flat_map(|(h, part)| {
+                    h.join().unwrap_or_else(|_| {
+                        part.iter()
+                            .map(|w| {
+                                Err(anyhow::anyhow!(
+                                    "the status of {} could not be computed (a thread failed)",
+                                    w.display()
+                                ))
+                            })
+                            .collect()
+                    })
+                })
+                .collect()
+        })
+    }
+
     /// Every commit a `refs/remotes/*` ref points at (symbolic refs peeled,
     /// non-commits ignored).
     fn remote_tip_commits(&self) -> Result<Vec<Oid>> {
@@ -1231,4 +1241,38 @@ impl Repo {
         }
         Ok(output.stdout)
     }
+}
+
+/// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
+/// (a gix repository is not `Sync`; each call opens its worktree anyway).
+fn dirt_of(worktree: &Path) -> Result<Dirt> {
+    use gix::status::index_worktree::iter::Summary;
+    let repo = gix::open(worktree).with_context(|| {
+        format!(
+            "could not open the worktree {} with gix",
+            worktree.display()
+        )
+    })?;
+    let iter = repo
+        .status(gix::progress::Discard)
+        .with_context(|| format!("could not get the status of {}", worktree.display()))?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_rewrites(None)
+        .dirwalk_options(|opts| opts.empty_patterns_match_prefix(false))
+        .into_iter(Vec::new())
+        .with_context(|| format!("could not get the status of {}", worktree.display()))?;
+    let mut dirt = Dirt::default();
+    for item in iter {
+        let item =
+            item.with_context(|| format!("could not get the status of {}", worktree.display()))?;
+        match item {
+            gix::status::Item::TreeIndex(_) => dirt.staged += 1,
+            gix::status::Item::IndexWorktree(item) => match item.summary() {
+                None => {}
+                Some(Summary::Added) => dirt.untracked += 1,
+                Some(_) => dirt.modified += 1,
+            },
+        }
+    }
+    Ok(dirt)
 }

@@ -896,17 +896,73 @@ fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionF
         .map(|f| PathBuf::from(&f.worktree))
         .collect();
     let scan = busy::scan(&dirs);
-    Ok(partial
-        .into_iter()
-        .map(|f| {
-            f.map(|mut f| {
-                if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
-                    f.busy = scan.busy(Path::new(&f.worktree));
-                }
-                f
-            })
-        })
-        .collect())
+    for f in partial.iter_mut().flatten() {
+        if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
+            f.busy = scan.busy(Path::new(&f.worktree));
+        }
+    }
+    // Status is the costly fact: computed only where it decides, registered
+    // worktrees in parallel.
+    let mut through_entry = Vec::new();
+    for (i, f) in partial.iter_mut().enumerate() {
+        let Ok(f) = f else { continue };
+        if !gc_plan::plan_session(f).needs_status() {
+            continue;
+        }
+        match status_via(f) {
+            StatusVia::Entry => through_entry.push(i),
+            StatusVia::AgainstTip(tip) => {
+                f.dirt = Some(
+                    repo.dirt_against(Path::new(&f.worktree), tip)
+                        .map_err(|e| format!("{e:#}")),
+                )
+            }
+            StatusVia::None => {
+                f.dirt = Some(Err("there is no way to compute its status".to_owned()))
+            }
+        }
+    }
+    let paths: Vec<PathBuf> = through_entry
+        .iter()
+        .filter_map(|&i| partial[i].as_ref().ok())
+        .map(|f| PathBuf::from(&f.worktree))
+        .collect();
+    for (i, dirt) in through_entry.into_iter().zip(repo.dirt_many(&paths)) {
+        if let Ok(f) = &mut partial[i] {
+            f.dirt = Some(dirt.map_err(|e| format!("{e:#}")));
+        }
+    }
+    Ok(partial)
+}
+
+enum StatusVia {
+    /// Through its worktree entry (gix status).
+    Entry,
+    /// Its entry is gone: against the branch tip.
+    AgainstTip(Oid),
+    None,
+}
+
+fn status_via(f: &SessionFacts) -> StatusVia {
+    match (&f.registration, &f.link, f.branch_state.tip()) {
+        (
+            Some(reg),
+            Link::Ours {
+                admin_id,
+                admin_exists: true,
+            },
+            _,
+        ) if *admin_id == reg.admin_id => StatusVia::Entry,
+        (
+            None,
+            Link::Ours {
+                admin_exists: false,
+                ..
+            },
+            Some(tip),
+        ) => StatusVia::AgainstTip(tip),
+        _ => StatusVia::None,
+    }
 }
 
 /// The registered worktrees, indexed once per gathering (so 1,000 sessions do
@@ -1005,29 +1061,6 @@ fn session_facts(
         Link::Absent
     };
     let marker = marker(r);
-    let dirt = if on_disk == OnDisk::Directory && untrusted.is_none() {
-        match (&registration, &link) {
-            (
-                Some(reg),
-                Link::Ours {
-                    admin_id,
-                    admin_exists: true,
-                },
-            ) if *admin_id == reg.admin_id => Some(repo.dirt(&path).map_err(|e| format!("{e:#}"))),
-            (
-                None,
-                Link::Ours {
-                    admin_exists: false,
-                    ..
-                },
-            ) if marker.is_none() => branch_state
-                .tip()
-                .map(|tip| repo.dirt_against(&path, tip).map_err(|e| format!("{e:#}"))),
-            _ => None,
-        }
-    } else {
-        None
-    };
     Ok(SessionFacts {
         id: r.id.to_string(),
         state: r.state,
@@ -1038,7 +1071,7 @@ fn session_facts(
         registration,
         link,
         branch_state,
-        dirt,
+        dirt: None,
         liveness: liveness(r),
         busy: Busy::Idle,
         marker,
