@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod fsutil;
+pub mod gc_facts;
 pub mod gc_plan;
 pub mod git;
 pub mod ids;
