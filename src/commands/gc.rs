@@ -38,10 +38,13 @@ right before removal:
 Then its local branch is deleted (its commits are on a remote) and the record becomes \
 `collected` (see `git bullpen ls --all`); the notes stay.
 
-gc also repairs leftovers: worktree entries whose directory vanished are pruned, \
-directories in the worktree root that belong to no worktree and hold no work (e.g. \
-only a dangling .git file) are removed, and sessions whose worktree is gone are \
-collected when their branch is published (reported and kept otherwise).
+gc also repairs leftovers: worktree entries whose directory vanished are pruned; \
+directories bullpen left in the worktree root (a .git file into this repository's \
+worktree entries, or where a collected session's worktree was) that belong to no \
+worktree are removed when they hold no work (e.g. only a dangling .git file) and \
+reported otherwise; sessions whose worktree is gone are collected when their branch \
+is published, reported and kept otherwise. A teardown that a late writer interrupted \
+is finished by a later gc.
 
 Everything is reported: removed, collected, pruned, kept (with the reason) or \
 degraded (with what to do). gc exits 1 when anything degraded, after handling \
