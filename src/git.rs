@@ -648,35 +648,7 @@ impl Repo {
     /// worktree changes (including deletions and conflicts), `staged` covers
     /// HEAD tree vs. index changes.
     pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
-        use gix::status::index_worktree::iter::Summary;
-        let repo = gix::open(worktree).with_context(|| {
-            format!(
-                "could not open the worktree {} with gix",
-                worktree.display()
-            )
-        })?;
-        let iter = repo
-            .status(gix::progress::Discard)
-            .with_context(|| format!("could not get the status of {}", worktree.display()))?
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .index_worktree_rewrites(None)
-            .dirwalk_options(|opts| opts.empty_patterns_match_prefix(false))
-            .into_iter(Vec::new())
-            .with_context(|| format!("could not get the status of {}", worktree.display()))?;
-        let mut dirt = Dirt::default();
-        for item in iter {
-            let item = item
-                .with_context(|| format!("could not get the status of {}", worktree.display()))?;
-            match item {
-                gix::status::Item::TreeIndex(_) => dirt.staged += 1,
-                gix::status::Item::IndexWorktree(item) => match item.summary() {
-                    None => {}
-                    Some(Summary::Added) => dirt.untracked += 1,
-                    Some(_) => dirt.modified += 1,
-                },
-            }
-        }
-        Ok(dirt)
+        dirt_of(worktree)
     }
 
     // ----- git CLI -----
@@ -1041,6 +1013,297 @@ fn read_head_ref(git_dir: &Path) -> Option<String> {
     let content = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
     let target = content.trim_end().strip_prefix("ref:")?.trim();
     (!target.is_empty()).then(|| target.to_string())
+}
+
+// ----- gc support: what a directory's `.git` says, publish counts, status without an admin entry -----
+
+/// What the `.git` entry at the top of a directory says about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DotGit {
+    /// No `.git` entry at all.
+    Absent,
+    /// A `.git` directory: the top of some repository (never one of our linked worktrees).
+    Directory,
+    /// A `.git` file pointing into this repository's `<common>/worktrees/<admin_id>`.
+    Ours {
+        admin_id: String,
+        admin_exists: bool,
+    },
+    /// A `.git` file pointing anywhere else, or one that cannot be read.
+    Foreign { description: String },
+}
+
+impl Repo {
+    /// Read the `.git` entry at the top of `dir` (without following a `.git` symlink).
+    pub fn dot_git(&self, dir: &Path) -> DotGit {
+        let dot_git = dir.join(".git");
+        let meta = match dot_git.symlink_metadata() {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return DotGit::Absent,
+            Err(err) => {
+                return DotGit::Foreign {
+                    description: format!("cannot read {}: {err}", dot_git.display()),
+                }
+            }
+        };
+        if meta.is_dir() {
+            return DotGit::Directory;
+        }
+        if !meta.is_file() {
+            return DotGit::Foreign {
+                description: format!("{} is not a file", dot_git.display()),
+            };
+        }
+        let Some(target) = dot_git_file_target(dir) else {
+            return DotGit::Foreign {
+                description: format!("{} is not a `gitdir:` file", dot_git.display()),
+            };
+        };
+        let target = crate::layout::normalize(&target);
+        let admin_root = self.common_dir.join("worktrees");
+        // The common dir is canonical; the target's parent may be spelled through a
+        // symlink, so compare canonical parents when they exist.
+        let parent = target.parent().map(canonical_or_self);
+        match (parent, target.file_name()) {
+            (Some(parent), Some(name)) if parent == admin_root => DotGit::Ours {
+                admin_id: name.to_string_lossy().into_owned(),
+                admin_exists: target.is_dir(),
+            },
+            _ => DotGit::Foreign {
+                description: format!("its .git file points at {}", target.display()),
+            },
+        }
+    }
+
+    /// For each of `tips`, how many commits it has that no `refs/remotes/*` ref
+    /// reaches (0 when published). One walk per tip, so call it only for the
+    /// tips [`Repo::unpublished`] returned.
+    pub fn commits_not_on_remotes(
+        &self,
+        tips: &[Oid],
+    ) -> Result<std::collections::HashMap<Oid, usize>> {
+        let hidden = self.remote_tip_commits()?;
+        let mut out = std::collections::HashMap::new();
+        for tip in tips {
+            if out.contains_key(tip) {
+                continue;
+            }
+            let walk = self
+                .repo
+                .rev_walk([tip.0])
+                .with_hidden(hidden.iter().map(|o| o.0))
+                .all()
+                .with_context(|| format!("could not walk the history of {tip}"))?;
+            let mut n = 0;
+            for info in walk {
+                info.with_context(|| format!("could not walk the history of {tip}"))?;
+                n += 1;
+            }
+            out.insert(*tip, n);
+        }
+        Ok(out)
+    }
+
+    /// Dirt of a directory that was a linked worktree of this repository but has
+    /// lost its admin entry (so neither git nor gix can open it as a worktree):
+    /// its files are compared with the tree of `tip` through a temporary index, with
+    /// the repository's ignore rules. `staged` is always 0: the index went with the
+    /// admin entry.
+    pub fn dirt_against(&self, dir: &Path, tip: Oid) -> Result<Dirt> {
+        let tmp_dir = self.common_dir.join("bullpen").join("tmp");
+        std::fs::create_dir_all(&tmp_dir)
+            .with_context(|| format!("could not create {}", tmp_dir.display()))?;
+        let index = tmp_dir.join(format!(
+            "index-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        let result = (|| -> Result<Dirt> {
+            let mut git_dir = std::ffi::OsString::from("--git-dir=");
+            git_dir.push(&self.common_dir);
+            let mut work_tree = std::ffi::OsString::from("--work-tree=");
+            work_tree.push(dir);
+            let env = [("GIT_INDEX_FILE", index.as_os_str())];
+            let tip = tip.to_string();
+            self.run_git_env(
+                Some(dir),
+                &[
+                    git_dir.as_os_str(),
+                    work_tree.as_os_str(),
+                    "read-tree".as_ref(),
+                    tip.as_ref(),
+                ],
+                &env,
+            )?;
+            let out = self.run_git_env(
+                Some(dir),
+                &[
+                    git_dir.as_os_str(),
+                    work_tree.as_os_str(),
+                    "-c".as_ref(),
+                    "core.fsmonitor=false".as_ref(),
+                    "status".as_ref(),
+                    "--porcelain=v1".as_ref(),
+                    "-z".as_ref(),
+                    "--untracked-files=all".as_ref(),
+                    "--no-renames".as_ref(),
+                    "--ignore-submodules=none".as_ref(),
+                ],
+                &env,
+            )?;
+            let mut dirt = Dirt::default();
+            for entry in out.split(|b| *b == 0).filter(|e| e.len() >= 3) {
+                // `XY path`: X is index vs. the main worktree's HEAD (meaningless
+                // here), Y is this directory vs. the tip's tree.
+                match (entry[0], entry[1]) {
+                    (b'?', b'?') => dirt.untracked += 1,
+                    (_, b' ') => {}
+                    _ => dirt.modified += 1,
+                }
+            }
+            Ok(dirt)
+        })();
+        let _ = std::fs::remove_file(&index);
+        let _ = std::fs::remove_file(index.with_extension("lock"));
+        let _ = std::fs::remove_dir(&tmp_dir); // only when empty: leave no trace
+
+        result.with_context(|| {
+            format!(
+                "could not compare {} with the session branch (its worktree admin entry is gone)",
+                dir.display()
+            )
+        })
+    }
+
+    /// [`Repo::dirt`] of many worktrees, on a few threads: with hundreds of
+    /// sessions the status walks dominate gc's time.
+    pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8)
+            .min(worktrees.len().max(1));
+        if threads <= 1 {
+            return worktrees.iter().map(|w| dirt_of(w)).collect();
+        }
+        let chunk = worktrees.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = worktrees
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || part.iter().map(|w| dirt_of(w)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(worktrees.chunks(chunk))
+                .flat_map(|(h, part)| {
+                    h.join().unwrap_or_else(|_| {
+                        part.iter()
+                            .map(|w| {
+                                Err(anyhow::anyhow!(
+                                    "the status of {} could not be computed (a thread failed)",
+                                    w.display()
+                                ))
+                            })
+                            .collect()
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Every commit a `refs/remotes/*` ref points at (symbolic refs peeled,
+    /// non-commits ignored).
+    fn remote_tip_commits(&self) -> Result<Vec<Oid>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed("refs/remotes/")
+            .context("could not list remote-tracking refs")?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let mut reference = reference
+                .map_err(|err| anyhow::anyhow!("{err}"))
+                .context("could not read a remote-tracking ref")?;
+            let Ok(id) = reference.peel_to_id() else {
+                continue;
+            };
+            let Ok(object) = id.object() else { continue };
+            if let Ok(commit) = object.peel_to_commit() {
+                out.push(Oid(commit.id));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Like `run_git`, with extra environment variables for the child.
+    fn run_git_env(
+        &self,
+        dir: Option<&Path>,
+        args: &[&std::ffi::OsStr],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Result<Vec<u8>> {
+        let dir = dir.unwrap_or(&self.main_worktree);
+        let argv = std::iter::once("git".to_string())
+            .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut cmd = std::process::Command::new(&self.git);
+        cmd.arg("-C").arg(dir).args(args).env("LC_ALL", "C");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let output = cmd
+            .stdin(std::process::Stdio::null())
+            .output()
+            .with_context(|| format!("could not run `{argv}` ({})", self.git.display()))?;
+        if !output.status.success() {
+            let status = match output.status.code() {
+                Some(code) => format!("exit {code}"),
+                None => "killed by a signal".to_string(),
+            };
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            bail!("`{argv}` failed ({status}): {}", stderr.trim_end());
+        }
+        Ok(output.stdout)
+    }
+}
+
+/// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
+/// (a gix repository is not `Sync`; each call opens its worktree anyway).
+fn dirt_of(worktree: &Path) -> Result<Dirt> {
+    use gix::status::index_worktree::iter::Summary;
+    let repo = gix::open(worktree).with_context(|| {
+        format!(
+            "could not open the worktree {} with gix",
+            worktree.display()
+        )
+    })?;
+    let iter = repo
+        .status(gix::progress::Discard)
+        .with_context(|| format!("could not get the status of {}", worktree.display()))?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_rewrites(None)
+        .dirwalk_options(|opts| opts.empty_patterns_match_prefix(false))
+        .into_iter(Vec::new())
+        .with_context(|| format!("could not get the status of {}", worktree.display()))?;
+    let mut dirt = Dirt::default();
+    for item in iter {
+        let item =
+            item.with_context(|| format!("could not get the status of {}", worktree.display()))?;
+        match item {
+            gix::status::Item::TreeIndex(_) => dirt.staged += 1,
+            gix::status::Item::IndexWorktree(item) => match item.summary() {
+                None => {}
+                Some(Summary::Added) => dirt.untracked += 1,
+                Some(_) => dirt.modified += 1,
+            },
+        }
+    }
+    Ok(dirt)
 }
 
 #[cfg(test)]

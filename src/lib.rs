@@ -1,12 +1,15 @@
 //! git-bullpen: run commands side by side, each in its own git worktree and branch,
 //! with everything recorded in the repository. See ARCHITECTURE.md.
 
+pub mod busy;
 pub mod cli;
 pub mod commands;
 pub mod complete;
 pub mod config;
 pub mod context;
 pub mod fsutil;
+pub mod gc_facts;
+pub mod gc_plan;
 pub mod git;
 pub mod ids;
 pub mod layout;
@@ -16,4 +19,5 @@ pub mod runner;
 pub mod session;
 pub mod store;
 pub mod supervise;
+pub mod teardown;
 pub mod time;

@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use crate::cli::Command;
 
+pub mod gc;
 pub mod logs;
 pub mod ls;
 pub mod path;
@@ -24,6 +25,7 @@ pub fn run(command: Command, cwd: &Path) -> Result<i32> {
         Command::Stop(args) => stop::run(args, cwd),
         Command::Logs(args) => logs::run(args, cwd),
         Command::Supervise(args) => supervise::run(args, cwd),
+        Command::Gc(args) => gc::run(args, cwd),
     }
 }
 

@@ -5,6 +5,7 @@ mod support;
 
 mod bg;
 mod docs;
+mod gc;
 mod ls;
 mod resume;
 mod ship;

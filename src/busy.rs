@@ -1,0 +1,298 @@
+//! Who is using a directory: processes whose current directory, root, executable
+//! or an open file lies inside it. One scan of `/proc` answers for many
+//! directories at once. When bullpen cannot look (no `/proc`, another platform),
+//! the answer is "cannot tell", and callers keep what they would have removed.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// How a process uses a directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Use {
+    Cwd,
+    OpenFile,
+    Root,
+    Exe,
+}
+
+impl Use {
+    fn describe(self) -> &'static str {
+        match self {
+            Use::Cwd => "has its current directory in it",
+            Use::OpenFile => "has a file open in it",
+            Use::Root => "has its root in it",
+            Use::Exe => "runs a program from it",
+        }
+    }
+}
+
+/// One process using a directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    pub pid: u32,
+    /// `/proc/<pid>/comm`, empty when unknown.
+    pub name: String,
+    pub how: Use,
+}
+
+impl fmt::Display for User {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.name.is_empty() {
+            write!(f, "pid {} {}", self.pid, self.how.describe())
+        } else {
+            write!(
+                f,
+                "pid {} ({}) {}",
+                self.pid,
+                self.name,
+                self.how.describe()
+            )
+        }
+    }
+}
+
+/// The answer for one directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Busy {
+    Idle,
+    /// At least one process uses it (one entry per process, the first use found).
+    InUse(Vec<User>),
+    /// Processes could not be inspected at all; the reason.
+    CannotTell(String),
+}
+
+/// The result of one scan.
+#[derive(Debug)]
+pub struct Scan {
+    result: Result<HashMap<PathBuf, Vec<User>>, String>,
+    /// Processes that exist but whose links could not be read (permission).
+    pub uninspectable: usize,
+}
+
+impl Scan {
+    /// The answer for `dir` (one of the directories the scan was asked about).
+    pub fn busy(&self, dir: &Path) -> Busy {
+        match &self.result {
+            Err(why) => Busy::CannotTell(why.clone()),
+            Ok(map) => match map.get(&key(dir)) {
+                Some(users) if !users.is_empty() => Busy::InUse(users.clone()),
+                _ => Busy::Idle,
+            },
+        }
+    }
+}
+
+/// The key a directory is matched under: canonical when it exists.
+fn key(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// Scan all processes once for uses of any of `dirs`. This process is never
+/// counted. Processes that cannot be inspected (other users', or protected ones)
+/// are skipped and counted in `uninspectable`: no unprivileged tool can see them.
+pub fn scan(dirs: &[PathBuf]) -> Scan {
+    let wanted: HashMap<PathBuf, PathBuf> = dirs.iter().map(|d| (key(d), d.clone())).collect();
+    if wanted.is_empty() {
+        return Scan {
+            result: Ok(HashMap::new()),
+            uninspectable: 0,
+        };
+    }
+    platform::scan(&wanted)
+}
+
+/// The directory among `wanted` (keys) that contains `target`, if any.
+fn owner<'a>(wanted: &'a HashMap<PathBuf, PathBuf>, target: &Path) -> Option<&'a PathBuf> {
+    target
+        .ancestors()
+        .find_map(|a| wanted.get_key_value(a).map(|(k, _)| k))
+}
+
+/// Does any process exist with this pid (including ones we may not signal)?
+/// A pid of 0 or beyond `i32::MAX` (untrusted input) never exists.
+pub fn pid_exists(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(target_os = "linux")]
+mod platform {
+    use super::*;
+
+    pub fn scan(wanted: &HashMap<PathBuf, PathBuf>) -> Scan {
+        let proc_dir = Path::new("/proc");
+        let entries = match std::fs::read_dir(proc_dir) {
+            Ok(e) => e,
+            Err(err) => {
+                return Scan {
+                    result: Err(format!("cannot read /proc ({err})")),
+                    uninspectable: 0,
+                }
+            }
+        };
+        let me = std::process::id();
+        let mut found: HashMap<PathBuf, Vec<User>> = HashMap::new();
+        let mut inspected = 0usize;
+        let mut uninspectable = 0usize;
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let base = entry.path();
+            let mut denied = false;
+            let mut uses: Vec<(PathBuf, Use)> = Vec::new();
+            let mut link = |name: &str, how: Use, uses: &mut Vec<(PathBuf, Use)>| {
+                match std::fs::read_link(base.join(name)) {
+                    Ok(target) => {
+                        if let Some(dir) = owner(wanted, &target) {
+                            uses.push((dir.clone(), how));
+                        }
+                    }
+                    Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => denied = true,
+                    Err(_) => {} // gone, or a kernel thread without these links
+                }
+            };
+            link("cwd", Use::Cwd, &mut uses);
+            link("root", Use::Root, &mut uses);
+            link("exe", Use::Exe, &mut uses);
+            match std::fs::read_dir(base.join("fd")) {
+                Ok(fds) => {
+                    for fd in fds.flatten() {
+                        if let Ok(target) = std::fs::read_link(fd.path()) {
+                            if let Some(dir) = owner(wanted, &target) {
+                                uses.push((dir.clone(), Use::OpenFile));
+                            }
+                        }
+                    }
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => denied = true,
+                Err(_) => {}
+            }
+            if denied {
+                uninspectable += 1;
+            } else {
+                inspected += 1;
+            }
+            if uses.is_empty() {
+                continue;
+            }
+            let name = std::fs::read_to_string(base.join("comm"))
+                .map(|s| s.trim().to_owned())
+                .unwrap_or_default();
+            for (dir, how) in uses {
+                let users = found.entry(dir).or_default();
+                if !users.iter().any(|u| u.pid == pid) {
+                    users.push(User {
+                        pid,
+                        name: name.clone(),
+                        how,
+                    });
+                }
+            }
+        }
+        if inspected == 0 {
+            return Scan {
+                result: Err("no process could be inspected through /proc".to_owned()),
+                uninspectable,
+            };
+        }
+        for users in found.values_mut() {
+            users.sort_by_key(|u| u.pid);
+        }
+        Scan {
+            result: Ok(found),
+            uninspectable,
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod platform {
+    use super::*;
+
+    pub fn scan(_wanted: &HashMap<PathBuf, PathBuf>) -> Scan {
+        Scan {
+            result: Err(format!(
+                "bullpen cannot yet see which processes use a directory on {}",
+                std::env::consts::OS
+            )),
+            uninspectable: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_matches_ancestors_only() {
+        let mut wanted = HashMap::new();
+        wanted.insert(PathBuf::from("/w/a"), PathBuf::from("/w/a"));
+        assert_eq!(
+            owner(&wanted, Path::new("/w/a/x/y")),
+            Some(&PathBuf::from("/w/a"))
+        );
+        assert_eq!(
+            owner(&wanted, Path::new("/w/a")),
+            Some(&PathBuf::from("/w/a"))
+        );
+        assert_eq!(owner(&wanted, Path::new("/w/ab")), None);
+        assert_eq!(owner(&wanted, Path::new("/w")), None);
+    }
+
+    #[test]
+    fn pid_zero_and_huge_never_exist() {
+        assert!(!pid_exists(0));
+        assert!(!pid_exists(u32::MAX));
+        assert!(pid_exists(std::process::id()));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn sees_a_child_with_its_cwd_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(dir.path())
+            .spawn()
+            .unwrap();
+        let scan = scan(&[dir.path().to_path_buf()]);
+        let busy = scan.busy(dir.path());
+        let _ = child.kill();
+        let _ = child.wait();
+        match busy {
+            Busy::InUse(users) => {
+                assert!(users
+                    .iter()
+                    .any(|u| u.pid == child.id() && u.how == Use::Cwd));
+            }
+            other => panic!("expected busy, got {other:?}"),
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn own_process_is_not_counted() {
+        let cwd = std::env::current_dir().unwrap();
+        let scan = scan(std::slice::from_ref(&cwd));
+        if let Busy::InUse(users) = scan.busy(&cwd) {
+            assert!(users.iter().all(|u| u.pid != std::process::id()));
+        }
+    }
+}

@@ -1,0 +1,1106 @@
+//! `git bullpen gc`: real git, a bare repository as the remote, real processes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{make_executable, which_git, Env, Run};
+
+/// A process that is killed when the test ends, however it ends.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Guard {
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+/// A repository with a committed `.gitignore` (`.cache/`), `main` pushed to a
+/// bare `origin`.
+fn setup() -> Env {
+    let env = Env::new();
+    std::fs::write(env.repo.join(".gitignore"), ".cache/\n").unwrap();
+    env.git(&env.repo, &["add", ".gitignore"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "ignore caches"])
+        .ok();
+    env.add_bare_remote();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    env
+}
+
+/// A session that ran `script` (in its worktree) and exited; its worktree.
+fn spawn(env: &Env, id: &str, script: &str) -> PathBuf {
+    env.bullpen(&["spawn", id, "--", "sh", "-c", script]).ok();
+    env.worktree_of(id)
+}
+
+const COMMIT: &str =
+    "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
+
+fn push(env: &Env, id: &str) {
+    env.git(
+        &env.repo,
+        &["push", "-q", "origin", &format!("bullpen/{id}")],
+    )
+    .ok();
+}
+
+fn gc(env: &Env, args: &[&str]) -> (Run, Vec<Value>) {
+    gc_in(env, &env.repo, args)
+}
+
+fn gc_in(env: &Env, cwd: &Path, args: &[&str]) -> (Run, Vec<Value>) {
+    let mut all = vec!["gc", "--json"];
+    all.extend_from_slice(args);
+    let run = env.bullpen_in(cwd, &all);
+    assert!(
+        !run.stderr.contains("panicked"),
+        "gc panicked:\n{}",
+        run.stderr
+    );
+    let entries: Vec<Value> = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "gc --json did not print JSON ({e}), exit {:?}\nstdout:\n{}\nstderr:\n{}",
+            run.status, run.stdout, run.stderr
+        )
+    });
+    (run, entries)
+}
+
+#[track_caller]
+fn session<'a>(entries: &'a [Value], id: &str) -> &'a Value {
+    entries
+        .iter()
+        .find(|e| e["kind"] == "session" && e["id"] == id)
+        .unwrap_or_else(|| panic!("no session {id} in {entries:#?}"))
+}
+
+fn record(env: &Env, id: &str) -> Value {
+    let json = env.git_out(&["show", &format!("refs/bullpen/sessions/{id}:session.json")]);
+    serde_json::from_str(&json).unwrap()
+}
+
+fn branch_exists(env: &Env, id: &str) -> bool {
+    env.git(
+        &env.repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/heads/bullpen/{id}"),
+        ],
+    )
+    .status
+    .success()
+}
+
+fn registered(env: &Env, path: &Path) -> bool {
+    env.git_out(&["worktree", "list", "--porcelain"])
+        .lines()
+        .any(|l| l == format!("worktree {}", path.display()))
+}
+
+/// Replace a record's session.json with an edited copy, with plain git plumbing,
+/// the way a hand edit or a fetched record would arrive.
+fn rewrite_record(env: &Env, id: &str, edit: impl FnOnce(&mut Value)) {
+    let refname = format!("refs/bullpen/sessions/{id}");
+    let old = env.git_out(&["rev-parse", &refname]);
+    let mut v = record(env, id);
+    edit(&mut v);
+    let file = env.root().join(format!("edited-{id}.json"));
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let blob = env.git_out(&["hash-object", "-w", file.to_str().unwrap()]);
+    let out = env
+        .cmd("sh", &env.repo)
+        .args([
+            "-c",
+            &format!("printf '100644 blob {blob}\\tsession.json\\n' | git mktree"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let tree = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let commit = env.git_out(&["commit-tree", &tree, "-p", &old, "-m", "edited by hand"]);
+    env.git_out(&["update-ref", &refname, &commit, &old]);
+}
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Start `sleep` with its current directory in `dir`, and wait until it is there.
+fn sleeper_in(dir: &Path, secs: &str) -> Guard {
+    let child = Command::new("sleep")
+        .arg(secs)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let g = Guard(child);
+    let pid = g.pid();
+    wait_until("sleep to start", || {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == dir)
+    });
+    g
+}
+
+// ----- published, clean, idle -----
+
+#[test]
+fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() {
+    let env = setup();
+    let wt = spawn(&env, "done", COMMIT);
+    let commit = env.git_out(&["rev-parse", "bullpen/done"]);
+    push(&env, "done");
+
+    let (run, entries) = gc(&env, &[]);
+    let run = run.ok();
+    let e = session(&entries, "done");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert_eq!(e["reason"], "published, clean and idle");
+    assert_eq!(e["worktree"], wt.to_str().unwrap());
+    assert!(!wt.exists(), "worktree directory removed");
+    assert!(!registered(&env, &wt), "worktree deregistered");
+    assert!(!branch_exists(&env, "done"), "local branch deleted");
+    assert_eq!(record(&env, "done")["state"], "collected");
+    assert!(record(&env, "done").get("gc_teardown").is_none());
+    let note = env.git_out(&["notes", "--ref=bullpen", "show", &commit]);
+    assert!(note.contains("bullpen-session: done"), "{note}");
+    assert!(run.stderr.contains("1 removed"), "{}", run.stderr);
+
+    // ls --all still shows it.
+    let ls = env.ls_json();
+    assert!(ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["id"] == "done" && s["state"] == "collected"));
+    // A second gc has nothing to do and does not report collected sessions.
+    let (_, again) = gc(&env, &[]);
+    assert!(again.is_empty(), "{again:#?}");
+}
+
+#[test]
+fn human_report_names_what_was_removed_and_what_was_kept_and_why() {
+    let env = setup();
+    spawn(&env, "pub", COMMIT);
+    push(&env, "pub");
+    spawn(
+        &env,
+        "local",
+        &format!("{COMMIT} && echo 2 > b && git add b && git commit -q -m b"),
+    );
+    let run = env.bullpen(&["gc"]).ok();
+    assert_eq!(
+        run.stdout,
+        "kept     local: 2 commits not on any remote\nremoved  pub: published, clean and idle\n"
+    );
+    assert!(
+        run.stderr.contains("gc: 1 removed, 1 kept"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_unpushed_session_is_kept() {
+    let env = setup();
+    let wt = spawn(&env, "local", COMMIT);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "local");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(e["reason"], "1 commit not on any remote");
+    assert!(wt.join("work.txt").exists());
+    assert!(branch_exists(&env, "local"));
+    assert_eq!(record(&env, "local")["state"], "exited");
+}
+
+#[test]
+fn pushed_then_one_more_local_commit_is_kept() {
+    let env = setup();
+    let wt = spawn(&env, "more", COMMIT);
+    push(&env, "more");
+    std::fs::write(wt.join("more.txt"), "more\n").unwrap();
+    env.git(&wt, &["add", "more.txt"]).ok();
+    env.git(&wt, &["commit", "-q", "-m", "more"]).ok();
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "more");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(e["reason"], "1 commit not on any remote");
+    assert!(wt.join("more.txt").exists());
+    assert!(branch_exists(&env, "more"));
+}
+
+#[test]
+fn fetch_first_sees_what_was_pushed_from_elsewhere() {
+    let env = setup();
+    let wt = spawn(&env, "elsewhere", COMMIT);
+    push(&env, "elsewhere");
+    // Forget the remote-tracking ref, as if the push had happened from another clone.
+    env.git_out(&["update-ref", "-d", "refs/remotes/origin/bullpen/elsewhere"]);
+    let (_, entries) = gc(&env, &[]);
+    assert_eq!(session(&entries, "elsewhere")["action"], "kept");
+    let (run, entries) = gc(&env, &["--fetch"]);
+    run.ok();
+    assert_eq!(session(&entries, "elsewhere")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+// ----- clean -----
+
+#[test]
+fn an_untracked_file_keeps_the_worktree() {
+    let env = setup();
+    let wt = spawn(&env, "untracked", "echo notes > notes.txt");
+    push(&env, "untracked");
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "untracked");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(e["reason"], "1 untracked file");
+    assert!(wt.join("notes.txt").exists());
+}
+
+#[test]
+fn only_ignored_files_do_not_count() {
+    let env = setup();
+    let wt = spawn(&env, "ignored", "mkdir -p .cache/v && echo x > .cache/v/f");
+    push(&env, "ignored");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "ignored")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn a_staged_change_keeps_the_worktree() {
+    let env = setup();
+    let wt = spawn(&env, "staged", "echo changed > README && git add README");
+    push(&env, "staged");
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "staged");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(e["reason"], "1 staged change");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("README")).unwrap(),
+        "changed\n"
+    );
+}
+
+#[test]
+fn a_modified_file_keeps_the_worktree() {
+    let env = setup();
+    let wt = spawn(&env, "modified", "echo changed > README");
+    push(&env, "modified");
+    let (_, entries) = gc(&env, &[]);
+    assert_eq!(session(&entries, "modified")["reason"], "1 modified file");
+    assert!(wt.exists());
+}
+
+// ----- unlocked, ours -----
+
+#[test]
+fn a_locked_worktree_is_kept() {
+    let env = setup();
+    let wt = spawn(&env, "locked", "true");
+    push(&env, "locked");
+    env.git(&env.repo, &["worktree", "lock", wt.to_str().unwrap()])
+        .ok();
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "locked");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(e["reason"], "the worktree is locked (git worktree unlock)");
+    assert!(wt.exists());
+}
+
+#[test]
+fn a_worktree_switched_to_another_branch_is_kept() {
+    let env = setup();
+    let wt = spawn(&env, "switched", "git switch -q -c other");
+    push(&env, "switched");
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "switched");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(
+        e["reason"],
+        "HEAD is on refs/heads/other, not bullpen/switched"
+    );
+    assert!(wt.exists());
+}
+
+// ----- idle -----
+
+#[test]
+fn a_process_with_its_cwd_in_the_worktree_keeps_it_busy() {
+    let env = setup();
+    let wt = spawn(&env, "busy", "true");
+    push(&env, "busy");
+    let sleeper = sleeper_in(&wt, "300");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "busy");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(
+        e["reason"],
+        format!(
+            "busy: pid {} (sleep) has its current directory in it",
+            sleeper.pid()
+        )
+    );
+    assert!(wt.exists());
+}
+
+#[test]
+fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
+    let env = setup();
+    let wt = spawn(&env, "open", "mkdir .cache && echo x > .cache/log");
+    push(&env, "open");
+    // cwd outside the worktree, a file inside it held open on fd 3.
+    let child = Command::new("sh")
+        .args(["-c", "exec 3<\"$1\"; exec sleep 300", "sh"])
+        .arg(wt.join(".cache/log"))
+        .current_dir(env.root())
+        .spawn()
+        .unwrap();
+    let holder = Guard(child);
+    let pid = holder.pid();
+    wait_until("the file to be open", || {
+        std::fs::read_link(format!("/proc/{pid}/fd/3")).is_ok_and(|t| t.starts_with(&wt))
+    });
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "open");
+    assert_eq!(e["action"], "kept");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {pid} (sleep) has a file open in it")),
+        "{e}"
+    );
+    assert!(wt.exists());
+}
+
+#[test]
+fn wait_removes_a_busy_worktree_once_its_process_ends() {
+    let env = setup();
+    let wt = spawn(&env, "later", "true");
+    push(&env, "later");
+    let _sleeper = sleeper_in(&wt, "2");
+    let (run, entries) = gc(&env, &["--wait", "120"]);
+    let run = run.ok();
+    assert!(run.stderr.contains("waiting up to"), "{}", run.stderr);
+    assert_eq!(session(&entries, "later")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+/// /proc/<pid>/stat field 22, as bullpen records it.
+fn start_time(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_session_whose_recorded_process_is_alive_is_kept_even_when_it_is_elsewhere() {
+    let env = setup();
+    let wt = spawn(&env, "alive", "true");
+    push(&env, "alive");
+    // The session's own process, running outside its worktree.
+    let proc_ = sleeper_in(&env.root(), "300");
+    let pid = proc_.pid();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    rewrite_record(&env, "alive", |v| {
+        v["state"] = "running".into();
+        v["process"] = serde_json::json!({
+            "pid": pid,
+            "start_time": start_time(pid),
+            "boot_id": boot.trim(),
+            "background": true,
+            "started_at": "2026-01-01T00:00:00Z",
+        });
+    });
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "alive");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(
+        e["reason"],
+        format!("busy: the session's process (pid {pid}) is running")
+    );
+    assert!(wt.exists());
+
+    // Once it is gone (the record still says running: lost), gc may remove it.
+    drop(proc_);
+    let (_, entries) = gc(&env, &[]);
+    assert_eq!(session(&entries, "alive")["action"], "removed");
+}
+
+#[test]
+fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exists() {
+    let env = setup();
+    let wt = spawn(&env, "unsure", "true");
+    push(&env, "unsure");
+    let proc_ = sleeper_in(&env.root(), "300");
+    let pid = proc_.pid();
+    rewrite_record(&env, "unsure", |v| {
+        v["state"] = "running".into();
+        v["process"] = serde_json::json!({
+            "pid": pid,
+            "start_time": null,
+            "boot_id": null,
+            "started_at": "2026-01-01T00:00:00Z",
+        });
+    });
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "unsure");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(wt.exists());
+}
+
+// ----- teardown that cannot crash -----
+
+#[test]
+fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishes() {
+    let env = setup();
+    let wt = spawn(&env, "late", "mkdir -p .cache/v");
+    push(&env, "late");
+    let wt2 = spawn(&env, "other", "true");
+    push(&env, "other");
+    // A test runner left behind, outside the worktree, that keeps writing its cache
+    // into it: what made git fail with "Directory not empty" half-way.
+    let child = env
+        .cmd("sh", &env.root())
+        .args([
+            "-c",
+            "while :; do mkdir -p \"$1/.cache/v\" 2>/dev/null; done",
+            "sh",
+        ])
+        .arg(&wt)
+        .spawn()
+        .unwrap();
+    let writer = Guard(child);
+
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "late");
+    match e["action"].as_str().unwrap() {
+        "degraded" => {
+            assert_eq!(run.code(), 1, "degraded exits 1\n{}", run.stderr);
+            assert!(e["hint"].as_str().unwrap().contains("gc` again"), "{e}");
+        }
+        "kept" => assert!(e["reason"].as_str().unwrap().contains("busy"), "{e}"),
+        other => panic!("expected degraded or busy, got {other}: {e}"),
+    }
+    // The other session was handled all the same.
+    assert_eq!(session(&entries, "other")["action"], "removed");
+    assert!(!wt2.exists());
+    assert!(
+        branch_exists(&env, "late"),
+        "branch kept until the worktree is gone"
+    );
+    assert_ne!(record(&env, "late")["state"], "collected");
+
+    drop(writer);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "late")["action"], "removed");
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert!(!branch_exists(&env, "late"));
+    assert_eq!(record(&env, "late")["state"], "collected");
+}
+
+#[test]
+fn a_writer_with_its_cwd_inside_keeps_the_worktree_busy() {
+    let env = setup();
+    let wt = spawn(&env, "runner", "true");
+    push(&env, "runner");
+    let child = env
+        .cmd("sh", &wt)
+        .args(["-c", "while :; do mkdir -p .cache/v; sleep 0.01; done"])
+        .spawn()
+        .unwrap();
+    let writer = Guard(child);
+    let pid = writer.pid();
+    wait_until("the writer to start", || wt.join(".cache/v").exists());
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "runner");
+    assert_eq!(e["action"], "kept");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {pid} (sh) has its current directory in it")),
+        "{e}"
+    );
+    assert!(wt.join(".git").exists(), "worktree untouched");
+}
+
+#[test]
+fn the_admin_entry_already_gone_is_not_fatal() {
+    let env = setup();
+    let wt = spawn(&env, "noadmin", "mkdir -p .cache && echo x > .cache/x");
+    push(&env, "noadmin");
+    let admin = env.repo.join(".git/worktrees/noadmin");
+    assert!(admin.is_dir());
+    std::fs::remove_dir_all(&admin).unwrap();
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "noadmin");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert_eq!(
+        e["reason"],
+        "published, clean and idle (its worktree entry was already gone)"
+    );
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert!(!branch_exists(&env, "noadmin"));
+    assert_eq!(record(&env, "noadmin")["state"], "collected");
+}
+
+#[test]
+fn the_admin_entry_gone_with_work_in_the_directory_keeps_it() {
+    let env = setup();
+    let wt = spawn(&env, "noadmin", "echo mine > mine.txt; echo edit >> README");
+    push(&env, "noadmin");
+    std::fs::remove_dir_all(env.repo.join(".git/worktrees/noadmin")).unwrap();
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "noadmin");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(e["reason"], "1 modified file, 1 untracked file");
+    assert!(wt.join("mine.txt").exists());
+}
+
+#[test]
+fn worktree_remove_failing_takes_the_fallback() {
+    let mut env = setup();
+    let wt = spawn(&env, "fallback", "true");
+    push(&env, "fallback");
+    env.fail_git_when("worktree remove");
+    let (run, entries) = gc(&env, &[]);
+    let run = run.ok();
+    assert!(
+        run.stderr.contains("injected failure of 'worktree remove'")
+            && run.stderr.contains("took the fallback"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(session(&entries, "fallback")["action"], "removed");
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert!(!branch_exists(&env, "fallback"));
+}
+
+/// Put a `git` first on PATH that, asked to remove a worktree, runs `snippet`
+/// (in sh) and fails without removing anything: the world changing between
+/// gc's checks and git's.
+fn on_worktree_remove(env: &mut Env, snippet: &str) {
+    let dir = env.root().join("race-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; echo 'fatal: injected' >&2; exit 128;; esac\nexec {} \"$@\"\n",
+        which_git()
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+}
+
+#[test]
+fn the_fallback_checks_again_that_the_worktree_is_clean() {
+    let mut env = setup();
+    let wt = spawn(&env, "race", "true");
+    push(&env, "race");
+    // New work appears (an agent still writing) and git fails.
+    on_worktree_remove(
+        &mut env,
+        &format!("echo new > {}/new-work.txt", wt.display()),
+    );
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "race");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], "changed during gc: 1 untracked file");
+    assert!(wt.join("new-work.txt").exists(), "new work survives");
+    assert!(registered(&env, &wt));
+    assert!(branch_exists(&env, "race"));
+    assert!(record(&env, "race").get("gc_teardown").is_none());
+}
+
+#[test]
+fn the_fallback_checks_again_that_the_directory_is_still_ours() {
+    let mut env = setup();
+    let wt = spawn(&env, "swapped", "true");
+    push(&env, "swapped");
+    // The directory stops being our worktree (its .git now names another
+    // repository) and git fails.
+    on_worktree_remove(
+        &mut env,
+        &format!("echo 'gitdir: /elsewhere/.git' > {}/.git", wt.display()),
+    );
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "swapped");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no longer looks like the session's worktree"),
+        "{e}"
+    );
+    assert!(wt.join("README").exists());
+    assert!(branch_exists(&env, "swapped"));
+}
+
+#[test]
+fn the_fallback_checks_again_that_the_worktree_is_not_locked() {
+    let mut env = setup();
+    let wt = spawn(&env, "padlock", "true");
+    push(&env, "padlock");
+    // Someone locks the worktree just as gc removes it; git then refuses.
+    let lock = format!(
+        "{} -C {} worktree lock {}",
+        which_git(),
+        env.repo.display(),
+        wt.display()
+    );
+    on_worktree_remove(&mut env, &lock);
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "padlock");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("it was locked during gc"),
+        "{e}"
+    );
+    assert!(wt.join("README").exists());
+}
+
+/// Kills a process known only by the pid it wrote to a file.
+struct PidFileGuard(PathBuf);
+
+impl Drop for PidFileGuard {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.0) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+#[test]
+fn the_fallback_checks_again_that_nobody_uses_the_directory() {
+    let mut env = setup();
+    let wt = spawn(&env, "entered", "true");
+    push(&env, "entered");
+    let pidfile = env.root().join("entered.pid");
+    let _guard = PidFileGuard(pidfile.clone());
+    // Someone enters the worktree (and stays) just as git fails.
+    on_worktree_remove(
+        &mut env,
+        &format!(
+            "(cd {w} && exec sleep 300) </dev/null >/dev/null 2>&1 & echo $! > {p}; \
+             while [ \"$(readlink /proc/$!/cwd)\" != {w} ]; do :; done",
+            w = wt.display(),
+            p = pidfile.display()
+        ),
+    );
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "entered");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("(sleep) has its current directory in it"),
+        "{e}"
+    );
+    assert!(wt.join("README").exists());
+}
+
+// ----- untrusted records -----
+
+fn assert_untrusted(entries: &[Value], id: &str, words: &str) {
+    let e = session(entries, id);
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("untrusted record: ") && reason.contains(words),
+        "{id}: {reason}"
+    );
+}
+
+#[test]
+fn a_record_pointing_at_the_repository_itself_is_never_acted_on() {
+    let env = setup();
+    spawn(&env, "repo", "true");
+    push(&env, "repo");
+    let repo = env.repo.to_str().unwrap().to_owned();
+    rewrite_record(&env, "repo", |v| v["worktree"] = repo.clone().into());
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_untrusted(&entries, "repo", "is the repository itself");
+    assert!(env.repo.join(".git").is_dir() && env.repo.join("README").exists());
+    assert!(branch_exists(&env, "repo"));
+}
+
+#[test]
+fn a_record_pointing_at_the_filesystem_root_is_never_acted_on() {
+    let env = setup();
+    spawn(&env, "slash", "true");
+    push(&env, "slash");
+    rewrite_record(&env, "slash", |v| v["worktree"] = "/".into());
+    let (_, entries) = gc(&env, &[]);
+    assert_untrusted(&entries, "slash", "is the filesystem root");
+    assert!(branch_exists(&env, "slash"));
+}
+
+/// With the worktree root set to a directory that contains $HOME, only the
+/// home-directory guard stands between gc and removing $HOME, which is made a
+/// real, clean, published worktree of the session branch.
+#[test]
+fn a_record_pointing_at_home_is_never_acted_on() {
+    let env = setup();
+    let root = env.root();
+    env.git_out(&["config", "bullpen.worktreeRoot", root.to_str().unwrap()]);
+    let wt = spawn(&env, "myhome", "true");
+    push(&env, "myhome");
+    std::fs::remove_dir_all(&env.home).unwrap();
+    env.git_out(&[
+        "worktree",
+        "move",
+        wt.to_str().unwrap(),
+        env.home.to_str().unwrap(),
+    ]);
+    let home = env.home.to_str().unwrap().to_owned();
+    rewrite_record(&env, "myhome", |v| v["worktree"] = home.clone().into());
+    let (_, entries) = gc(&env, &[]);
+    assert_untrusted(&entries, "myhome", "is the home directory");
+    assert!(env.home.join("README").exists(), "home untouched");
+    assert!(registered(&env, &env.home));
+    assert!(branch_exists(&env, "myhome"));
+}
+
+/// A real, clean, published worktree of the session branch, registered, but
+/// outside the worktree root: only confinement stands in the way.
+#[test]
+fn a_record_pointing_outside_the_worktree_root_is_never_acted_on() {
+    let env = setup();
+    let wt = spawn(&env, "outside", "true");
+    push(&env, "outside");
+    let outside = env.root().join("outside");
+    env.git_out(&[
+        "worktree",
+        "move",
+        wt.to_str().unwrap(),
+        outside.to_str().unwrap(),
+    ]);
+    let path = outside.to_str().unwrap().to_owned();
+    rewrite_record(&env, "outside", |v| v["worktree"] = path.clone().into());
+    let (_, entries) = gc(&env, &[]);
+    assert_untrusted(&entries, "outside", "is outside the worktree root");
+    assert!(outside.join("README").exists());
+    assert!(registered(&env, &outside));
+    assert!(branch_exists(&env, "outside"));
+}
+
+/// Confined as written, but a symlink in the worktree root leads out of it: a
+/// real, clean, published, registered worktree of the branch sits at the end.
+#[test]
+fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
+    let env = setup();
+    let wt = spawn(&env, "link", "true");
+    push(&env, "link");
+    let outside = env.root().join("outside");
+    env.git_out(&[
+        "worktree",
+        "move",
+        wt.to_str().unwrap(),
+        outside.to_str().unwrap(),
+    ]);
+    let escape = wt.parent().unwrap().join("escape");
+    std::os::unix::fs::symlink(env.root(), &escape).unwrap();
+    let through = escape.join("outside");
+    let path = through.to_str().unwrap().to_owned();
+    rewrite_record(&env, "link", |v| v["worktree"] = path.clone().into());
+    let (_, entries) = gc(&env, &[]);
+    assert_untrusted(&entries, "link", "outside the worktree root");
+    assert!(outside.join("README").exists());
+    assert!(registered(&env, &outside));
+}
+
+#[test]
+fn a_record_naming_another_branch_is_never_acted_on() {
+    let env = setup();
+    let wt = spawn(&env, "renamed", "true");
+    push(&env, "renamed");
+    rewrite_record(&env, "renamed", |v| v["branch"] = "main".into());
+    let (_, entries) = gc(&env, &[]);
+    assert_untrusted(&entries, "renamed", "names branch \"main\"");
+    assert!(wt.exists());
+}
+
+#[test]
+fn a_session_still_provisioning_is_kept() {
+    let env = setup();
+    let wt = spawn(&env, "young", "true");
+    push(&env, "young");
+    rewrite_record(&env, "young", |v| v["state"] = "provisioning".into());
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "young");
+    assert_eq!(e["action"], "kept");
+    assert!(
+        e["reason"].as_str().unwrap().contains("provisioning"),
+        "{e}"
+    );
+    assert!(wt.exists());
+}
+
+#[test]
+fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
+    let env = setup();
+    let wt = spawn(&env, "shared", "true");
+    push(&env, "shared");
+    std::fs::remove_dir_all(&wt).unwrap();
+    env.git_out(&["worktree", "prune"]);
+    let other = env.root().join("by-hand");
+    env.git_out(&[
+        "worktree",
+        "add",
+        "-q",
+        other.to_str().unwrap(),
+        "bullpen/shared",
+    ]);
+    let (_, entries) = gc(&env, &[]);
+    let e = session(&entries, "shared");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        format!("bullpen/shared is also checked out in {}", other.display())
+    );
+    assert!(branch_exists(&env, "shared"));
+}
+
+// ----- leftovers -----
+
+#[test]
+fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
+    let env = setup();
+    let wt = spawn(&env, "anchor", "echo keep > keep.txt");
+    let root = wt.parent().unwrap().to_path_buf();
+    // What the reported crash left: a directory holding only a `.git` file whose
+    // worktree entry is gone.
+    let orphan = root.join("crashed");
+    std::fs::create_dir_all(orphan.join("empty/dirs")).unwrap();
+    std::fs::write(
+        orphan.join(".git"),
+        format!(
+            "gitdir: {}\n",
+            env.repo.join(".git/worktrees/crashed").display()
+        ),
+    )
+    .unwrap();
+    // And one that holds work: reported, never removed.
+    let with_work = root.join("stray");
+    std::fs::create_dir_all(&with_work).unwrap();
+    std::fs::write(with_work.join("draft.md"), "draft\n").unwrap();
+    std::fs::write(
+        with_work.join(".git"),
+        format!(
+            "gitdir: {}\n",
+            env.repo.join(".git/worktrees/stray").display()
+        ),
+    )
+    .unwrap();
+    // Not bullpen's (no .git file of ours): not gc's to judge, not even reported.
+    let unrelated = root.join("unrelated");
+    std::fs::create_dir_all(&unrelated).unwrap();
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let find = |p: &Path| {
+        entries
+            .iter()
+            .find(|e| e["kind"] == "orphan" && e["worktree"] == p.to_str().unwrap())
+            .unwrap_or_else(|| panic!("no orphan {p:?} in {entries:#?}"))
+            .clone()
+    };
+    let o = find(&orphan);
+    assert_eq!(o["action"], "removed");
+    assert_eq!(o["reason"], "only a dangling .git file");
+    assert!(!orphan.exists());
+    let w = find(&with_work);
+    assert_eq!(w["action"], "kept");
+    assert!(
+        w["reason"].as_str().unwrap().contains("holds 1 file"),
+        "{w}"
+    );
+    assert!(with_work.join("draft.md").exists());
+    assert!(unrelated.exists());
+    assert!(!entries
+        .iter()
+        .any(|e| e["worktree"] == unrelated.to_str().unwrap()));
+    // The session's own directory is not an orphan.
+    assert!(wt.join("keep.txt").exists());
+}
+
+#[test]
+fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
+    let env = setup();
+    let published = spawn(&env, "gone-pub", COMMIT);
+    push(&env, "gone-pub");
+    let unpublished = spawn(&env, "gone-local", COMMIT);
+    std::fs::remove_dir_all(&published).unwrap();
+    std::fs::remove_dir_all(&unpublished).unwrap();
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "gone-pub");
+    assert_eq!(e["action"], "collected");
+    assert_eq!(
+        e["reason"],
+        "the worktree is gone and the branch is published"
+    );
+    assert_eq!(record(&env, "gone-pub")["state"], "collected");
+    assert!(!branch_exists(&env, "gone-pub"));
+
+    let e = session(&entries, "gone-local");
+    assert_eq!(e["action"], "kept");
+    assert_eq!(
+        e["reason"],
+        "the worktree is gone but 1 commit is on bullpen/gone-local not on any remote"
+    );
+    assert!(branch_exists(&env, "gone-local"));
+    assert_eq!(record(&env, "gone-local")["state"], "exited");
+
+    for id in ["gone-pub", "gone-local"] {
+        let pruned = entries
+            .iter()
+            .find(|e| e["kind"] == "worktree-entry" && e["id"] == id)
+            .unwrap_or_else(|| panic!("no worktree entry {id} in {entries:#?}"));
+        assert_eq!(pruned["action"], "pruned");
+    }
+    assert!(!env.repo.join(".git/worktrees/gone-pub").exists());
+    assert!(!registered(&env, &published));
+}
+
+// ----- dry run -----
+
+#[test]
+fn dry_run_changes_nothing_and_matches_what_gc_then_does() {
+    let env = setup();
+    let removed = spawn(&env, "a-removed", COMMIT);
+    push(&env, "a-removed");
+    spawn(&env, "b-local", COMMIT);
+    spawn(&env, "c-untracked", "echo x > x");
+    push(&env, "c-untracked");
+    let gone = spawn(&env, "d-gone", "true");
+    push(&env, "d-gone");
+    std::fs::remove_dir_all(&gone).unwrap();
+    let orphan = removed.parent().unwrap().join("orphan");
+    std::fs::create_dir_all(&orphan).unwrap();
+    std::fs::write(
+        orphan.join(".git"),
+        format!(
+            "gitdir: {}\n",
+            env.repo.join(".git/worktrees/orphan").display()
+        ),
+    )
+    .unwrap();
+    let noadmin = spawn(&env, "e-noadmin", "true");
+    push(&env, "e-noadmin");
+    std::fs::remove_dir_all(env.repo.join(".git/worktrees/e-noadmin")).unwrap();
+
+    let before = env.snapshot();
+    let (dry, planned) = gc(&env, &["--dry-run"]);
+    dry.ok();
+    assert_eq!(env.snapshot(), before, "--dry-run changed something");
+    assert!(orphan.exists() && removed.exists() && noadmin.exists());
+    assert!(planned.iter().all(|e| e["dry_run"] == true));
+    let human = env.bullpen(&["gc", "--dry-run"]).ok();
+    assert!(
+        human.stdout.lines().any(|l| l.starts_with("would remove ")
+            && l.ends_with(" a-removed: published, clean and idle")),
+        "{}",
+        human.stdout
+    );
+
+    let (real, done) = gc(&env, &[]);
+    real.ok();
+    let strip = |v: &[Value]| -> Vec<Value> {
+        v.iter()
+            .map(|e| {
+                let mut e = e.clone();
+                e.as_object_mut().unwrap().remove("dry_run");
+                e
+            })
+            .collect()
+    };
+    assert_eq!(strip(&planned), strip(&done));
+    let actions: Vec<(String, String)> = done
+        .iter()
+        .map(|e| {
+            (
+                e["id"]
+                    .as_str()
+                    .or(e["worktree"].as_str())
+                    .unwrap()
+                    .to_owned(),
+                e["action"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let orphan_s = orphan.to_str().unwrap().to_owned();
+    for want in [
+        ("d-gone", "pruned"),
+        (orphan_s.as_str(), "removed"),
+        ("a-removed", "removed"),
+        ("b-local", "kept"),
+        ("c-untracked", "kept"),
+        ("d-gone", "collected"),
+        ("e-noadmin", "removed"),
+    ] {
+        assert!(
+            actions.contains(&(want.0.to_owned(), want.1.to_owned())),
+            "{want:?} not in {actions:?}"
+        );
+    }
+}
+
+#[test]
+fn gc_from_inside_a_session_worktree_keeps_that_one() {
+    let env = setup();
+    let wt = spawn(&env, "here", "true");
+    push(&env, "here");
+    // The shell that runs gc sits in the worktree.
+    let run = env
+        .cmd("sh", &wt)
+        .args(["-c", "\"$0\" gc --json; echo done", crate::support::BIN])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let json = stdout.trim_end().strip_suffix("done").unwrap();
+    let entries: Vec<Value> = serde_json::from_str(json).unwrap();
+    let e = session(&entries, "here");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(e["reason"]
+        .as_str()
+        .unwrap()
+        .contains("(sh) has its current directory"));
+    assert!(wt.exists());
+}
