@@ -79,7 +79,11 @@ impl Report {
     pub fn print(&self) {
         println!("| measurement | fixture | bullpen (median) | baseline (median) | ratio | CPU ratio | budget | verdict |");
         println!("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |");
-        for r in &self.times {
+        // Grouped by measurement (in the order each first ran), then by fixture.
+        let group = |what: &str| self.times.iter().position(|t| t.what == what);
+        let mut rows: Vec<&TimeRow> = self.times.iter().collect();
+        rows.sort_by_key(|r| group(&r.what));
+        for r in rows {
             println!(
                 "| {} | {} | {} | {} | {:.2}× | {:.2}× | {} | {} |",
                 r.what,
@@ -95,7 +99,10 @@ impl Report {
         println!();
         println!("| peak memory (max RSS) | fixture | bullpen | baseline | budget | verdict |");
         println!("| --- | --- | ---: | --- | --- | --- |");
-        for m in &self.mems {
+        let group = |what: &str| self.mems.iter().position(|m| m.what == what);
+        let mut mems: Vec<&MemRow> = self.mems.iter().collect();
+        mems.sort_by_key(|m| group(&m.what));
+        for m in mems {
             let verdict = m.budget_mib.map(|b| {
                 if (m.kib as f64) / 1024.0 <= b {
                     "PASS"
