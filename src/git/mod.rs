@@ -3,7 +3,8 @@
 //! In-process (gix): discovery, worktree listing, records (objects + CAS ref
 //! transactions with forced reflogs), notes, reachability, status.
 //! Subprocess (git CLI, `LC_ALL=C`, argv in every error): `worktree add/remove/prune`,
-//! `branch` deletion, `fetch`.
+//! `fetch`, and `read-tree`/`status` against a temporary index for a worktree whose
+//! admin entry is gone.
 //!
 //! Files: `records` (refs + objects), `history` (reachability), `notes`,
 //! `worktrees` (registered worktrees, `.git` entries), `status` (dirt), and `cli`
