@@ -1,7 +1,6 @@
-//! File-system helpers: the per-repository lock, atomic writes.
+//! File-system helpers: the per-repository lock.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -28,34 +27,4 @@ impl Lock {
             .with_context(|| format!("cannot lock {}", path.display()))?;
         Ok(Lock { _file: file })
     }
-}
-
-/// Write `bytes` to `path` atomically: a temp file in the same directory, fsync,
-/// rename. The temp file is removed on every failure path.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .with_context(|| format!("{} has no parent directory", path.display()))?;
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} has no file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> Result<()> {
-        let mut f =
-            File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.sync_all()
-            .with_context(|| format!("cannot sync {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

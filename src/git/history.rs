@@ -1,0 +1,144 @@
+//! Reachability: commits between tips, and what `refs/remotes/*` does not reach.
+
+use std::collections::HashSet;
+
+use anyhow::{Context, Result};
+
+use super::{Oid, Repo};
+
+impl Repo {
+    /// Commits reachable from `tip` but not from any of `hidden`, newest first.
+    pub fn commits_between(&self, tip: Oid, hidden: &[Oid]) -> Result<Vec<Oid>> {
+        let walk = self
+            .repo
+            .rev_walk([tip.0])
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
+            ))
+            .with_hidden(hidden.iter().map(|o| o.0))
+            // gix opens and maps the commit-graph file anew for every walk; `ls`
+            // walks once per session (1,000 opens of a 350 KiB file at 1,000
+            // sessions, ~15% of its time). These walks are a few commits long:
+            // reading the commits themselves is cheaper than opening the graph.
+            .use_commit_graph(false)
+            .all()
+            .with_context(|| format!("could not walk the history of {tip}"))?;
+        let mut out = Vec::new();
+        for info in walk {
+            let info = info.with_context(|| format!("could not walk the history of {tip}"))?;
+            out.push(Oid(info.id));
+        }
+        Ok(out)
+    }
+
+    /// Of `tips`, those NOT reachable from any `refs/remotes/*` ref, in one walk.
+    pub fn unpublished(&self, tips: &[Oid]) -> Result<HashSet<Oid>> {
+        if tips.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let mut remote_tips = Vec::new();
+        {
+            let platform = self.repo.references().context("could not read refs")?;
+            let iter = platform
+                .prefixed("refs/remotes/")
+                .context("could not list remote-tracking refs")?;
+            for reference in iter {
+                let mut reference = reference
+                    .map_err(|err| anyhow::anyhow!("{err}"))
+                    .context("could not read a remote-tracking ref")?;
+                // `refs/remotes/<r>/HEAD` is symbolic and peels like its target; non-commits are ignored.
+                let Ok(id) = reference.peel_to_id() else {
+                    continue;
+                };
+                let Ok(object) = id.object() else { continue };
+                match object.peel_to_commit() {
+                    Ok(commit) => remote_tips.push(commit.id),
+                    Err(_) => continue,
+                }
+            }
+        }
+        let mut found = HashSet::new();
+        // A tip whose commit is missing cannot be proven published: it counts as unpublished.
+        let mut present = Vec::new();
+        for tip in tips {
+            if self.repo.has_object(tip.0) {
+                present.push(*tip);
+            } else {
+                found.insert(*tip);
+            }
+        }
+        let wanted: HashSet<Oid> = tips.iter().copied().collect();
+        if present.is_empty() {
+            return Ok(found);
+        }
+        let walk = self
+            .repo
+            .rev_walk(present.iter().map(|o| o.0))
+            .with_hidden(remote_tips)
+            .all()
+            .context("could not walk the history of the session branches")?;
+        for info in walk {
+            let info = info.context("could not walk the history of the session branches")?;
+            let id = Oid(info.id);
+            if wanted.contains(&id) {
+                found.insert(id);
+                if found.len() == wanted.len() {
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// For each of `tips`, how many commits it has that no `refs/remotes/*` ref
+    /// reaches (0 when published). One walk per tip, so call it only for the
+    /// tips [`Repo::unpublished`] returned.
+    pub fn commits_not_on_remotes(
+        &self,
+        tips: &[Oid],
+    ) -> Result<std::collections::HashMap<Oid, usize>> {
+        let hidden = self.remote_tip_commits()?;
+        let mut out = std::collections::HashMap::new();
+        for tip in tips {
+            if out.contains_key(tip) {
+                continue;
+            }
+            let walk = self
+                .repo
+                .rev_walk([tip.0])
+                .with_hidden(hidden.iter().map(|o| o.0))
+                .all()
+                .with_context(|| format!("could not walk the history of {tip}"))?;
+            let mut n = 0;
+            for info in walk {
+                info.with_context(|| format!("could not walk the history of {tip}"))?;
+                n += 1;
+            }
+            out.insert(*tip, n);
+        }
+        Ok(out)
+    }
+
+    /// Every commit a `refs/remotes/*` ref points at (symbolic refs peeled,
+    /// non-commits ignored).
+    fn remote_tip_commits(&self) -> Result<Vec<Oid>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed("refs/remotes/")
+            .context("could not list remote-tracking refs")?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let mut reference = reference
+                .map_err(|err| anyhow::anyhow!("{err}"))
+                .context("could not read a remote-tracking ref")?;
+            let Ok(id) = reference.peel_to_id() else {
+                continue;
+            };
+            let Ok(object) = id.object() else { continue };
+            if let Ok(commit) = object.peel_to_commit() {
+                out.push(Oid(commit.id));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,334 @@
+//! The git boundary. Nothing outside this module imports `gix` or spawns `git`.
+//!
+//! In-process (gix): discovery, worktree listing, records (objects + CAS ref
+//! transactions with forced reflogs), notes, reachability, status.
+//! Subprocess (git CLI, `LC_ALL=C`, argv in every error): `worktree add/remove/prune`,
+//! `fetch`, and `read-tree`/`status` against a temporary index for a worktree whose
+//! admin entry is gone.
+//!
+//! Files: `records` (refs + objects), `history` (reachability), `notes`,
+//! `worktrees` (registered worktrees, `.git` entries), `status` (dirt), and `cli`
+//! (the one runner every `git` subprocess goes through).
+
+mod cli;
+mod history;
+mod notes;
+mod records;
+mod status;
+#[cfg(test)]
+mod tests;
+mod worktrees;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use anyhow::{bail, Context, Result};
+
+use worktrees::dot_git_file_target;
+
+/// A git object id, as our own type so that no gix type leaks out of this module.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct Oid(gix::ObjectId);
+
+impl fmt::Display for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for Oid {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(Oid(gix::ObjectId::from_hex(s.as_bytes())
+            .with_context(|| format!("not an object id: {s:?}"))?))
+    }
+}
+
+/// What a ref update expects to find before it writes (compare-and-swap).
+#[derive(Clone, Copy, Debug)]
+pub enum Expect {
+    /// The ref must not exist yet (creation).
+    Absent,
+    /// The ref must exist and point at this commit.
+    At(Oid),
+}
+
+/// A compare-and-swap that lost: the ref was not what we expected.
+/// Callers find it with `err.downcast_ref::<CasConflict>()`.
+#[derive(Debug)]
+pub struct CasConflict {
+    pub refname: String,
+}
+
+impl fmt::Display for CasConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} changed underneath us (another bullpen process updated it)",
+            self.refname
+        )
+    }
+}
+
+impl std::error::Error for CasConflict {}
+
+/// One registered worktree of the repository, as git sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Worktree {
+    /// The worktree's top-level directory, as registered (not canonicalized).
+    pub path: PathBuf,
+    /// The admin entry's name under `<common>/worktrees/`; `None` for the main worktree.
+    pub admin_id: Option<String>,
+    /// Full ref name HEAD points at (`refs/heads/...`), `None` when detached or unreadable.
+    pub head_ref: Option<String>,
+    pub locked: bool,
+    /// Whether the registered directory exists on disk.
+    pub exists: bool,
+}
+
+/// Counts of what makes a worktree not clean. Ignored files never count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dirt {
+    pub modified: usize,
+    pub staged: usize,
+    pub untracked: usize,
+}
+
+impl Dirt {
+    pub fn is_clean(&self) -> bool {
+        self.modified == 0 && self.staged == 0 && self.untracked == 0
+    }
+}
+
+/// What sits at a path, from git's point of view, for resume placement and gc.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathRepo {
+    /// The path is the top level of a worktree of *this* repository.
+    OurWorktree { head_ref: Option<String> },
+    /// The path is (inside) some other repository, or a non-top-level dir of ours.
+    Other { description: String },
+    /// No repository there.
+    None,
+}
+
+/// What the `.git` entry at the top of a directory says about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DotGit {
+    /// No `.git` entry at all.
+    Absent,
+    /// A `.git` directory: the top of some repository (never one of our linked worktrees).
+    Directory,
+    /// A `.git` file pointing into this repository's `<common>/worktrees/<admin_id>`.
+    Ours {
+        admin_id: String,
+        admin_exists: bool,
+    },
+    /// A `.git` file pointing anywhere else, or one that cannot be read.
+    Foreign { description: String },
+}
+
+/// The repository bullpen works on, discovered from a directory.
+pub struct Repo {
+    repo: gix::Repository,
+    git: PathBuf,
+    common_dir: PathBuf,
+    main_worktree: PathBuf,
+}
+
+impl Repo {
+    /// Discover the repository containing `cwd` (also from inside a linked worktree).
+    /// Fails with a clear message outside a repository, in a bare repository, in a
+    /// reftable repository, or when no `git` executable is on PATH.
+    pub fn discover(cwd: &Path) -> Result<Repo> {
+        let git =
+            which::which("git").map_err(|_| anyhow::anyhow!("git executable not found on PATH"))?;
+
+        // gix cannot read reftable repositories: find out ourselves before gix gets a chance to fail.
+        if let Some(common) = find_reftable_upwards(cwd) {
+            bail!(
+                "reftable repositories are not supported yet (gix cannot read them): {}",
+                common.display()
+            );
+        }
+
+        let (path, _trust) = match gix::discover::upwards(cwd) {
+            Ok(found) => found,
+            Err(err) => {
+                if let Some(gix::discover::upwards::Error::NoTrustedGitRepository {
+                    candidate,
+                    ..
+                }) = err.downcast_any_ref::<gix::discover::upwards::Error>()
+                {
+                    bail!(
+                        "the git repository at {} is not trusted (not owned by the current user): {}",
+                        candidate.display(),
+                        cwd.display()
+                    );
+                }
+                if err
+                    .downcast_any_ref::<gix::discover::upwards::Error>()
+                    .is_some()
+                    || err.is_not_found()
+                {
+                    bail!(
+                        "not a git repository (or any parent up to /): {}",
+                        cwd.display()
+                    );
+                }
+                return Err(anyhow::Error::new(err).context(format!(
+                    "could not look for a git repository from {}",
+                    cwd.display()
+                )));
+            }
+        };
+        let (git_dir, _) = path.into_repository_and_work_tree_directories();
+        let common_guess = common_dir_of(&git_dir);
+        if is_reftable(&common_guess) {
+            bail!(
+                "reftable repositories are not supported yet (gix cannot read them): {}",
+                canonical_or_self(&common_guess).display()
+            );
+        }
+
+        let mut repo = gix::discover(cwd).with_context(|| {
+            format!(
+                "could not open the git repository containing {}",
+                cwd.display()
+            )
+        })?;
+        repo.make_paths_absolute()
+            .context("could not make the repository's paths absolute")?;
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+
+        let common_dir = std::fs::canonicalize(repo.common_dir()).with_context(|| {
+            format!(
+                "could not resolve the git directory {}",
+                repo.common_dir().display()
+            )
+        })?;
+        if repo.workdir().is_none() {
+            bail!(
+                "bullpen needs a working tree: {} is a bare repository",
+                common_dir.display()
+            );
+        }
+        let main_repo = repo
+            .main_repo()
+            .context("could not open the repository of the main worktree")?;
+        let Some(main_workdir) = main_repo.workdir() else {
+            bail!(
+                "bullpen needs a main working tree: {} is a bare repository (only linked worktrees have files)",
+                common_dir.display()
+            );
+        };
+        let main_worktree = std::fs::canonicalize(main_workdir).with_context(|| {
+            format!(
+                "could not resolve the main worktree {}",
+                main_workdir.display()
+            )
+        })?;
+
+        Ok(Repo {
+            repo,
+            git,
+            common_dir,
+            main_worktree,
+        })
+    }
+
+    /// The canonical common git dir (shared by all worktrees).
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The main worktree's top-level directory (canonical).
+    pub fn main_worktree(&self) -> &Path {
+        &self.main_worktree
+    }
+
+    /// A git config value (any scope), `None` when unset.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
+    }
+
+    /// Resolve a revision (e.g. `HEAD`, `main~2`, an oid) to a commit.
+    pub fn resolve_commit(&self, rev: &str) -> Result<Oid> {
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .with_context(|| format!("could not resolve revision {rev:?}"))?;
+        let commit = id
+            .object()
+            .with_context(|| format!("could not read the object {rev:?} names"))?
+            .peel_to_commit()
+            .with_context(|| format!("{rev:?} does not name a commit"))?;
+        Ok(Oid(commit.id))
+    }
+}
+
+fn canonical_or_self(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The common dir of a git dir: what its `commondir` file says, or itself.
+fn common_dir_of(git_dir: &Path) -> PathBuf {
+    match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(content) => {
+            let p = PathBuf::from(content.trim_end_matches(['\n', '\r']));
+            if p.is_absolute() {
+                p
+            } else {
+                git_dir.join(p)
+            }
+        }
+        Err(_) => git_dir.to_path_buf(),
+    }
+}
+
+/// Whether the repository with this common dir stores its refs in reftable format.
+fn is_reftable(common: &Path) -> bool {
+    if common.join("reftable").is_dir() {
+        return true;
+    }
+    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
+        return false;
+    };
+    config.lines().any(|line| {
+        let compact: String = line
+            .split(['#', ';'])
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        compact == "refstorage=reftable"
+    })
+}
+
+/// Walk up from `start` to the first thing that looks like a repository and
+/// return its common dir if that repository uses reftable.
+fn find_reftable_upwards(start: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(start).ok()?;
+    for dir in start.ancestors() {
+        let dot_git = dir.join(".git");
+        let git_dir = if dot_git.is_dir() {
+            Some(dot_git)
+        } else if dot_git.is_file() {
+            dot_git_file_target(dir)
+        } else if dir.join("HEAD").is_file() && dir.join("objects").is_dir() {
+            Some(dir.to_path_buf())
+        } else {
+            None
+        };
+        if let Some(git_dir) = git_dir {
+            let common = common_dir_of(&git_dir);
+            return is_reftable(&common).then(|| canonical_or_self(&common));
+        }
+    }
+    None
+}

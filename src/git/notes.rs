@@ -1,0 +1,133 @@
+//! Notes (`refs/notes/bullpen`): appending and reading, interoperable with `git notes`.
+
+use anyhow::{Context, Result};
+
+use super::records::one_line;
+use super::{CasConflict, Expect, Oid, Repo};
+
+/// How often a notes commit is retried from a fresh read after losing a race.
+const NOTES_ATTEMPTS: usize = 5;
+
+impl Repo {
+    /// Attach `text` as a note in `notes_ref` (e.g. `refs/notes/bullpen`) to each
+    /// commit, in one notes commit (CAS on the notes ref, retried on a lost race).
+    /// An existing note on a commit is kept and the new text appended after a blank
+    /// line, like `git notes append`. Interoperates with `git notes`.
+    pub fn add_notes(&self, notes_ref: &str, notes: &[(Oid, String)], message: &str) -> Result<()> {
+        if notes.is_empty() {
+            return Ok(());
+        }
+        let mut last_err = None;
+        for _ in 0..NOTES_ATTEMPTS {
+            match self.add_notes_once(notes_ref, notes, message) {
+                Ok(()) => return Ok(()),
+                Err(err) if err.downcast_ref::<CasConflict>().is_some() => last_err = Some(err),
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last_err
+            .unwrap_or_else(|| {
+                anyhow::Error::new(CasConflict {
+                    refname: notes_ref.to_string(),
+                })
+            })
+            .context(format!(
+                "gave up writing notes to {notes_ref} after {NOTES_ATTEMPTS} attempts"
+            )))
+    }
+
+    /// The note on `commit` in `notes_ref`, if any.
+    pub fn read_note(&self, notes_ref: &str, commit: Oid) -> Result<Option<String>> {
+        let Some(notes_commit) = self.ref_target(notes_ref)? else {
+            return Ok(None);
+        };
+        let mut state = self.notes_state(notes_ref, Some(notes_commit))?;
+        let Some(blob_id) = state
+            .get(&commit.0, &self.repo)
+            .with_context(|| format!("could not look up the note on {commit} in {notes_ref}"))?
+        else {
+            return Ok(None);
+        };
+        let blob = self
+            .repo
+            .find_blob(blob_id)
+            .with_context(|| format!("could not read the note on {commit} in {notes_ref}"))?;
+        Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
+    }
+
+    fn notes_state(
+        &self,
+        notes_ref: &str,
+        notes_commit: Option<Oid>,
+    ) -> Result<gix::note::plumbing::State> {
+        let tree = match notes_commit {
+            Some(c) => self
+                .repo
+                .find_commit(c.0)
+                .with_context(|| format!("could not read notes commit {c} of {notes_ref}"))?
+                .tree_id()
+                .with_context(|| {
+                    format!("could not read the tree of notes commit {c} of {notes_ref}")
+                })?
+                .detach(),
+            None => gix::ObjectId::empty_tree(self.repo.object_hash()),
+        };
+        gix::note::plumbing::State::new(tree, &self.repo)
+            .with_context(|| format!("could not read the notes tree of {notes_ref}"))
+    }
+
+    fn add_notes_once(
+        &self,
+        notes_ref: &str,
+        notes: &[(Oid, String)],
+        message: &str,
+    ) -> Result<()> {
+        let previous = self.ref_target(notes_ref)?;
+        let mut state = self.notes_state(notes_ref, previous)?;
+        for (commit, text) in notes {
+            let existing = state.get(&commit.0, &self.repo).with_context(|| {
+                format!("could not look up the note on {commit} in {notes_ref}")
+            })?;
+            let mut content = match existing {
+                Some(blob_id) => {
+                    let blob = self.repo.find_blob(blob_id).with_context(|| {
+                        format!("could not read the note on {commit} in {notes_ref}")
+                    })?;
+                    let mut old = blob.data.clone();
+                    while old.last() == Some(&b'\n') {
+                        old.pop();
+                    }
+                    if !old.is_empty() {
+                        old.extend_from_slice(b"\n\n");
+                    }
+                    old
+                }
+                None => Vec::new(),
+            };
+            content.extend_from_slice(text.trim_end_matches(['\n', '\r']).as_bytes());
+            content.push(b'\n');
+            let blob = self
+                .repo
+                .write_blob(&content)
+                .with_context(|| format!("could not write the note for {commit}"))?
+                .detach();
+            state
+                .edit(commit.0, Some(blob), &self.repo)
+                .with_context(|| format!("could not add the note for {commit} to {notes_ref}"))?;
+        }
+        let tree = state
+            .write(&self.repo)
+            .with_context(|| format!("could not write the notes tree of {notes_ref}"))?;
+        let new = self.write_commit(tree, message, previous.map(|p| p.0))?;
+        let expect = match previous {
+            Some(p) => Expect::At(p),
+            None => Expect::Absent,
+        };
+        self.update_ref(
+            notes_ref,
+            new,
+            expect,
+            &format!("notes: {}", one_line(message)),
+        )
+    }
+}

@@ -1,0 +1,236 @@
+//! Records: refs (read, list, compare-and-swap update/delete with forced reflogs)
+//! and objects (file blobs, one-file trees, commits with our signatures).
+
+use anyhow::{bail, Context, Result};
+
+use super::{CasConflict, Expect, Oid, Repo};
+
+impl Repo {
+    /// The commit a ref (full name) points at, peeled; `None` when the ref does not exist.
+    pub fn ref_target(&self, refname: &str) -> Result<Option<Oid>> {
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(refname)
+            .with_context(|| format!("could not read ref {refname}"))?
+        else {
+            return Ok(None);
+        };
+        let commit = reference
+            .peel_to_commit()
+            .with_context(|| format!("ref {refname} does not point at a commit"))?;
+        Ok(Some(Oid(commit.id)))
+    }
+
+    /// Every ref whose full name starts with `prefix`, with the commit it points at.
+    pub fn refs_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Oid)>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .with_context(|| format!("could not list refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let mut reference = reference
+                .map_err(|err| anyhow::anyhow!("{err}"))
+                .with_context(|| format!("could not read a ref under {prefix}"))?;
+            let name = reference.name().as_bstr().to_string();
+            let commit = reference
+                .peel_to_commit()
+                .with_context(|| format!("ref {name} does not point at a commit"))?;
+            out.push((name, Oid(commit.id)));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The content of file `path` in the tree of `commit`, `None` when absent.
+    pub fn read_file_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
+        let commit_obj = self
+            .repo
+            .find_commit(commit.0)
+            .with_context(|| format!("could not read commit {commit}"))?;
+        let tree = commit_obj
+            .tree()
+            .with_context(|| format!("could not read the tree of commit {commit}"))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .with_context(|| format!("could not look up {path} in commit {commit}"))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            bail!("{path} in commit {commit} is not a file");
+        }
+        let blob = self
+            .repo
+            .find_blob(entry.object_id())
+            .with_context(|| format!("could not read {path} in commit {commit}"))?;
+        Ok(Some(blob.data.clone()))
+    }
+
+    /// Write a commit whose tree holds exactly one file (`file_name` = `content`),
+    /// with `parent` as its only parent (or none), and return it. Author and
+    /// committer are the repository's identity, or `bullpen <bullpen@localhost>`.
+    pub fn write_file_commit(
+        &self,
+        file_name: &str,
+        content: &[u8],
+        message: &str,
+        parent: Option<Oid>,
+    ) -> Result<Oid> {
+        if file_name.is_empty() || file_name.contains('/') || file_name == "." || file_name == ".."
+        {
+            bail!("invalid record file name {file_name:?}");
+        }
+        let blob = self
+            .repo
+            .write_blob(content)
+            .with_context(|| format!("could not write the blob for {file_name}"))?
+            .detach();
+        let tree = gix::objs::Tree {
+            entries: vec![gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: file_name.into(),
+                oid: blob,
+            }],
+        };
+        let tree_id = self
+            .repo
+            .write_object(&tree)
+            .with_context(|| format!("could not write the tree for {file_name}"))?
+            .detach();
+        self.write_commit(tree_id, message, parent.map(|p| p.0))
+    }
+
+    /// Point `refname` at `new` if and only if it currently matches `expect`;
+    /// a reflog entry with `message` is always written. A mismatch returns an
+    /// error that downcasts to [`CasConflict`].
+    pub fn update_ref(&self, refname: &str, new: Oid, expect: Expect, message: &str) -> Result<()> {
+        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+        let name = full_name(refname)?;
+        let expected = match expect {
+            Expect::Absent => PreviousValue::MustNotExist,
+            Expect::At(old) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(old.0)),
+        };
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: true,
+                    message: one_line(message).into(),
+                },
+                expected,
+                new: gix::refs::Target::Object(new.0),
+            },
+            name,
+            deref: false,
+        };
+        self.apply_edit(refname, edit, matches!(expect, Expect::At(_)))
+            .with_context(|| format!("could not update ref {refname} to {new}"))
+    }
+
+    /// Delete `refname` if and only if it points at `expected` (mismatch: [`CasConflict`]).
+    pub fn delete_ref(&self, refname: &str, expected: Oid, message: &str) -> Result<()> {
+        use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
+        // gix has no reflog message for deletions (the reflog goes with the ref, as in git).
+        let _ = message;
+        let edit = RefEdit {
+            change: Change::Delete {
+                expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(expected.0)),
+                log: RefLog::AndReference,
+            },
+            name: full_name(refname)?,
+            deref: false,
+        };
+        self.apply_edit(refname, edit, true)
+            .with_context(|| format!("could not delete ref {refname}"))
+    }
+
+    /// Author and committer for objects and reflogs: the repository's identity,
+    /// or `bullpen <bullpen@localhost>`; the time is now unless
+    /// `GIT_AUTHOR_DATE`/`GIT_COMMITTER_DATE` say otherwise.
+    fn signatures(&self) -> (gix::actor::Signature, gix::actor::Signature) {
+        let make =
+            |configured: Option<std::result::Result<gix::actor::SignatureRef<'_>, gix::Error>>,
+             date_var: &str| {
+                let (name, email) = match configured {
+                    Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
+                    _ => ("bullpen".into(), "bullpen@localhost".into()),
+                };
+                let time = std::env::var(date_var)
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+                    .and_then(|v| gix::date::parse(&v, Some(gix::date::Zoned::now())).ok())
+                    .unwrap_or_else(gix::date::Time::now_local_or_utc);
+                gix::actor::Signature { name, email, time }
+            };
+        let author = make(self.repo.author(), "GIT_AUTHOR_DATE");
+        let committer = make(self.repo.committer(), "GIT_COMMITTER_DATE");
+        (author, committer)
+    }
+
+    pub(super) fn write_commit(
+        &self,
+        tree: gix::ObjectId,
+        message: &str,
+        parent: Option<gix::ObjectId>,
+    ) -> Result<Oid> {
+        let (author, committer) = self.signatures();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author,
+            committer,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        let id = self
+            .repo
+            .write_object(&commit)
+            .context("could not write a commit")?;
+        Ok(Oid(id.detach()))
+    }
+
+    /// Apply one ref edit with an explicit reflog committer, mapping lost
+    /// preconditions to [`CasConflict`].
+    fn apply_edit(
+        &self,
+        refname: &str,
+        edit: gix::refs::transaction::RefEdit,
+        must_exist: bool,
+    ) -> Result<()> {
+        let (_, committer) = self.signatures();
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        match self
+            .repo
+            .edit_references_as([edit], Some(committer.to_ref(&mut time_buf)))
+        {
+            Ok(_) => Ok(()),
+            Err(err) => {
+                // A lost precondition is a conflict; so is a lock held by another writer
+                // (gix classifies that as retryable): both mean "re-read and retry".
+                let conflict = err.is_conflict()
+                    || err.is_retryable()
+                    || (must_exist
+                        && err.is_not_found()
+                        && matches!(self.ref_target(refname), Ok(None)));
+                if conflict {
+                    Err(anyhow::Error::new(CasConflict {
+                        refname: refname.to_string(),
+                    }))
+                } else {
+                    Err(anyhow::Error::new(err))
+                }
+            }
+        }
+    }
+}
+
+fn full_name(refname: &str) -> Result<gix::refs::FullName> {
+    gix::refs::FullName::try_from(refname).with_context(|| format!("invalid ref name {refname:?}"))
+}
+
+/// Reflog messages must be a single line.
+pub(super) fn one_line(message: &str) -> String {
+    message.lines().next().unwrap_or("").to_string()
+}

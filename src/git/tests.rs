@@ -1,0 +1,587 @@
+use super::*;
+use std::collections::HashSet;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A temporary directory removed on drop (no extra dev-dependency).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "bullpen-git-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(std::fs::canonicalize(&dir).expect("canonical temp dir"))
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Run real git hermetically in `dir`; panics with stderr on failure.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("LC_ALL", "C")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .env("GIT_AUTHOR_DATE", "2020-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository `repo` with one commit on `main` inside a fresh temp dir.
+fn init_repo() -> (TempDir, PathBuf) {
+    let tmp = TempDir::new();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir repo");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").expect("write a.txt");
+    git(&repo, &["add", "a.txt"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    (tmp, repo)
+}
+
+fn commit_file(dir: &Path, name: &str, content: &str) -> Oid {
+    std::fs::write(dir.join(name), content).expect("write file");
+    git(dir, &["add", name]);
+    git(dir, &["commit", "-q", "-m", name]);
+    git(dir, &["rev-parse", "HEAD"])
+        .trim()
+        .parse()
+        .expect("oid")
+}
+
+#[test]
+fn discover_from_linked_worktree_subdir() {
+    let (tmp, repo) = init_repo();
+    let wt = tmp.path().join("wt");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap(),
+        ],
+    );
+    std::fs::create_dir_all(wt.join("sub/dir")).unwrap();
+
+    let main = Repo::discover(&repo).unwrap();
+    let linked = Repo::discover(&wt.join("sub/dir")).unwrap();
+    assert_eq!(main.common_dir(), linked.common_dir());
+    assert_eq!(main.main_worktree(), linked.main_worktree());
+    assert_eq!(linked.main_worktree(), repo.as_path());
+    assert_eq!(linked.common_dir(), repo.join(".git").as_path());
+    // HEAD resolves in the worktree we were discovered from.
+    assert_eq!(
+        linked.resolve_commit("HEAD").unwrap(),
+        main.resolve_commit("main").unwrap()
+    );
+}
+
+#[test]
+fn discover_errors_are_clear() {
+    let tmp = TempDir::new();
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    // Only meaningful if no repository encloses the temp dir.
+    if Command::new("git")
+        .arg("-C")
+        .arg(&plain)
+        .args(["rev-parse", "--git-dir"])
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(false)
+    {
+        let err = Repo::discover(&plain)
+            .err()
+            .expect("not a repo")
+            .to_string();
+        assert!(err.contains("not a git repository"), "{err}");
+    }
+
+    let bare = tmp.path().join("bare.git");
+    git(
+        tmp.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    let err = Repo::discover(&bare).err().expect("bare").to_string();
+    assert!(err.contains("is a bare repository"), "{err}");
+
+    let reftable = tmp.path().join("rt");
+    git(
+        tmp.path(),
+        &[
+            "init",
+            "-q",
+            "--ref-format=reftable",
+            reftable.to_str().unwrap(),
+        ],
+    );
+    std::fs::create_dir_all(reftable.join("sub")).unwrap();
+    let err = Repo::discover(&reftable.join("sub"))
+        .err()
+        .expect("reftable")
+        .to_string();
+    assert!(
+        err.contains("reftable repositories are not supported yet"),
+        "{err}"
+    );
+}
+
+#[test]
+fn records_cas_and_reflog() {
+    let (_tmp, repo_dir) = init_repo();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let refname = "refs/bullpen/sessions/abc";
+
+    let c1 = repo
+        .write_file_commit("session.json", b"{\"schema\":1}\n", "create", None)
+        .unwrap();
+    repo.update_ref(refname, c1, Expect::Absent, "bullpen: create")
+        .unwrap();
+    assert_eq!(repo.ref_target(refname).unwrap(), Some(c1));
+    assert_eq!(
+        repo.read_file_at(c1, "session.json").unwrap().as_deref(),
+        Some(&b"{\"schema\":1}\n"[..])
+    );
+    assert_eq!(repo.read_file_at(c1, "nope.json").unwrap(), None);
+
+    // Creating again with a different commit loses.
+    let other = repo
+        .write_file_commit("session.json", b"{}\n", "other", None)
+        .unwrap();
+    let err = repo
+        .update_ref(refname, other, Expect::Absent, "x")
+        .unwrap_err();
+    assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
+
+    let c2 = repo
+        .write_file_commit("session.json", b"{\"schema\":2}\n", "ready", Some(c1))
+        .unwrap();
+    repo.update_ref(refname, c2, Expect::At(c1), "bullpen: ready")
+        .unwrap();
+    // Stale expectation loses.
+    let err = repo
+        .update_ref(refname, other, Expect::At(c1), "x")
+        .unwrap_err();
+    assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
+    // Expecting a ref that does not exist loses too.
+    let err = repo
+        .update_ref("refs/bullpen/sessions/missing", other, Expect::At(c1), "x")
+        .unwrap_err();
+    assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
+
+    // git agrees, and the reflog is there even though refs/bullpen/ gets none by default.
+    assert_eq!(
+        git(&repo_dir, &["rev-parse", refname]).trim(),
+        c2.to_string()
+    );
+    let log = git(&repo_dir, &["reflog", "show", "--format=%H %gs", refname]);
+    assert!(log.contains(&format!("{c2} bullpen: ready")), "{log}");
+    assert!(log.contains(&format!("{c1} bullpen: create")), "{log}");
+    assert_eq!(
+        git(&repo_dir, &["rev-parse", &format!("{c2}^")]).trim(),
+        c1.to_string()
+    );
+    let who = git(
+        &repo_dir,
+        &["log", "-1", "--format=%an <%ae>", &c2.to_string()],
+    );
+    assert!(!who.trim().is_empty());
+
+    let listed = repo.refs_with_prefix("refs/bullpen/sessions/").unwrap();
+    assert_eq!(listed, vec![(refname.to_string(), c2)]);
+    assert_eq!(
+        repo.refs_with_prefix("refs/bullpen/sessions/a")
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(repo
+        .refs_with_prefix("refs/bullpen/sessions/b")
+        .unwrap()
+        .is_empty());
+    assert!(repo.refs_with_prefix("refs/nothing/").unwrap().is_empty());
+
+    let err = repo.delete_ref(refname, c1, "gone").unwrap_err();
+    assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
+    repo.delete_ref(refname, c2, "gone").unwrap();
+    assert_eq!(repo.ref_target(refname).unwrap(), None);
+    let err = repo.delete_ref(refname, c2, "gone").unwrap_err();
+    assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
+}
+
+#[test]
+fn notes_interoperate_with_git() {
+    let (_tmp, repo_dir) = init_repo();
+    let a = commit_file(&repo_dir, "b.txt", "b\n");
+    let b = commit_file(&repo_dir, "c.txt", "c\n");
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let notes_ref = "refs/notes/bullpen";
+
+    // git writes a note first; ours must append to it.
+    git(
+        &repo_dir,
+        &[
+            "notes",
+            "--ref=bullpen",
+            "add",
+            "-m",
+            "from git",
+            &a.to_string(),
+        ],
+    );
+    repo.add_notes(
+        notes_ref,
+        &[
+            (a, "session: s1".to_string()),
+            (b, "session: s1\nexit: 0".to_string()),
+        ],
+        "bullpen: notes for s1",
+    )
+    .unwrap();
+    assert_eq!(
+        git(
+            &repo_dir,
+            &["notes", "--ref=bullpen", "show", &a.to_string()]
+        ),
+        "from git\n\nsession: s1\n"
+    );
+    assert_eq!(
+        git(
+            &repo_dir,
+            &["notes", "--ref=bullpen", "show", &b.to_string()]
+        ),
+        "session: s1\nexit: 0\n"
+    );
+    assert_eq!(
+        repo.read_note(notes_ref, b).unwrap().as_deref(),
+        Some("session: s1\nexit: 0\n")
+    );
+    let log = git(&repo_dir, &["log", "--notes=bullpen", "-1", &b.to_string()]);
+    assert!(log.contains("exit: 0"), "{log}");
+    // One notes commit on top of git's.
+    let count = git(&repo_dir, &["rev-list", "--count", notes_ref]);
+    assert_eq!(count.trim(), "2");
+
+    // Append again, then git appends on top of ours.
+    repo.add_notes(notes_ref, &[(b, "again".to_string())], "more")
+        .unwrap();
+    git(
+        &repo_dir,
+        &[
+            "notes",
+            "--ref=bullpen",
+            "append",
+            "-m",
+            "git again",
+            &b.to_string(),
+        ],
+    );
+    assert_eq!(
+        repo.read_note(notes_ref, b).unwrap().as_deref(),
+        Some("session: s1\nexit: 0\n\nagain\n\ngit again\n")
+    );
+    let first = repo.resolve_commit("main~2").unwrap();
+    assert_eq!(repo.read_note(notes_ref, first).unwrap(), None);
+    assert_eq!(repo.read_note("refs/notes/none", first).unwrap(), None);
+}
+
+#[test]
+fn notes_in_fanout_tree() {
+    let (_tmp, repo_dir) = init_repo();
+    let mut commits = Vec::new();
+    for i in 0..3 {
+        commits.push(commit_file(&repo_dir, &format!("f{i}"), "x\n"));
+    }
+    let repo = Repo::discover(&repo_dir).unwrap();
+    // Build a notes tree with fanout by hand: git reads notes at `ab/cdef...`.
+    let c = commits[0].to_string();
+    let blob = {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&repo_dir)
+            .args(["hash-object", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"fanned\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let sub = {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&repo_dir)
+            .arg("mktree")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        writeln!(
+            child.stdin.take().unwrap(),
+            "100644 blob {blob}\t{}",
+            &c[2..]
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let root = {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&repo_dir)
+            .arg("mktree")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        writeln!(
+            child.stdin.take().unwrap(),
+            "040000 tree {sub}\t{}",
+            &c[..2]
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let nc = git(&repo_dir, &["commit-tree", "-m", "fanout notes", &root]);
+    git(&repo_dir, &["update-ref", "refs/notes/bullpen", nc.trim()]);
+    assert_eq!(
+        git(&repo_dir, &["notes", "--ref=bullpen", "show", &c]),
+        "fanned\n"
+    );
+
+    repo.add_notes(
+        "refs/notes/bullpen",
+        &[(commits[0], "more".into()), (commits[1], "new".into())],
+        "m",
+    )
+    .unwrap();
+    assert_eq!(
+        git(&repo_dir, &["notes", "--ref=bullpen", "show", &c]),
+        "fanned\n\nmore\n"
+    );
+    assert_eq!(
+        git(
+            &repo_dir,
+            &["notes", "--ref=bullpen", "show", &commits[1].to_string()]
+        ),
+        "new\n"
+    );
+    let listed = git(&repo_dir, &["notes", "--ref=bullpen", "list"]);
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+}
+
+#[test]
+fn unpublished_with_bare_remote() {
+    let (tmp, repo_dir) = init_repo();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let base = repo.resolve_commit("HEAD").unwrap();
+    // No remotes: everything is unpublished.
+    let all = repo.unpublished(&[base]).unwrap();
+    assert!(all.contains(&base));
+
+    let remote = tmp.path().join("remote.git");
+    git(
+        tmp.path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    git(
+        &repo_dir,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    git(&repo_dir, &["push", "-q", "origin", "main"]);
+    let local = commit_file(&repo_dir, "local.txt", "l\n");
+
+    // A fresh Repo sees the new remote-tracking refs.
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let un = repo.unpublished(&[base, local]).unwrap();
+    assert!(!un.contains(&base), "{un:?}");
+    assert!(un.contains(&local), "{un:?}");
+    assert_eq!(repo.commits_between(local, &[base]).unwrap(), vec![local]);
+
+    git(&repo_dir, &["push", "-q", "origin", "main"]);
+    repo.fetch_all().unwrap();
+    let un = repo.unpublished(&[base, local]).unwrap();
+    assert!(un.is_empty(), "{un:?}");
+    let missing: Oid = "1111111111111111111111111111111111111111".parse().unwrap();
+    let un = repo.unpublished(&[base, missing]).unwrap();
+    assert_eq!(un, HashSet::from([missing]));
+}
+
+#[test]
+fn worktrees_and_inspect_path() {
+    let (tmp, repo_dir) = init_repo();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let base = repo.resolve_commit("HEAD").unwrap();
+    let wt1 = tmp.path().join("wt1");
+    let wt2 = tmp.path().join("wt2");
+    repo.worktree_add_new_branch(&wt1, "bullpen/one", base)
+        .unwrap();
+    git(&repo_dir, &["branch", "existing"]);
+    repo.worktree_add_existing(&wt2, "existing").unwrap();
+    git(&repo_dir, &["worktree", "lock", wt2.to_str().unwrap()]);
+
+    let wts = repo.worktrees().unwrap();
+    assert_eq!(wts.len(), 3, "{wts:?}");
+    assert_eq!(wts[0].path, repo_dir);
+    assert_eq!(wts[0].admin_id, None);
+    assert_eq!(wts[0].head_ref.as_deref(), Some("refs/heads/main"));
+    let one = wts.iter().find(|w| w.path == wt1).expect("wt1 listed");
+    assert_eq!(one.head_ref.as_deref(), Some("refs/heads/bullpen/one"));
+    assert!(!one.locked && one.exists);
+    let two = wts.iter().find(|w| w.path == wt2).expect("wt2 listed");
+    assert!(two.locked);
+    assert_eq!(two.head_ref.as_deref(), Some("refs/heads/existing"));
+
+    assert_eq!(
+        repo.inspect_path(&wt1).unwrap(),
+        PathRepo::OurWorktree {
+            head_ref: Some("refs/heads/bullpen/one".into())
+        }
+    );
+    assert_eq!(
+        repo.inspect_path(&repo_dir).unwrap(),
+        PathRepo::OurWorktree {
+            head_ref: Some("refs/heads/main".into())
+        }
+    );
+    std::fs::create_dir_all(wt1.join("sub")).unwrap();
+    match repo.inspect_path(&wt1.join("sub")).unwrap() {
+        PathRepo::Other { description } => {
+            assert!(description.contains("subdirectory"), "{description}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let (_tmp2, other_repo) = init_repo();
+    match repo.inspect_path(&other_repo).unwrap() {
+        PathRepo::Other { description } => {
+            assert!(description.contains("another repository"), "{description}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    if Command::new("git")
+        .arg("-C")
+        .arg(&plain)
+        .args(["rev-parse", "--git-dir"])
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(false)
+    {
+        assert_eq!(repo.inspect_path(&plain).unwrap(), PathRepo::None);
+    }
+
+    // Detached HEAD reads as None.
+    git(&wt1, &["checkout", "-q", "--detach"]);
+    assert_eq!(
+        repo.inspect_path(&wt1).unwrap(),
+        PathRepo::OurWorktree { head_ref: None }
+    );
+
+    // Removal goes through the CLI; locked ones refuse with git's message.
+    let err = repo.worktree_remove(&wt2).unwrap_err().to_string();
+    assert!(
+        err.contains("`git worktree remove") && err.contains("failed (exit"),
+        "{err}"
+    );
+    repo.worktree_remove(&wt1).unwrap();
+    assert!(!wt1.exists());
+    repo.worktree_prune().unwrap();
+    assert_eq!(repo.worktrees().unwrap().len(), 2);
+    // A failing add names argv and stderr.
+    let err = repo
+        .worktree_add_existing(&wt1, "no-such-branch")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("git worktree add") && err.contains("no-such-branch"),
+        "{err}"
+    );
+}
+
+#[test]
+fn dirt_counts_untracked_not_ignored() {
+    let (tmp, repo_dir) = init_repo();
+    std::fs::write(repo_dir.join(".gitignore"), "target/\n*.log\n").unwrap();
+    git(&repo_dir, &["add", ".gitignore"]);
+    git(&repo_dir, &["commit", "-q", "-m", "ignore"]);
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let base = repo.resolve_commit("HEAD").unwrap();
+    let wt = tmp.path().join("wt");
+    repo.worktree_add_new_branch(&wt, "bullpen/dirt", base)
+        .unwrap();
+
+    assert_eq!(repo.dirt(&wt).unwrap(), Dirt::default());
+    std::fs::create_dir_all(wt.join("target/debug")).unwrap();
+    std::fs::write(wt.join("target/debug/x"), "x").unwrap();
+    std::fs::write(wt.join("build.log"), "x").unwrap();
+    assert!(repo.dirt(&wt).unwrap().is_clean());
+
+    std::fs::write(wt.join("new.txt"), "n").unwrap();
+    assert_eq!(
+        repo.dirt(&wt).unwrap(),
+        Dirt {
+            modified: 0,
+            staged: 0,
+            untracked: 1
+        }
+    );
+    std::fs::write(wt.join("a.txt"), "changed\n").unwrap();
+    std::fs::write(wt.join("staged.txt"), "s").unwrap();
+    git(&wt, &["add", "staged.txt"]);
+    let d = repo.dirt(&wt).unwrap();
+    assert_eq!(
+        d,
+        Dirt {
+            modified: 1,
+            staged: 1,
+            untracked: 1
+        }
+    );
+    // The main worktree is untouched.
+    assert!(repo.dirt(&repo_dir).unwrap().is_clean());
+}
+
+#[test]
+fn config_string_reads_repo_config() {
+    let (_tmp, repo_dir) = init_repo();
+    git(&repo_dir, &["config", "bullpen.root", "/x/y"]);
+    let repo = Repo::discover(&repo_dir).unwrap();
+    assert_eq!(repo.config_string("bullpen.root").as_deref(), Some("/x/y"));
+    assert_eq!(repo.config_string("bullpen.nothing"), None);
+}

@@ -1,0 +1,229 @@
+//! Worktrees as git registers them: the admin dirs, their HEADs, what a path or a
+//! `.git` entry is from this repository's point of view.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::{canonical_or_self, common_dir_of, DotGit, PathRepo, Repo, Worktree};
+
+impl Repo {
+    /// All registered worktrees, the main one first.
+    pub fn worktrees(&self) -> Result<Vec<Worktree>> {
+        let mut out = vec![Worktree {
+            path: self.main_worktree.clone(),
+            admin_id: None,
+            head_ref: read_head_ref(&self.common_dir),
+            locked: false,
+            exists: self.main_worktree.is_dir(),
+        }];
+        let admin_root = self.common_dir.join("worktrees");
+        let entries = match std::fs::read_dir(&admin_root) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(err) => {
+                return Err(anyhow::Error::new(err)
+                    .context(format!("could not list {}", admin_root.display())))
+            }
+        };
+        let mut linked = Vec::new();
+        for entry in entries {
+            let entry =
+                entry.with_context(|| format!("could not list {}", admin_root.display()))?;
+            let admin_dir = entry.path();
+            if !admin_dir.is_dir() {
+                continue;
+            }
+            let Some(path) = registered_path(&admin_dir)? else {
+                continue; // not a worktree admin entry (no `gitdir` file), like git
+            };
+            let id = entry.file_name().to_string_lossy().into_owned();
+            linked.push(Worktree {
+                exists: path.is_dir(),
+                path,
+                admin_id: Some(id),
+                head_ref: read_head_ref(&admin_dir),
+                locked: admin_dir.join("locked").exists(),
+            });
+        }
+        linked.sort_by(|a, b| a.admin_id.cmp(&b.admin_id));
+        out.extend(linked);
+        Ok(out)
+    }
+
+    /// What is at `path`: the top level of one of our worktrees, another repo, or none.
+    pub fn inspect_path(&self, path: &Path) -> Result<PathRepo> {
+        let canonical = std::fs::canonicalize(path)
+            .with_context(|| format!("could not resolve {}", path.display()))?;
+        if canonical == self.main_worktree {
+            return Ok(PathRepo::OurWorktree {
+                head_ref: read_head_ref(&self.common_dir),
+            });
+        }
+        for wt in self.worktrees()?.into_iter().skip(1) {
+            let Ok(wt_canonical) = std::fs::canonicalize(&wt.path) else {
+                continue;
+            };
+            if wt_canonical != canonical {
+                continue;
+            }
+            // Registered here; make sure its `.git` file really points into our common dir.
+            if let Some(admin_dir) = dot_git_file_target(&canonical) {
+                if let Ok(admin_canonical) = std::fs::canonicalize(&admin_dir) {
+                    let points_home = admin_canonical.parent().and_then(Path::parent)
+                        == Some(self.common_dir.as_path())
+                        && admin_canonical.parent().and_then(Path::file_name)
+                            == Some(std::ffi::OsStr::new("worktrees"));
+                    if points_home {
+                        return Ok(PathRepo::OurWorktree {
+                            head_ref: read_head_ref(&admin_canonical),
+                        });
+                    }
+                }
+            }
+        }
+
+        let (found, _trust) = match gix::discover::upwards(&canonical) {
+            Ok(found) => found,
+            Err(err) => {
+                if let Some(err) = err.downcast_any_ref::<gix::discover::upwards::Error>() {
+                    return Ok(match err {
+                        gix::discover::upwards::Error::NoTrustedGitRepository {
+                            candidate, ..
+                        } => PathRepo::Other {
+                            description: format!(
+                                "inside an untrusted git repository ({})",
+                                candidate.display()
+                            ),
+                        },
+                        _ => PathRepo::None,
+                    });
+                }
+                if err.is_not_found() {
+                    return Ok(PathRepo::None);
+                }
+                return Err(anyhow::Error::new(err).context(format!(
+                    "could not look for a git repository at {}",
+                    canonical.display()
+                )));
+            }
+        };
+        let (git_dir, work_dir) = found.into_repository_and_work_tree_directories();
+        let common = canonical_or_self(&common_dir_of(&git_dir));
+        let top = work_dir.map(|w| canonical_or_self(&w));
+        let ours = common == self.common_dir;
+        let description = match (&top, ours) {
+            (Some(top), true) if *top == canonical => {
+                format!(
+                    "a worktree of this repository that is not registered ({})",
+                    common.display()
+                )
+            }
+            (Some(top), true) => format!("a subdirectory of {}", top.display()),
+            (Some(top), false) if *top == canonical => {
+                format!("a worktree of another repository ({})", common.display())
+            }
+            (Some(top), false) => format!(
+                "a subdirectory of {} (a worktree of another repository, {})",
+                top.display(),
+                common.display()
+            ),
+            (None, true) => format!(
+                "inside the git directory of this repository ({})",
+                common.display()
+            ),
+            (None, false) => format!(
+                "a git repository without a working tree ({})",
+                common.display()
+            ),
+        };
+        Ok(PathRepo::Other { description })
+    }
+
+    /// Read the `.git` entry at the top of `dir` (without following a `.git` symlink).
+    pub fn dot_git(&self, dir: &Path) -> DotGit {
+        let dot_git = dir.join(".git");
+        let meta = match dot_git.symlink_metadata() {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return DotGit::Absent,
+            Err(err) => {
+                return DotGit::Foreign {
+                    description: format!("cannot read {}: {err}", dot_git.display()),
+                }
+            }
+        };
+        if meta.is_dir() {
+            return DotGit::Directory;
+        }
+        if !meta.is_file() {
+            return DotGit::Foreign {
+                description: format!("{} is not a file", dot_git.display()),
+            };
+        }
+        let Some(target) = dot_git_file_target(dir) else {
+            return DotGit::Foreign {
+                description: format!("{} is not a `gitdir:` file", dot_git.display()),
+            };
+        };
+        let target = crate::layout::normalize(&target);
+        let admin_root = self.common_dir.join("worktrees");
+        // The common dir is canonical; the target's parent may be spelled through a
+        // symlink, so compare canonical parents when they exist.
+        let parent = target.parent().map(canonical_or_self);
+        match (parent, target.file_name()) {
+            (Some(parent), Some(name)) if parent == admin_root => DotGit::Ours {
+                admin_id: name.to_string_lossy().into_owned(),
+                admin_exists: target.is_dir(),
+            },
+            _ => DotGit::Foreign {
+                description: format!("its .git file points at {}", target.display()),
+            },
+        }
+    }
+}
+
+/// Where the `.git` file at the top of a (linked) worktree points, if it is one.
+pub(super) fn dot_git_file_target(worktree: &Path) -> Option<PathBuf> {
+    let content = std::fs::read_to_string(worktree.join(".git")).ok()?;
+    let target = content.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let target = PathBuf::from(target);
+    Some(if target.is_absolute() {
+        target
+    } else {
+        worktree.join(target)
+    })
+}
+
+/// The worktree path registered in a `<common>/worktrees/<id>` admin dir, from
+/// its `gitdir` file (which names the worktree's `.git` file); `None` without one.
+fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
+    let gitdir_file = admin_dir.join("gitdir");
+    let content = match std::fs::read_to_string(&gitdir_file) {
+        Ok(content) => content,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => {
+            return Err(anyhow::Error::new(err)
+                .context(format!("could not read {}", gitdir_file.display())))
+        }
+    };
+    let dot_git = PathBuf::from(content.trim_end_matches(['\n', '\r']));
+    let dot_git = if dot_git.is_absolute() {
+        dot_git
+    } else {
+        admin_dir.join(dot_git)
+    };
+    let path = if dot_git.file_name() == Some(std::ffi::OsStr::new(".git")) {
+        dot_git.parent().map(Path::to_path_buf).unwrap_or(dot_git)
+    } else {
+        dot_git
+    };
+    Ok(Some(path))
+}
+
+/// The branch a HEAD file (in a git dir or worktree admin dir) points at:
+/// `Some("refs/heads/x")` for `ref: refs/heads/x`, `None` when detached or unreadable.
+fn read_head_ref(git_dir: &Path) -> Option<String> {
+    let content = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let target = content.trim_end().strip_prefix("ref:")?.trim();
+    (!target.is_empty()).then(|| target.to_string())
+}
