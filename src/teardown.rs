@@ -24,6 +24,22 @@ const BACKOFF: [Duration; ATTEMPTS] = [
     Duration::from_millis(400),
 ];
 
+/// After a failed `git worktree add` (spawn, resume's recreation): remove what git
+/// may have left at `path` — only inside the worktree root, and only because the
+/// caller checked under the worktree lock that nothing was there before — and prune
+/// git's entry for it. Best effort: problems are warnings, the caller reports the
+/// failure that brought it here.
+pub fn undo_failed_add(repo: &Repo, layout: &Layout, path: &Path) {
+    if layout.is_confined(path) && path.symlink_metadata().is_ok() {
+        if let Err(e) = std::fs::remove_dir_all(path) {
+            crate::context::warn(format!("could not remove {}: {e}", path.display()));
+        }
+    }
+    if let Err(e) = repo.worktree_prune() {
+        crate::context::warn(format!("{e:#}"));
+    }
+}
+
 /// What to take down.
 pub struct Target<'a> {
     pub path: &'a Path,

@@ -158,7 +158,7 @@ fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
         facts.branch
     ));
     if let Err(e) = ctx.repo.worktree_add_existing(&path, &facts.branch) {
-        undo_add(ctx, &path);
+        crate::teardown::undo_failed_add(&ctx.repo, &ctx.layout, &path);
         return Err(e.context(format!(
             "cannot recreate the worktree of session {} at {}",
             stored.record.id,
@@ -168,17 +168,4 @@ fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
     drop(lock);
     store::update(&ctx.repo, &stored, "worktree recreated", |_| {})
         .context("the worktree was recreated but its record could not be updated")
-}
-
-/// Best effort after a failed `git worktree add`: nothing was at the path before
-/// (checked under the lock), so whatever is there now is git's half-made worktree.
-fn undo_add(ctx: &Ctx, path: &Path) {
-    if ctx.layout.is_confined(path) && path.symlink_metadata().is_ok() {
-        if let Err(e) = std::fs::remove_dir_all(path) {
-            crate::context::warn(format!("could not remove {}: {e}", path.display()));
-        }
-    }
-    if let Err(e) = ctx.repo.worktree_prune() {
-        crate::context::warn(format!("{e:#}"));
-    }
 }

@@ -234,14 +234,7 @@ fn add_worktree_locked(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Res
 
 /// Best effort: remove what a failed `git worktree add` may have left.
 fn undo_worktree(ctx: &Ctx, branch_ref: &str, path: &Path, base: Oid) {
-    if ctx.layout.is_confined(path) && path.symlink_metadata().is_ok() {
-        if let Err(e) = std::fs::remove_dir_all(path) {
-            crate::context::warn(format!("could not remove {}: {e}", path.display()));
-        }
-    }
-    if let Err(e) = ctx.repo.worktree_prune() {
-        crate::context::warn(format!("{e:#}"));
-    }
+    crate::teardown::undo_failed_add(&ctx.repo, &ctx.layout, path);
     if let Ok(Some(tip)) = ctx.repo.ref_target(branch_ref) {
         if tip == base {
             if let Err(e) = ctx
