@@ -99,9 +99,15 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
         .map(|s| Ok(row(s, &gather(&ctx, s)?)))
         .collect::<Result<_>>()?;
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Buffered: a line-buffered StdoutLock makes one write(2) per line (21,000 for
+    // `--json` at 1,000 sessions).
+    let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &rows).context("cannot write JSON")?;
+        // Back to the io::Error (serde_json's error hides it from the chain), so a
+        // closed pipe (`ls --json | head`) is recognised and exits quietly.
+        serde_json::to_writer_pretty(&mut out, &rows)
+            .map_err(std::io::Error::from)
+            .context("cannot write JSON")?;
         writeln!(out).context("cannot write to stdout")?;
     } else {
         render_table(&mut out, &rows, time::now_unix(), stdout_color())

@@ -16,6 +16,11 @@ impl Repo {
                 gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
             ))
             .with_hidden(hidden.iter().map(|o| o.0))
+            // gix opens and maps the commit-graph file anew for every walk; `ls`
+            // walks once per session (1,000 opens of a 350 KiB file at 1,000
+            // sessions, ~15% of its time). These walks are a few commits long:
+            // reading the commits themselves is cheaper than opening the graph.
+            .use_commit_graph(false)
             .all()
             .with_context(|| format!("could not walk the history of {tip}"))?;
         let mut out = Vec::new();

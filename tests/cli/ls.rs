@@ -199,3 +199,30 @@ fn piping_into_head_exits_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err, "");
 }
+
+#[test]
+fn piping_json_into_head_exits_quietly() {
+    let env = Env::new();
+    // More JSON than stdout's buffer holds, so the failing write happens inside
+    // serde_json (whose error wraps the broken pipe), not in the final flush.
+    let long = "x".repeat(64 * 1024);
+    env.bullpen(&["spawn", "s0", "--", "true", &long]).ok();
+    let mut child = env
+        .cmd(crate::support::BIN, &env.repo)
+        .args(["ls", "--all", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // close the read end before bullpen writes
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "exit {status:?}, stderr: {err}");
+    assert_eq!(err, "");
+}

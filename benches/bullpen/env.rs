@@ -1,0 +1,120 @@
+//! The hermetic environment the suite runs everything in: a temp dir holding the
+//! fixture repositories, a HOME, a BULLPEN_HOME and a global git config, like
+//! `tests/cli/support.rs`, so nothing of the machine's own git setup leaks in.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The release binary cargo built for this bench target.
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-bullpen");
+
+pub struct Env {
+    /// Dropped (and deleted) at the end unless `keep` was asked for.
+    pub _tmp: Option<tempfile::TempDir>,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub bullpen_home: PathBuf,
+}
+
+impl Env {
+    pub fn new(keep: bool) -> Env {
+        let tmp = tempfile::Builder::new()
+            .prefix("bullpen-bench-")
+            .tempdir()
+            .expect("temp dir");
+        let root = tmp.path().canonicalize().expect("canonical temp dir");
+        let home = root.join("home");
+        let bullpen_home = root.join("bullpen-home");
+        for d in [&home, &bullpen_home] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        // No automatic gc or maintenance: git's `gc --auto` (run by `git commit`
+        // in the fixture sessions) would pack at an arbitrary N and detach into
+        // the background, over the measurements. The suite packs explicitly.
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n",
+        )
+        .expect("write .gitconfig");
+        let tmp = if keep {
+            let _ = tmp.keep();
+            None
+        } else {
+            Some(tmp)
+        };
+        Env {
+            _tmp: tmp,
+            root,
+            home,
+            bullpen_home,
+        }
+    }
+
+    /// A command with the hermetic environment, run in `cwd`, with no stdin.
+    pub fn cmd(&self, program: impl AsRef<OsStr>, cwd: &Path) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("BULLPEN_HOME", &self.bullpen_home)
+            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Bench Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Bench Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_EDITOR", ":")
+            .env("GIT_PAGER", "cat")
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+            .env("SHELL", "/bin/sh")
+            .current_dir(cwd)
+            .stdin(Stdio::null());
+        c
+    }
+
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut c = self.cmd("git", cwd);
+        c.args(args);
+        c
+    }
+
+    pub fn bullpen(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut c = self.cmd(BIN, cwd);
+        c.args(args);
+        c
+    }
+}
+
+/// Run to completion, panicking with the output when it fails; returns stdout.
+#[track_caller]
+pub fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    if !out.status.success() {
+        panic!(
+            "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether the binary knows `args` (e.g. `["gc", "--help"]`): lets the suite
+/// skip, with a note, commands that have not landed in this build yet.
+pub fn bullpen_supports(env: &Env, args: &[&str]) -> bool {
+    env.bullpen(&env.root, args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}

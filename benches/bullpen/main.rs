@@ -1,0 +1,543 @@
+//! The performance suite: `git bullpen` against the git commands that bound it.
+//!
+//! Run it with `cargo bench --bench bullpen` (add `-- --quick` for a short run).
+//! It builds the release binary, makes its own fixture repositories in a temp
+//! dir with a hermetic git environment, measures each bullpen command and its git
+//! baseline interleaved in the same run, and prints medians, ratios, peak memory
+//! and a PASS/FAIL verdict for each budget of issue 7. It reports; it never fails
+//! on a missed budget (figures on a shared machine are noisy), only on a broken
+//! fixture or a failing command.
+//!
+//! Options (after `--`, or as environment variables):
+//!   --quick        BULLPEN_BENCH_QUICK=1   N = 10, 100; 2,000-file repo; 3 runs
+//!   --runs <k>     BULLPEN_BENCH_RUNS=k    samples per measurement
+//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg (comma-separated)
+//!   --max-n <n>    BULLPEN_BENCH_MAX_N=n   largest N for the scaling fixture
+//!   --keep         BULLPEN_BENCH_KEEP=1    keep the temp dir (for profiling)
+//!
+//! `cargo test` does not build this target; `cargo test --all-targets` runs its
+//! main without `--bench`, which returns at once (see `main`).
+
+mod env;
+mod fixtures;
+mod measure;
+mod report;
+
+use std::path::Path;
+use std::process::Command;
+
+use env::{bullpen_supports, run_ok, Env};
+use fixtures::{Repo, Scale};
+use measure::{compare, Case};
+use report::{MemRow, Report, TimeRow};
+
+/// Budgets of issue 7.
+const LS_JSON_BUDGET: f64 = 2.0;
+const SPAWN_BUDGET: f64 = 1.2;
+const GC_BUDGET: f64 = 1.5;
+const PEAK_MIB_BUDGET: f64 = 64.0;
+
+struct Config {
+    quick: bool,
+    ns: Vec<usize>,
+    big_files: usize,
+    runs_ls: usize,
+    runs_gc: usize,
+    runs_spawn: usize,
+    runs_spawn_big: usize,
+    only: Option<Vec<String>>,
+    keep: bool,
+}
+
+impl Config {
+    fn from_args(args: &[String]) -> Config {
+        let flag = |name: &str, var: &str| {
+            args.iter().any(|a| a == name)
+                || std::env::var(var).is_ok_and(|v| !v.is_empty() && v != "0")
+        };
+        let value = |name: &str, var: &str| -> Option<String> {
+            args.iter()
+                .position(|a| a == name)
+                .and_then(|i| args.get(i + 1).cloned())
+                .or_else(|| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        };
+        let quick = flag("--quick", "BULLPEN_BENCH_QUICK");
+        let runs: Option<usize> = value("--runs", "BULLPEN_BENCH_RUNS")
+            .map(|v| v.parse().expect("--runs takes a number"));
+        let max_n: Option<usize> = value("--max-n", "BULLPEN_BENCH_MAX_N")
+            .map(|v| v.parse().expect("--max-n takes a number"));
+        let mut ns = if quick {
+            vec![10, 100]
+        } else {
+            vec![10, 100, 500, 1000]
+        };
+        if let Some(max) = max_n {
+            ns.retain(|&n| n < max);
+            ns.push(max);
+        }
+        let r = |full: usize| runs.unwrap_or(if quick { 3 } else { full });
+        Config {
+            quick,
+            ns,
+            big_files: if quick { 2_000 } else { 20_000 },
+            runs_ls: r(9),
+            runs_gc: r(5),
+            runs_spawn: r(7),
+            runs_spawn_big: r(3),
+            only: value("--only", "BULLPEN_BENCH_ONLY")
+                .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect()),
+            keep: flag("--keep", "BULLPEN_BENCH_KEEP"),
+        }
+    }
+
+    fn wants(&self, section: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|o| o.iter().any(|s| s == section))
+    }
+
+    fn max_n(&self) -> usize {
+        self.ns.last().copied().unwrap_or(0)
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` does not. The
+    // suite takes minutes and its figures mean nothing under a test run.
+    if !args.iter().any(|a| a == "--bench") {
+        eprintln!("bullpen bench suite: skipped (run it with `cargo bench --bench bullpen`)");
+        return;
+    }
+    let cfg = Config::from_args(&args);
+    let env = Env::new(cfg.keep);
+    let started = std::time::Instant::now();
+    print_machine(&env, &cfg);
+    let mut report = Report::default();
+    let errlog = env.root.join("stderr.log");
+
+    let gc_ok = bullpen_supports(&env, &["gc", "--help"]);
+    let bg_ok = bullpen_supports(&env, &["spawn", "--help"])
+        && run_ok(&mut env.bullpen(&env.root, &["spawn", "--help"])).contains("--bg");
+
+    if cfg.wants("ls") || cfg.wants("gc") || cfg.wants("spawn") {
+        let mut scale = Scale::new(&env);
+        // Every N as spawned (loose objects and refs), then the largest N again
+        // after `git gc` (packed), as a user's repository would be later.
+        let stages = cfg
+            .ns
+            .iter()
+            .map(|&n| (n, false))
+            .chain([(cfg.max_n(), true)]);
+        for (n, pack) in stages {
+            if pack {
+                let t = std::time::Instant::now();
+                scale.pack(&env);
+                eprintln!("fixture: git gc in {:.1} s", t.elapsed().as_secs_f64());
+            } else {
+                scale.grow(&env, n);
+            }
+            let at_max = n == cfg.max_n();
+            if cfg.wants("ls") {
+                bench_ls(&env, &cfg, &scale, at_max, &errlog, &mut report);
+            }
+            if cfg.wants("gc") {
+                if gc_ok {
+                    bench_gc(&env, &cfg, &scale, at_max, &errlog, &mut report);
+                } else if pack {
+                    report.note(
+                        "gc: not measured, this build has no `git bullpen gc` (not merged yet)"
+                            .into(),
+                    );
+                }
+            }
+        }
+        if cfg.wants("spawn") {
+            let fixture = format!("small repo, {}", scale.label());
+            bench_spawn(
+                &env,
+                &scale.repo,
+                &fixture,
+                cfg.runs_spawn,
+                &errlog,
+                &mut report,
+            );
+        }
+    }
+    if cfg.wants("spawn") || cfg.wants("bg") {
+        let small = Repo::create(&env, "small", 0);
+        if cfg.wants("spawn") {
+            bench_spawn(
+                &env,
+                &small,
+                "small repo",
+                cfg.runs_spawn,
+                &errlog,
+                &mut report,
+            );
+        }
+        if cfg.wants("bg") {
+            if bg_ok {
+                bench_bg(&env, &cfg, &small, &errlog, &mut report);
+            } else {
+                report.note(
+                    "spawn --bg: not measured, this build has no `spawn --bg` (not merged yet)"
+                        .into(),
+                );
+            }
+        }
+    }
+    if cfg.wants("spawn") {
+        let t = std::time::Instant::now();
+        let big = Repo::create(&env, "big", cfg.big_files);
+        eprintln!(
+            "fixture: {}-file repository in {:.1} s",
+            cfg.big_files,
+            t.elapsed().as_secs_f64()
+        );
+        let label = format!("{}-file repo", thousands(cfg.big_files));
+        bench_spawn(&env, &big, &label, cfg.runs_spawn_big, &errlog, &mut report);
+    }
+
+    println!();
+    report.print();
+    println!();
+    println!(
+        "Total time {:.0} s{}.",
+        started.elapsed().as_secs_f64(),
+        if cfg.keep {
+            format!("; fixtures kept in {}", env.root.display())
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// `ls --json` and `ls` against `git worktree list --porcelain` (same repository,
+/// same worktrees), plus `git for-each-ref refs/bullpen/` (issue 2's comparison).
+fn bench_ls(
+    env: &Env,
+    cfg: &Config,
+    scale: &Scale,
+    at_max: bool,
+    errlog: &Path,
+    report: &mut Report,
+) {
+    let dir = &scale.repo.dir;
+    let n = scale.ids.len();
+    // Check the fixture is what the figures claim: n sessions, n+1 worktrees.
+    let listed: serde_json::Value =
+        serde_json::from_str(&run_ok(&mut env.bullpen(dir, &["ls", "--json"]))).expect("json");
+    assert_eq!(
+        listed.as_array().map(Vec::len),
+        Some(n),
+        "ls --json lists every session"
+    );
+    let wts = run_ok(&mut env.git(dir, &["worktree", "list", "--porcelain"]));
+    assert_eq!(
+        wts.lines().filter(|l| l.starts_with("worktree ")).count(),
+        n + 1
+    );
+
+    let cases = [
+        Case::new("git worktree list --porcelain", |_| {
+            vec![env.git(dir, &["worktree", "list", "--porcelain"])]
+        }),
+        Case::new("git bullpen ls --json", |_| {
+            vec![env.bullpen(dir, &["ls", "--json"])]
+        }),
+        Case::new("git bullpen ls", |_| vec![env.bullpen(dir, &["ls"])]),
+        Case::new("git for-each-ref refs/bullpen/", |_| {
+            vec![env.git(dir, &["for-each-ref", "refs/bullpen/"])]
+        }),
+    ];
+    let s = compare(&cases, cfg.runs_ls, true, errlog);
+    let fixture = scale.label();
+    report.time(TimeRow {
+        what: "`ls --json` vs `git worktree list --porcelain`".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: at_max.then_some(LS_JSON_BUDGET),
+    });
+    report.time(TimeRow {
+        what: "`ls` (table) vs `git worktree list --porcelain`".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(2),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(2),
+        baseline_cpu: s.median_cpu(0),
+        budget: None,
+    });
+    report.time(TimeRow {
+        what: "`ls --json` vs `git for-each-ref refs/bullpen/`".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(3),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(3),
+        budget: None,
+    });
+    for (i, c) in cases.iter().enumerate() {
+        report
+            .details
+            .push((format!("{} [{fixture}]", c.name), s.walls(i)));
+    }
+    if at_max || n == 500 {
+        for (i, what) in [(1, "`ls --json`"), (2, "`ls`")] {
+            report.mem(MemRow {
+                what: what.into(),
+                fixture: fixture.clone(),
+                kib: s.peak_kib(i),
+                baseline: "`git worktree list`".into(),
+                baseline_kib: s.peak_kib(0),
+                budget_mib: at_max.then_some(PEAK_MIB_BUDGET),
+            });
+        }
+    }
+}
+
+/// `gc --dry-run` against its git baseline (issue 7: `git rev-list
+/// --branches='bullpen/*' --not --remotes` plus one `git status --porcelain` per
+/// published worktree) and against issue 5's shell loop of `git merge-base
+/// --is-ancestor` per session.
+fn bench_gc(
+    env: &Env,
+    cfg: &Config,
+    scale: &Scale,
+    at_max: bool,
+    errlog: &Path,
+    report: &mut Report,
+) {
+    let dir = &scale.repo.dir;
+    let published = scale.published_worktrees(env);
+    let ancestry_loop = "git for-each-ref --format='%(refname:strip=2)' refs/heads/bullpen/ | \
+        while read b; do \
+          if git merge-base --is-ancestor \"refs/heads/$b\" \"refs/remotes/origin/$b\" 2>/dev/null; \
+          then echo \"$b published\"; fi; \
+        done";
+    // The loop must find exactly the published half, or the baseline is wrong.
+    let found = run_ok(env.cmd("sh", dir).args(["-c", ancestry_loop]));
+    assert_eq!(found.lines().count(), published.len(), "merge-base loop");
+    // And gc must plan what the fixture says: remove the published, keep the rest.
+    let plan: serde_json::Value = serde_json::from_str(&run_ok(
+        &mut env.bullpen(dir, &["gc", "--dry-run", "--json"]),
+    ))
+    .expect("gc --dry-run --json parses");
+    let count = |action: &str| {
+        plan.as_array().map_or(0, |a| {
+            a.iter()
+                .filter(|e| e["kind"] == "session" && e["action"] == action)
+                .count()
+        })
+    };
+    assert_eq!(
+        count("removed"),
+        published.len(),
+        "gc would remove the published"
+    );
+    assert_eq!(
+        count("kept"),
+        scale.ids.len() - published.len(),
+        "gc would keep the rest"
+    );
+
+    let cases = [
+        Case::new("git rev-list + git status per published worktree", |_| {
+            let mut v = vec![env.git(
+                dir,
+                &["rev-list", "--branches=bullpen/*", "--not", "--remotes"],
+            )];
+            v.extend(
+                published
+                    .iter()
+                    .map(|wt| env.git(wt, &["status", "--porcelain"])),
+            );
+            v
+        }),
+        Case::new("git bullpen gc --dry-run", |_| {
+            vec![env.bullpen(dir, &["gc", "--dry-run"])]
+        }),
+        Case::new("sh loop: git merge-base --is-ancestor per session", |_| {
+            let mut c: Command = env.cmd("sh", dir);
+            c.args(["-c", ancestry_loop]);
+            vec![c]
+        }),
+    ];
+    let s = compare(&cases, cfg.runs_gc, true, errlog);
+    let fixture = format!("{}, {} published", scale.label(), published.len());
+    report.time(TimeRow {
+        what: "`gc --dry-run` vs `rev-list` + `status` per published worktree".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: at_max.then_some(GC_BUDGET),
+    });
+    report.time(TimeRow {
+        what: "`gc --dry-run` vs sh loop of `merge-base --is-ancestor`".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(2),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(2),
+        budget: None,
+    });
+    for (i, c) in cases.iter().enumerate() {
+        report
+            .details
+            .push((format!("{} [{fixture}]", c.name), s.walls(i)));
+    }
+    if at_max {
+        report.mem(MemRow {
+            what: "`gc --dry-run`".into(),
+            fixture,
+            kib: s.peak_kib(1),
+            baseline: "largest git of the baseline".into(),
+            baseline_kib: s.peak_kib(0),
+            budget_mib: Some(PEAK_MIB_BUDGET),
+        });
+    }
+}
+
+/// `spawn <id> -- true` against `git worktree add -b <branch> <path>` then `true`.
+/// Samples accumulate (nothing is removed between them): a clean-up would delete
+/// thousands of files between samples, and on ext4 the next file creations then
+/// pay for scanning recently deleted inodes, which is not what a user's spawn sees.
+fn bench_spawn(
+    env: &Env,
+    repo: &Repo,
+    fixture: &str,
+    runs: usize,
+    errlog: &Path,
+    report: &mut Report,
+) {
+    let dir = &repo.dir;
+    let cases = [
+        Case::new("git worktree add -b + true", |r| {
+            let path = repo.git_wt_root.join(format!("g{r}"));
+            let path = path.to_str().expect("utf-8 path");
+            vec![
+                env.git(
+                    dir,
+                    &["worktree", "add", "-b", &format!("bench/g{r}"), path],
+                ),
+                env.cmd("true", dir),
+            ]
+        }),
+        Case::new("git bullpen spawn <id> -- true", |r| {
+            vec![env.bullpen(dir, &["spawn", &format!("b{r}"), "--", "true"])]
+        }),
+    ];
+    let s = compare(&cases, runs, true, errlog);
+    let budget = (!fixture.contains("N=")).then_some(SPAWN_BUDGET);
+    report.time(TimeRow {
+        what: "`spawn <id> -- true` vs `git worktree add -b` + `true`".into(),
+        fixture: fixture.into(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget,
+    });
+    for (i, c) in cases.iter().enumerate() {
+        report
+            .details
+            .push((format!("{} [{fixture}]", c.name), s.walls(i)));
+    }
+}
+
+/// Issue 3: how long `spawn --bg` takes to return, next to a foreground
+/// `spawn -- true`. After each background sample the suite waits (untimed) for
+/// the supervisor to record the exit, so the samples do not overlap.
+fn bench_bg(env: &Env, cfg: &Config, repo: &Repo, errlog: &Path, report: &mut Report) {
+    let dir = &repo.dir;
+    let wait_exited = |id: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let out = run_ok(&mut env.bullpen(dir, &["ls", "--all", "--json", id]));
+            let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+            let state = v[0]["state"].as_str().unwrap_or_default().to_owned();
+            if state == "exited" {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "background session {id} did not exit within 60 s (state {state})"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let cases = [
+        Case::new("git bullpen spawn <id> -- true", |r| {
+            vec![env.bullpen(dir, &["spawn", &format!("f{r}"), "--", "true"])]
+        }),
+        Case::new("git bullpen spawn --bg <id> -- true (return)", |r| {
+            vec![env.bullpen(dir, &["spawn", "--bg", &format!("g{r}"), "--", "true"])]
+        })
+        .then(|r| wait_exited(&format!("g{r}"))),
+    ];
+    let s = compare(&cases, cfg.runs_spawn, true, errlog);
+    report.time(TimeRow {
+        what: "`spawn --bg <id> -- true` (time to return) vs foreground `spawn <id> -- true`"
+            .into(),
+        fixture: "small repo".into(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: None,
+    });
+    for (i, c) in cases.iter().enumerate() {
+        report
+            .details
+            .push((format!("{} [small repo]", c.name), s.walls(i)));
+    }
+}
+
+fn print_machine(env: &Env, cfg: &Config) {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let git = run_ok(&mut env.git(&env.root, &["--version"]));
+    let bullpen = run_ok(&mut env.bullpen(&env.root, &["--version"]));
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    println!(
+        "Machine: {cores} cores, {cpu}, Linux {}; {}; {}",
+        kernel.trim(),
+        git.trim(),
+        bullpen.trim()
+    );
+    println!(
+        "Mode: {} (N = {:?}; {}-file repo; runs: ls {}, gc {}, spawn {}/{})",
+        if cfg.quick { "quick" } else { "full" },
+        cfg.ns,
+        thousands(cfg.big_files),
+        cfg.runs_ls,
+        cfg.runs_gc,
+        cfg.runs_spawn,
+        cfg.runs_spawn_big
+    );
+}
+
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
