@@ -35,3 +35,14 @@ pub fn warn(msg: impl std::fmt::Display) {
 pub fn info(msg: impl std::fmt::Display) {
     eprintln!("bullpen: {msg}");
 }
+
+/// Write `value` as pretty JSON and a newline to `out`. serde_json's error hides
+/// the underlying `io::Error`; it is turned back into one so that a closed pipe
+/// (`... --json | head`) is recognised by `main` and exits quietly.
+pub fn write_json(out: &mut dyn std::io::Write, value: &impl serde::Serialize) -> Result<()> {
+    use anyhow::Context;
+    serde_json::to_writer_pretty(&mut *out, value)
+        .map_err(std::io::Error::from)
+        .context("cannot write JSON")?;
+    writeln!(out).context("cannot write to stdout")
+}

@@ -146,10 +146,9 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     let entries = gc.all()?;
 
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &entries).context("cannot write JSON")?;
-        writeln!(out).context("cannot write to stdout")?;
+        crate::context::write_json(&mut out, &entries)?;
     } else {
         render(&mut out, &entries, args.dry_run).context("cannot write to stdout")?;
     }

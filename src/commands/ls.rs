@@ -103,12 +103,7 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     // `--json` at 1,000 sessions).
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        // Back to the io::Error (serde_json's error hides it from the chain), so a
-        // closed pipe (`ls --json | head`) is recognised and exits quietly.
-        serde_json::to_writer_pretty(&mut out, &rows)
-            .map_err(std::io::Error::from)
-            .context("cannot write JSON")?;
-        writeln!(out).context("cannot write to stdout")?;
+        crate::context::write_json(&mut out, &rows)?;
     } else {
         render_table(&mut out, &rows, time::now_unix(), stdout_color())
             .context("cannot write to stdout")?;

@@ -1104,3 +1104,17 @@ fn gc_from_inside_a_session_worktree_keeps_that_one() {
         .contains("(sh) has its current directory"));
     assert!(wt.exists());
 }
+
+#[test]
+fn gc_json_into_a_closed_pipe_exits_quietly() {
+    let env = Env::new();
+    // Enough entries (long ids) that the JSON outgrows stdout's buffer, so the
+    // failing write happens inside serde_json, not in the final flush.
+    for i in 0..25 {
+        let id = format!("{i:02}-{}", "x".repeat(55));
+        env.bullpen(&["spawn", &id, "--", "true"]).ok();
+    }
+    let (status, err) = env.bullpen_into_closed_pipe(&["gc", "--dry-run", "--json"]);
+    assert!(status.success(), "exit {status:?}, stderr: {err}");
+    assert!(!err.contains("Broken pipe"), "{err}");
+}

@@ -1,6 +1,5 @@
 //! `git bullpen ls`: the table, the JSON contract, derived states, pipes.
 
-use std::io::Read;
 use std::process::Stdio;
 
 use crate::support::Env;
@@ -179,22 +178,7 @@ fn piping_into_head_exits_quietly() {
         env.bullpen(&["spawn", &format!("s{i}"), "--", "true"]).ok();
     }
     // A reader that closes the pipe at once: bullpen must exit 0 without a panic.
-    let mut child = env
-        .cmd(crate::support::BIN, &env.repo)
-        .args(["ls", "--all"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take()); // close the read end before bullpen writes
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = env.bullpen_into_closed_pipe(&["ls", "--all"]);
     assert!(status.success(), "exit {status:?}, stderr: {err}");
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err, "");
@@ -207,22 +191,7 @@ fn piping_json_into_head_exits_quietly() {
     // serde_json (whose error wraps the broken pipe), not in the final flush.
     let long = "x".repeat(64 * 1024);
     env.bullpen(&["spawn", "s0", "--", "true", &long]).ok();
-    let mut child = env
-        .cmd(crate::support::BIN, &env.repo)
-        .args(["ls", "--all", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take()); // close the read end before bullpen writes
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = env.bullpen_into_closed_pipe(&["ls", "--all", "--json"]);
     assert!(status.success(), "exit {status:?}, stderr: {err}");
     assert_eq!(err, "");
 }

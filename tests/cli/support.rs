@@ -219,6 +219,29 @@ impl Env {
         make_executable(&path);
         self.path_prefix.insert(0, dir);
     }
+    /// Run bullpen with its stdout already closed by the reader (as `| head` does
+    /// once it has enough): returns the exit status and stderr.
+    pub fn bullpen_into_closed_pipe(&self, args: &[&str]) -> (std::process::ExitStatus, String) {
+        use std::io::Read;
+        let mut child = self
+            .cmd(BIN, &self.repo)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run git-bullpen");
+        drop(child.stdout.take()); // close the read end before bullpen writes
+        let status = child.wait().expect("wait");
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut err)
+            .expect("read stderr");
+        (status, err)
+    }
+
     /// Install a post-checkout hook that fails: `git worktree add` then checks out
     /// the worktree, runs the hook, and exits non-zero with the branch and the
     /// worktree already created — a real partial failure to clean up after.
