@@ -44,7 +44,8 @@ worktree entries, or where a collected session's worktree was) that belong to no
 worktree are removed when they hold no work (e.g. only a dangling .git file) and \
 reported otherwise; sessions whose worktree is gone are collected when their branch \
 is published, reported and kept otherwise. A teardown that a late writer interrupted \
-is finished by a later gc.
+is finished by a later gc. Last, a real run runs `git gc --auto`: bullpen's records \
+are loose objects that nothing else packs, and many of them slow down `ls`.
 
 Everything is reported: removed, collected, pruned, kept (with the reason) or \
 degraded (with what to do). gc exits 1 when anything degraded, after handling \
@@ -144,6 +145,16 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
         waiting: wait > Duration::ZERO && !args.dry_run,
     };
     let entries = gc.all()?;
+    if !args.dry_run {
+        // Every record write adds loose objects that nothing else packs; with many
+        // sessions they slow down reading the records (`ls`). A no-op below git's
+        // gc.auto threshold.
+        if let Err(e) = ctx.repo.gc_auto() {
+            warn(format!(
+                "git's housekeeping failed (bullpen's gc is done): {e:#}"
+            ));
+        }
+    }
 
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -102,4 +102,15 @@ impl Repo {
         )
         .map(drop)
     }
+
+    /// `git gc --auto --quiet`: git's own housekeeping (packs loose objects once
+    /// there are many). git runs it after commits and fetches; bullpen's record
+    /// writes are in-process and never trigger it.
+    pub fn gc_auto(&self) -> Result<()> {
+        self.run_git(
+            None,
+            &["gc".as_ref(), "--auto".as_ref(), "--quiet".as_ref()],
+        )
+        .map(drop)
+    }
 }

@@ -1118,3 +1118,27 @@ fn gc_json_into_a_closed_pipe_exits_quietly() {
     assert!(status.success(), "exit {status:?}, stderr: {err}");
     assert!(!err.contains("Broken pipe"), "{err}");
 }
+
+#[test]
+fn gc_lets_git_pack_the_loose_objects_records_leave() {
+    let env = Env::new();
+    // Two packs already exceed gc.autoPackLimit = 1, so `git gc --auto` packs
+    // everything (loose records included), before gc returns (no detaching).
+    env.git_out(&["config", "gc.autoPackLimit", "1"]);
+    env.git_out(&["config", "gc.autoDetach", "false"]);
+    env.git_out(&["repack", "-q"]);
+    env.git_out(&["commit", "-q", "--allow-empty", "-m", "second pack"]);
+    env.git_out(&["repack", "-q"]);
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    let loose = |env: &Env| {
+        env.git_out(&["count-objects", "-v"])
+            .lines()
+            .find_map(|l| l.strip_prefix("count: ").map(|n| n.parse::<u64>().unwrap()))
+            .unwrap()
+    };
+    assert!(loose(&env) > 0);
+    let dry = env.bullpen(&["gc", "--dry-run"]).ok();
+    assert!(loose(&env) > 0, "--dry-run changes nothing: {}", dry.stderr);
+    env.bullpen(&["gc"]).ok();
+    assert_eq!(loose(&env), 0);
+}
