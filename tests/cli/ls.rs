@@ -195,3 +195,27 @@ fn piping_json_into_head_exits_quietly() {
     assert!(status.success(), "exit {status:?}, stderr: {err}");
     assert_eq!(err, "");
 }
+
+/// `ls` through a pseudo-terminal (util-linux `script`), so stdout is a tty.
+fn ls_on_a_terminal(env: &Env, no_color: Option<&str>) -> String {
+    let mut cmd = env.cmd("script", &env.repo);
+    cmd.args(["-qec", &format!("{} ls", crate::support::BIN), "/dev/null"]);
+    if let Some(v) = no_color {
+        cmd.env("NO_COLOR", v);
+    }
+    let run: crate::support::Run = cmd.output().unwrap().into();
+    run.ok().stdout
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "c", "--", "false"]).fails();
+    let tty = ls_on_a_terminal(&env, None);
+    assert!(tty.contains("\x1b["), "coloured on a terminal: {tty:?}");
+    let no_color = ls_on_a_terminal(&env, Some("1"));
+    assert!(no_color.contains("exited 1"), "{no_color:?}");
+    assert!(!no_color.contains("\x1b["), "NO_COLOR: {no_color:?}");
+    let piped = env.bullpen(&["ls"]).ok().stdout;
+    assert!(!piped.contains("\x1b["), "{piped:?}");
+}
