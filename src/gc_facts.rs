@@ -271,18 +271,7 @@ fn session_facts(
         .map(|(_, w)| w.path.to_string_lossy().into_owned())
         .collect();
     let link = if on_disk == OnDisk::Directory && untrusted.is_none() {
-        match repo.dot_git(&path) {
-            DotGit::Absent => Link::Absent,
-            DotGit::Directory => Link::Repository,
-            DotGit::Ours {
-                admin_id,
-                admin_exists,
-            } => Link::Ours {
-                admin_id,
-                admin_exists,
-            },
-            DotGit::Foreign { description } => Link::Foreign(description),
-        }
+        link(repo.dot_git(&path))
     } else {
         Link::Absent
     };
@@ -334,23 +323,28 @@ fn marker(r: &Record) -> Option<Marker> {
     })
 }
 
+/// What a directory's `.git` entry says, in the plan's words.
+fn link(dot_git: DotGit) -> Link {
+    match dot_git {
+        DotGit::Absent => Link::Absent,
+        DotGit::Directory => Link::Repository,
+        DotGit::Ours {
+            admin_id,
+            admin_exists,
+        } => Link::Ours {
+            admin_id,
+            admin_exists,
+        },
+        DotGit::Foreign { description } => Link::Foreign(description),
+    }
+}
+
 pub(crate) fn orphan_facts(ctx: &Ctx, path: &Path, scan: &Scan) -> OrphanFacts {
     let contents = match ctx.repo.dot_git(path) {
         DotGit::Directory => Contents::Repository,
         dot_git => match count_files(path) {
             Ok(0) => Contents::NoWork {
-                dot_git: match dot_git {
-                    DotGit::Absent => Link::Absent,
-                    DotGit::Directory => Link::Repository,
-                    DotGit::Ours {
-                        admin_id,
-                        admin_exists,
-                    } => Link::Ours {
-                        admin_id,
-                        admin_exists,
-                    },
-                    DotGit::Foreign { description } => Link::Foreign(description),
-                },
+                dot_git: link(dot_git),
             },
             Ok(n) => Contents::Files(n),
             Err(e) => Contents::Unreadable(e),

@@ -40,27 +40,7 @@ impl Repo {
         if tips.is_empty() {
             return Ok(HashSet::new());
         }
-        let mut remote_tips = Vec::new();
-        {
-            let platform = self.repo.references().context("could not read refs")?;
-            let iter = platform
-                .prefixed("refs/remotes/")
-                .context("could not list remote-tracking refs")?;
-            for reference in iter {
-                let mut reference = reference
-                    .map_err(|err| anyhow::anyhow!("{err}"))
-                    .context("could not read a remote-tracking ref")?;
-                // `refs/remotes/<r>/HEAD` is symbolic and peels like its target; non-commits are ignored.
-                let Ok(id) = reference.peel_to_id() else {
-                    continue;
-                };
-                let Ok(object) = id.object() else { continue };
-                match object.peel_to_commit() {
-                    Ok(commit) => remote_tips.push(commit.id),
-                    Err(_) => continue,
-                }
-            }
-        }
+        let remote_tips = self.remote_tip_commits()?;
         let mut found = HashSet::new();
         // A tip whose commit is missing cannot be proven published: it counts as unpublished.
         let mut present = Vec::new();
@@ -78,7 +58,7 @@ impl Repo {
         let walk = self
             .repo
             .rev_walk(present.iter().map(|o| o.0))
-            .with_hidden(remote_tips)
+            .with_hidden(remote_tips.iter().map(|o| o.0))
             .all()
             .context("could not walk the history of the session branches")?;
         for info in walk {
@@ -107,17 +87,7 @@ impl Repo {
             if out.contains_key(tip) {
                 continue;
             }
-            let walk = self
-                .repo
-                .rev_walk([tip.0])
-                .with_hidden(hidden.iter().map(|o| o.0))
-                .all()
-                .with_context(|| format!("could not walk the history of {tip}"))?;
-            let mut n = 0;
-            for info in walk {
-                info.with_context(|| format!("could not walk the history of {tip}"))?;
-                n += 1;
-            }
+            let n = self.commits_between(*tip, &hidden)?.len();
             out.insert(*tip, n);
         }
         Ok(out)
