@@ -36,7 +36,9 @@ impl Repo {
             )))
     }
 
-    /// The note on `commit` in `notes_ref`, if any.
+    /// The note on `commit` in `notes_ref`, if any. Only the tests read notes
+    /// in-process (bullpen itself only writes them; `git log --notes` reads).
+    #[cfg(test)]
     pub fn read_note(&self, notes_ref: &str, commit: Oid) -> Result<Option<String>> {
         let Some(notes_commit) = self.ref_target(notes_ref)? else {
             return Ok(None);

@@ -68,18 +68,14 @@ impl Repo {
                 continue;
             }
             // Registered here; make sure its `.git` file really points into our common dir.
-            if let Some(admin_dir) = dot_git_file_target(&canonical) {
-                if let Ok(admin_canonical) = std::fs::canonicalize(&admin_dir) {
-                    let points_home = admin_canonical.parent().and_then(Path::parent)
-                        == Some(self.common_dir.as_path())
-                        && admin_canonical.parent().and_then(Path::file_name)
-                            == Some(std::ffi::OsStr::new("worktrees"));
-                    if points_home {
-                        return Ok(PathRepo::OurWorktree {
-                            head_ref: read_head_ref(&admin_canonical),
-                        });
-                    }
-                }
+            if let DotGit::Ours {
+                admin_id,
+                admin_exists: true,
+            } = self.dot_git(&canonical)
+            {
+                return Ok(PathRepo::OurWorktree {
+                    head_ref: read_head_ref(&self.common_dir.join("worktrees").join(admin_id)),
+                });
             }
         }
 

@@ -682,3 +682,21 @@ fn concurrent_foreground_resumes_run_the_command_once() {
         }
     }
 }
+
+#[test]
+fn a_clone_where_git_still_registers_the_worktree_is_another_repository() {
+    // The directory was deleted by hand and a clone put in its place before git
+    // noticed: the path is still registered, but its `.git` points elsewhere.
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    std::fs::remove_dir_all(&wt).unwrap();
+    env.git(
+        &env.root(),
+        &["clone", "-q", "-b", "bullpen/x", s(&env.repo), s(&wt)],
+    )
+    .ok();
+    assert!(env
+        .git_out(&["worktree", "list", "--porcelain"])
+        .contains(s(&wt)));
+    assert_refused(&env, "x", &[s(&wt), "a worktree of another repository"]);
+}
