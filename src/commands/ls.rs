@@ -120,10 +120,7 @@ fn gather(ctx: &Ctx, s: &Stored) -> Result<Facts> {
             process::is_session_alive(p)
         });
     let worktree_exists = Path::new(&r.worktree).is_dir();
-    let ahead = match (
-        ctx.repo.ref_target(&format!("refs/heads/{}", r.branch))?,
-        r.base.parse::<Oid>(),
-    ) {
+    let ahead = match (crate::runner::branch_tip(ctx, r)?, r.base.parse::<Oid>()) {
         (Some(tip), Ok(base)) => Some(ctx.repo.commits_between(tip, &[base])?.len()),
         _ => None,
     };
