@@ -20,7 +20,7 @@ use crate::session::{Record, State};
 use crate::store::Stored;
 
 /// The record key an interrupted teardown leaves behind (see [`gc_plan::Marker`]).
-pub(crate) const MARKER_KEY: &str = "gc_teardown";
+pub(crate) use crate::session::GC_TEARDOWN_KEY as MARKER_KEY;
 
 /// The key paths are compared under: canonical when the path exists, else its
 /// canonical parent joined with its name, else lexically normalised.

@@ -22,14 +22,7 @@ pub struct Identity {
 /// nobody reaps orphans it would otherwise look alive forever) or `/proc` is
 /// unavailable.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces and parens: skip past the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    if matches!(rest.split_whitespace().next(), Some("Z" | "X" | "x")) {
-        return None;
-    }
-    // After ')' come fields 3.. ; starttime is field 22, i.e. index 19 here.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    stat(pid).filter(|s| !s.is_dead()).map(|s| s.start_time)
 }
 
 /// This boot's id, read once per process (`ls` and `gc` ask for every running
@@ -138,19 +131,15 @@ pub fn session_alive(
     child_now: &Identity,
     supervisor_now: Option<&Identity>,
 ) -> bool {
-    match (
-        recorded.background,
-        recorded.supervisor_start_time,
-        supervisor_now,
-    ) {
-        (true, Some(start), Some(now)) => same_process(
+    match (recorded.supervisor_start_time, supervisor_now) {
+        (Some(start), Some(now)) => same_process(
             &Process {
                 start_time: Some(start),
                 ..recorded.clone()
             },
             now,
         ),
-        (true, Some(_), None) => false,
+        (Some(_), None) => false,
         _ => same_process(recorded, child_now),
     }
 }

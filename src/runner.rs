@@ -57,9 +57,9 @@ pub fn render_command(argv: &[String]) -> String {
 }
 
 /// The tip of the session branch now, if it exists.
+/// The branch is derived from the validated id, never read from the record.
 pub fn branch_tip(ctx: &Ctx, record: &Record) -> Result<Option<Oid>> {
-    ctx.repo
-        .ref_target(&format!("refs/heads/{}", record.branch))
+    ctx.repo.ref_target(&record.id.branch_ref())
 }
 
 /// Run `argv` in the session's worktree in the foreground, record running/exited,
@@ -100,14 +100,16 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
     let (running, mut child) = match (gated.admitted, gated.child) {
         (Some(running), Ok(child)) => (running, child),
         (Some(running), Err(e)) => {
-            // Claimed, but the command could not be executed: a shell says 127.
+            // Claimed, but the command could not be executed: like a shell, say
+            // why and exit 127 (recorded as such).
+            eprintln!("error: {e:#}");
             let exit = Exit {
                 code: Some(127),
                 signal: None,
                 at: time::now_rfc3339(),
             };
             finish(ctx, &running, exit, State::Exited)?;
-            return Err(e);
+            return Ok(127);
         }
         (None, Err(e)) => return Err(e),
         (None, Ok(mut child)) => {
@@ -133,17 +135,20 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
     Ok(exit.shell_status())
 }
 
-/// The record of a foreground process (the command, or bullpen while it starts it).
+/// The record of a foreground run: the command, and this bullpen process as its
+/// supervisor, so that the run counts as alive until its end is recorded (after
+/// the command exits, bullpen still writes notes and the exit).
 fn foreground_process(pid: u32) -> Process {
     let ident = process::identity(pid);
+    let me = std::process::id();
     Process {
         pid,
         start_time: ident.start_time,
         boot_id: ident.boot_id,
         background: false,
-        supervisor_pid: None,
+        supervisor_pid: Some(me),
         started_at: time::now_rfc3339(),
-        supervisor_start_time: None,
+        supervisor_start_time: process::start_time(me),
         stop_requested_at: None,
     }
 }
@@ -158,15 +163,44 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
         Ok(Some(now)) => final_state(state, &now.record),
         _ => state,
     };
-    let done = store::update(
-        &ctx.repo,
-        running,
-        &format!("{} ({})", likely.as_str(), exit.describe()),
-        |r| {
+    let event = format!("{} ({})", likely.as_str(), exit.describe());
+    // A lost race re-reads the record; the end is applied only while the record
+    // still describes this run (a newer run's record is never overwritten).
+    let mut current = running.clone();
+    let mut done = None;
+    for _ in 0..8 {
+        match store::try_update(&ctx.repo, &current, &event, |r| {
             r.state = final_state(state, r);
             r.exit = Some(exit.clone());
-        },
-    )?;
+        }) {
+            Ok(d) => {
+                done = Some(d);
+                break;
+            }
+            Err(e) if store::is_conflict(&e) => {
+                let fresh = store::load(&ctx.repo, &record.id)?
+                    .with_context(|| format!("the record of session {} was deleted", record.id))?;
+                if !same_run(record, &fresh.record) {
+                    warn(format!(
+                        "session {} was started again or ended by another bullpen before \
+                         this run's end ({}) was recorded; the record keeps the newer state",
+                        record.id,
+                        exit.describe()
+                    ));
+                    done = Some(fresh);
+                    break;
+                }
+                current = fresh;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let done = done.with_context(|| {
+        format!(
+            "could not record the end of session {}: its record kept changing",
+            record.id
+        )
+    })?;
     if let Err(e) = notes_result {
         warn(format!("{e:#}"));
     }
@@ -183,7 +217,11 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
     };
     let mut hidden = Vec::new();
     if let Some(start) = record.run_start.as_deref() {
-        hidden.push(start.parse::<Oid>()?);
+        hidden.push(
+            start
+                .parse::<Oid>()
+                .with_context(|| format!("the record's run_start {start:?} is not a commit"))?,
+        );
     } else if let Ok(base) = record.base.parse::<Oid>() {
         hidden.push(base);
     }
@@ -195,6 +233,12 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
         exit.describe()
     );
     store::add_provenance(&ctx.repo, &commits, &text, &record.id)
+}
+
+/// Pure: does `current` still describe the run `running` started (same pid and
+/// start time, still running)?
+pub fn same_run(running: &Record, current: &Record) -> bool {
+    running.run_key().is_some() && running.run_key() == current.run_key()
 }
 
 /// Pure: the state to record when a run ends as `ended`, given the record being
@@ -238,6 +282,13 @@ pub fn run_background(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
 pub fn ensure_not_running(ctx: &Ctx, stored: &Stored) -> Result<()> {
     let fresh = store::load(&ctx.repo, &stored.record.id)?;
     let record = fresh.as_ref().map_or(&stored.record, |s| &s.record);
+    if record.extra.contains_key(crate::session::GC_TEARDOWN_KEY) {
+        anyhow::bail!(
+            "gc is removing the worktree of session {} (or was interrupted doing so); \
+             nothing was run\nhint: run `git bullpen gc` to finish it",
+            record.id
+        );
+    }
     if let Some(live) = live_process(record) {
         let id = &record.id;
         let hint = if record.process.as_ref().is_some_and(|p| p.background) {
@@ -274,4 +325,35 @@ pub fn has_configured_command(ctx: &Ctx) -> bool {
     ctx.repo
         .config_string(config::COMMAND)
         .is_some_and(|c| !c.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(state: State, pid: u32, start: u64) -> Record {
+        let mut json = serde_json::json!({
+            "schema": 1, "id": "x", "branch": "bullpen/x", "worktree": "/w/x",
+            "base": "0", "command": [], "state": "running", "host": "h",
+            "created_at": "t", "updated_at": "t",
+            "process": {"pid": pid, "start_time": start, "started_at": "t"},
+        });
+        json["state"] = state.as_str().into();
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn an_end_applies_only_to_the_run_it_belongs_to() {
+        let running = record(State::Running, 10, 5);
+        assert!(same_run(&running, &record(State::Running, 10, 5)));
+        // Another run (other pid, or the same pid reused later) is never overwritten.
+        assert!(!same_run(&running, &record(State::Running, 11, 5)));
+        assert!(!same_run(&running, &record(State::Running, 10, 6)));
+        // Already ended (e.g. recorded stopped by `stop`): not this run any more.
+        assert!(!same_run(&running, &record(State::Stopped, 10, 5)));
+        assert!(!same_run(
+            &record(State::Exited, 10, 5),
+            &record(State::Exited, 10, 5)
+        ));
+    }
 }

@@ -36,6 +36,9 @@ impl SessionId {
 
 /// Where records live.
 pub const RECORD_PREFIX: &str = "refs/bullpen/sessions/";
+/// The key gc adds to `session.json` while it tears the worktree down (so a later
+/// gc can finish an interrupted teardown, and no run starts meanwhile).
+pub const GC_TEARDOWN_KEY: &str = "gc_teardown";
 /// Where provenance notes live.
 pub const NOTES_REF: &str = "refs/notes/bullpen";
 
@@ -259,6 +262,15 @@ impl Record {
             return Err(ParseRecordError::TooNew(head.schema));
         }
         serde_json::from_slice(bytes).map_err(|e| ParseRecordError::Invalid(e.to_string()))
+    }
+
+    /// The identity of the current run: while it matches, a record describes the
+    /// same run (`None` when not running).
+    pub fn run_key(&self) -> Option<(u32, Option<u64>)> {
+        match (self.state, self.process.as_ref()) {
+            (State::Running, Some(p)) => Some((p.pid, p.start_time)),
+            _ => None,
+        }
     }
 
     pub fn to_json(&self) -> serde_json::Result<Vec<u8>> {

@@ -16,11 +16,12 @@ use serde::Serialize;
 use crate::busy;
 use crate::context::{info, warn, Ctx};
 use crate::fsutil::Lock;
-use crate::gc_facts::{gather_sessions, key, orphan_facts, MARKER_KEY};
+use crate::gc_facts::{gather_sessions, key, orphan_facts};
 use crate::gc_plan::{
     self, AdminDecision, AdminFacts, Decision, Link, OrphanDecision, SessionFacts, Via,
 };
 use crate::git::{DotGit, Oid};
+use crate::session::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::session::{Record, SessionId, State};
 use crate::store::{self, Stored};
 use crate::teardown::{self, Target};
@@ -501,10 +502,25 @@ impl Gc<'_> {
                 "tip": tip.to_string(),
                 "started_at": crate::time::now_rfc3339(),
             });
-            match store::update(repo, &fresh, "gc: removing the worktree", |r| {
+            // One compare-and-swap against the record just checked: if a resume
+            // or another gc changed it since, nothing is removed. Once the note is
+            // in, `runner::ensure_not_running` refuses to start a run here.
+            match store::try_update(repo, &fresh, "gc: removing the worktree", |r| {
                 r.extra.insert(MARKER_KEY.to_owned(), marker.clone());
             }) {
                 Ok(s) => (s, true),
+                Err(e) if store::is_conflict(&e) => {
+                    return Step::Done(
+                        self.entry(
+                            "session",
+                            Some(&fresh.record),
+                            Action::Kept,
+                            "its record changed during gc (resumed or stopped meanwhile?); \
+                         nothing removed"
+                                .to_owned(),
+                        ),
+                    );
+                }
                 Err(e) => {
                     let mut entry = self.entry(
                         "session",
@@ -566,6 +582,21 @@ impl Gc<'_> {
                 match repo.ref_target(&branch_ref) {
                     Ok(None) => {} // already gone: nothing to keep
                     Ok(Some(now)) if store::is_conflict(&e) => {
+                        // The worktree may be gone (Remove) but the session is not
+                        // collected: clear the teardown note so nothing finishes it.
+                        if let Err(e) = store::update(repo, &stored, "gc: branch moved", |rec| {
+                            rec.extra.remove(MARKER_KEY);
+                        }) {
+                            warn(format!(
+                                "{}: could not clear the teardown note in its record: {e:#}",
+                                r.id
+                            ));
+                        }
+                        let action = if action == Action::Collected {
+                            Action::Kept
+                        } else {
+                            action
+                        };
                         return Step::Done(self.entry(
                             "session",
                             Some(r),

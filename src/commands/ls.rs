@@ -94,10 +94,7 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
             })
             .collect::<Result<Vec<_>>>()?
     };
-    let rows: Vec<Row> = sessions
-        .iter()
-        .map(|s| Ok(row(s, &gather(&ctx, s)?)))
-        .collect::<Result<_>>()?;
+    let rows: Vec<Row> = sessions.iter().map(|s| row(s, &gather(&ctx, s))).collect();
     let stdout = std::io::stdout();
     // Buffered: a line-buffered StdoutLock makes one write(2) per line (21,000 for
     // `--json` at 1,000 sessions).
@@ -112,23 +109,35 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
     Ok(0)
 }
 
-fn gather(ctx: &Ctx, s: &Stored) -> Result<Facts> {
+/// Facts for one row. A fact that cannot be read is reported and left unknown:
+/// one bad record never hides the others.
+fn gather(ctx: &Ctx, s: &Stored) -> Facts {
     let r = &s.record;
     let alive = r.state == State::Running
         && r.process.as_ref().is_some_and(|p| {
-            // A background session is alive while its supervisor is.
+            // A run is alive while the process that records its end is.
             process::is_session_alive(p)
         });
     let worktree_exists = Path::new(&r.worktree).is_dir();
-    let ahead = match (crate::runner::branch_tip(ctx, r)?, r.base.parse::<Oid>()) {
-        (Some(tip), Ok(base)) => Some(ctx.repo.commits_between(tip, &[base])?.len()),
-        _ => None,
-    };
-    Ok(Facts {
+    let ahead = (|| -> Result<Option<usize>> {
+        let Some(tip) = crate::runner::branch_tip(ctx, r)? else {
+            return Ok(None);
+        };
+        let base = r.base.parse::<Oid>()?;
+        Ok(Some(ctx.repo.commits_between(tip, &[base])?.len()))
+    })()
+    .unwrap_or_else(|e| {
+        warn(format!(
+            "{}: cannot count commits ahead of its base: {e:#}",
+            r.id
+        ));
+        None
+    });
+    Facts {
         alive,
         worktree_exists,
         ahead,
-    })
+    }
 }
 
 /// Pure: the row for a record and its facts.
@@ -138,7 +147,7 @@ pub fn row(s: &Stored, f: &Facts) -> Row {
     Row {
         id: r.id.to_string(),
         state: observed.as_str().to_owned(),
-        branch: r.branch.clone(),
+        branch: r.id.branch(),
         base: r.base.clone(),
         worktree: r.worktree.clone(),
         command: r.command.clone(),

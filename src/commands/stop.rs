@@ -141,14 +141,6 @@ fn describe(record: &Record) -> String {
     }
 }
 
-/// The identity of a run: a record describes the same run while these match.
-fn run_key(record: &Record) -> Option<(u32, Option<u64>)> {
-    match (record.state, record.process.as_ref()) {
-        (State::Running, Some(p)) => Some((p.pid, p.start_time)),
-        _ => None,
-    }
-}
-
 fn stop_supervised(
     ctx: &Ctx,
     stored: Stored,
@@ -209,10 +201,10 @@ fn report(record: &Record, how: Signalled) {
 /// recorded as ended) before the mark could land, so there is nothing to stop.
 fn request_stop(ctx: &Ctx, stored: Stored) -> Result<Option<Stored>> {
     let id = stored.record.id.clone();
-    let key = run_key(&stored.record);
+    let key = stored.record.run_key();
     let mut current = stored;
     for _ in 0..8 {
-        if key.is_none() || run_key(&current.record) != key {
+        if key.is_none() || current.record.run_key() != key {
             return Ok(None);
         }
         if current
@@ -289,13 +281,13 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 /// the supervisor is gone without recording it, record `stopped` here.
 fn wait_recorded(ctx: &Ctx, marked: &Stored) -> Result<Stored> {
     let id = &marked.record.id;
-    let key = run_key(&marked.record);
+    let key = marked.record.run_key();
     let supervisor = marked.record.process.clone();
     let deadline = Instant::now() + RECORD_GRACE;
     loop {
         let current = store::load(&ctx.repo, id)?
             .ok_or_else(|| anyhow!("the record of session {id} was deleted"))?;
-        if run_key(&current.record) != key {
+        if current.record.run_key() != key {
             return Ok(current);
         }
         if !supervisor.as_ref().is_some_and(process::is_session_alive) {
@@ -459,7 +451,7 @@ mod tests {
     #[test]
     fn a_run_is_identified_by_pid_and_start_time_while_running() {
         let r = record(State::Running, Some(proc_(true)));
-        assert_eq!(run_key(&r), Some((100, Some(5))));
-        assert_eq!(run_key(&record(State::Exited, Some(proc_(true)))), None);
+        assert_eq!(r.run_key(), Some((100, Some(5))));
+        assert_eq!(record(State::Exited, Some(proc_(true))).run_key(), None);
     }
 }

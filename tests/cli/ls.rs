@@ -219,3 +219,29 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     let piped = env.bullpen(&["ls"]).ok().stdout;
     assert!(!piped.contains("\x1b["), "{piped:?}");
 }
+
+#[test]
+fn a_record_naming_a_bad_branch_does_not_hide_the_others() {
+    // The branch is derived from the id, never taken from a (hand-edited) record.
+    let env = Env::new();
+    env.bullpen(&[
+        "spawn",
+        "a",
+        "--",
+        "git",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "w",
+    ])
+    .ok();
+    env.bullpen(&["spawn", "b", "--", "true"]).ok();
+    edit_record(&env, "a", |r| r["branch"] = "x..y".into());
+    edit_record(&env, "b", |r| r["branch"] = "main".into());
+    let json = env.ls_json();
+    assert_eq!(json[0]["branch"], "bullpen/a");
+    assert_eq!(json[0]["ahead"], 1);
+    assert_eq!(json[1]["branch"], "bullpen/b");
+    assert_eq!(json[1]["ahead"], 0);
+}

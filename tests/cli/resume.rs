@@ -700,3 +700,71 @@ fn a_clone_where_git_still_registers_the_worktree_is_another_repository() {
         .contains(s(&wt)));
     assert_refused(&env, "x", &[s(&wt), "a worktree of another repository"]);
 }
+
+#[test]
+fn a_session_gc_is_tearing_down_is_not_resumed() {
+    // gc writes `gc_teardown` into the record right before it removes the
+    // worktree; from then on no run may start there.
+    let env = Env::new();
+    spawn(&env, "x");
+    crate::ls::edit_record(&env, "x", |r| {
+        r["gc_teardown"] = serde_json::json!({"admin_id": "x", "tip": "0"});
+    });
+    assert_refused(&env, "x", &["gc is removing the worktree of session x"]);
+}
+
+#[test]
+fn a_command_that_cannot_be_executed_exits_127_and_is_recorded() {
+    let env = Env::new();
+    spawn(&env, "x");
+    let run = resume(&env, "x", &["--", "no-such-command-bullpen"]);
+    assert_eq!(run.code(), 127, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no-such-command-bullpen"),
+        "{}",
+        run.stderr
+    );
+    let json = env.ls_json();
+    assert_eq!(json[0]["state"], "exited");
+    assert_eq!(json[0]["exit_code"], 127);
+}
+
+#[test]
+fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
+    // Freeze bullpen while its command runs: the command ends (a zombie, not
+    // reaped), but its end is not recorded yet. Another resume must not start.
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    spawn(&env, "x");
+    let mut first = env
+        .cmd(BIN, &env.repo)
+        .args(["resume", "x", "--", "sleep", "1"])
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while env.ls_json()[0]["state"] != "running" {
+        assert!(Instant::now() < deadline, "never running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let bullpen = first.id() as i32;
+    // SAFETY: signals to the process this test started.
+    unsafe { libc::kill(bullpen, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(1500)); // `sleep 1` has ended
+    let refused = resume(&env, "x", &marker_cmd());
+    unsafe { libc::kill(bullpen, libc::SIGCONT) };
+    let status = first.wait().unwrap();
+    assert_eq!(refused.code(), 128, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("is already running (pid {bullpen})")),
+        "{}",
+        refused.stderr
+    );
+    assert_no_marker(&env);
+    assert!(status.success());
+    assert_eq!(env.ls_json()[0]["state"], "exited");
+}
