@@ -99,7 +99,7 @@ pub fn create_session(
         None => {
             for _ in 0..32 {
                 let id = ids::generate();
-                if check_free(ctx, &id).is_err() {
+                if taken(ctx, &id)?.is_some() {
                     continue;
                 }
                 match provision(ctx, &id, base_oid, command) {
@@ -114,25 +114,34 @@ pub fn create_session(
 
 /// Cheap checks with clear messages, before anything is created.
 fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
+    match taken(ctx, id)? {
+        Some(why) => bail!("{why}"),
+        None => Ok(()),
+    }
+}
+
+/// Why `id` cannot be used, if it cannot (`None`: free). Errors reading the
+/// repository are errors, not "taken".
+fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<String>> {
     if store::load(&ctx.repo, id)?.is_some() {
-        bail!(
+        return Ok(Some(format!(
             "session id \"{id}\" is already in use (see `git bullpen ls --all {id}`); pick another id"
-        );
+        )));
     }
     if ctx.repo.ref_target(&id.branch_ref())?.is_some() {
-        bail!(
+        return Ok(Some(format!(
             "branch {} already exists; pick another id or delete the branch",
             id.branch()
-        );
+        )));
     }
     let path = ctx.layout.worktree_path(id);
     if path.symlink_metadata().is_ok() {
-        bail!(
+        return Ok(Some(format!(
             "{} already exists; pick another id or remove it",
             path.display()
-        );
+        )));
     }
-    Ok(())
+    Ok(None)
 }
 
 fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Stored> {
