@@ -223,6 +223,12 @@ install_file() {
         contains "$rel" "${new_files[@]}" || new_files+=("$rel")
     else
         rm -f "$tmp"
+        # Keep what an earlier install put here listed too: it is still on disk,
+        # and --uninstall must still find it.
+        local f
+        for f in "${old_files[@]}"; do
+            contains "$f" "${new_files[@]}" || new_files+=("$f")
+        done
         write_manifest
         die "cannot install $to"
     fi
