@@ -335,7 +335,8 @@ pub struct Gated<T> {
     pub interrupts: Option<IgnoreInterrupts>,
 }
 
-/// Start the command (attached as `attach` says, output inherited), but hold it between fork and exec until `admit(pid)` says yes:
+/// Start the command (attached as `attach` says, output inherited), but hold it
+/// between fork and exec until `admit(pid)` says yes:
 /// the record can name the command's pid and start time *before* the command
 /// has run a single instruction of its own, and a refused start runs nothing.
 ///
@@ -381,11 +382,6 @@ pub fn start_gated<T>(
             if own_group && libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            // Whatever the dispatcher inherited, the command starts with the
-            // default reaction to the signals `stop` and terminals send.
-            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(sig, libc::SIG_DFL);
-            }
             libc::close(pid_r_fd);
             libc::close(go_w_fd);
             let pid = (libc::getpid() as u32).to_ne_bytes();
@@ -404,6 +400,14 @@ pub fn start_gated<T>(
             };
             libc::close(go_r_fd);
             if n == 1 && go == b'g' {
+                // Whatever the dispatcher inherited, the command starts with the
+                // default reaction to the signals `stop` and terminals send. Only
+                // now: while held at the gate it keeps bullpen's dispositions (a
+                // foreground bullpen ignores Ctrl-C), so a Ctrl-C during the claim
+                // cannot kill a command whose run is being recorded.
+                for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
                 Ok(())
             } else {
                 Err(std::io::Error::from_raw_os_error(libc::ECANCELED))

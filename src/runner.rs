@@ -113,8 +113,8 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
         }
         (None, Err(e)) => return Err(e),
         (None, Ok(mut child)) => {
-            // Not admitted yet running: cannot happen (the gate never opened), but
-            // never leave a process unrecorded.
+            // Not admitted, yet `spawn` says it runs: only when the child was killed
+            // (SIGKILL) before it reached the gate. Never leave a process unrecorded.
             let _ = child.kill();
             let _ = child.wait();
             anyhow::bail!(
