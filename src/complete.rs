@@ -20,11 +20,11 @@ use clap::CommandFactory;
 use clap_complete::env::{Bash, EnvCompleter, Fish, Shells, Zsh};
 use clap_complete::{CompleteEnv, CompletionCandidate};
 
-use crate::config;
+use crate::git::store;
 use crate::git::Repo;
-use crate::runner::render_command;
-use crate::session::{Record, State};
-use crate::store;
+use crate::model::command::render_command;
+use crate::model::config;
+use crate::model::{Record, State};
 
 /// The program the scripts call, found on PATH (where git finds it too).
 pub const PROGRAM: &str = "git-bullpen";
@@ -357,7 +357,8 @@ impl EnvCompleter for GitFishBoth {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Record, SCHEMA};
+    use crate::model::record::SCHEMA;
+    use crate::model::Record;
 
     fn record(id: &str, state: State) -> Record {
         Record {

@@ -3,12 +3,9 @@
 use std::process::ExitCode;
 
 use bullpen::cli::Cli;
+use bullpen::model::Kind;
+use bullpen::ui::Ui;
 use clap::Parser;
-
-/// Usage errors exit 129, like git's own commands.
-const EXIT_USAGE: u8 = 129;
-/// bullpen's own failures exit 128, like git's `fatal:`.
-const EXIT_FATAL: u8 = 128;
 
 fn main() -> ExitCode {
     // With GIT_BULLPEN_COMPLETE set, answer the shell's completion request and exit.
@@ -16,24 +13,26 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let code = if e.use_stderr() {
+                Kind::Usage.status()
+            } else {
+                0
+            };
             let _ = e.print();
             return ExitCode::from(code);
         }
     };
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: cannot read the current directory: {e}");
-            return ExitCode::from(EXIT_FATAL);
-        }
-    };
-    match bullpen::commands::run(cli.command, &cwd) {
+    let ui = Ui::stdio();
+    let result = std::env::current_dir()
+        .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))
+        .and_then(|cwd| bullpen::commands::run(cli.command, &cwd, &ui));
+    match result.and_then(|status| ui.flush().map(|()| status)) {
         Ok(status) => ExitCode::from(status.clamp(0, 255) as u8),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(EXIT_FATAL)
+            // Whatever was printed before the error goes out first.
+            let _ = ui.flush();
+            ExitCode::from(ui.error(&e).status())
         }
     }
 }

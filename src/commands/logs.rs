@@ -5,12 +5,13 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 
 use crate::context::Ctx;
-use crate::process;
-use crate::session::{SessionId, State};
-use crate::store;
+use crate::git::store;
+use crate::model::{Error, SessionId, State};
+use crate::sys::procfs;
+use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
@@ -40,40 +41,40 @@ pub struct Args {
     pub follow: bool,
 }
 
-pub fn run(args: Args, cwd: &Path) -> Result<i32> {
-    let ctx = Ctx::discover(cwd)?;
+pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    let ctx = Ctx::discover(cwd, ui)?;
     let id = &args.id;
-    if store::load(&ctx.repo, id)?.is_none() {
-        bail!("no session named {id:?} (see `git bullpen ls --all`)");
-    }
+    store::require(&ctx.repo, id)?;
     // The path comes from the id, never from the record (which may have been
     // fetched or edited): logs only ever reads bullpen's own log directory.
     let path = ctx.layout.log_path(id);
     let mut file = match File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "session {id} has no log: only background runs (`git bullpen spawn --bg`) write one \
-             (it would be {})",
-            path.display()
-        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::failed(format!(
+                "session {id} has no log (it would be {})",
+                path.display()
+            ))
+            .hint("only background runs (`git bullpen spawn --bg`) write one")
+            .into())
+        }
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let copy = |file: &mut File, out: &mut std::io::StdoutLock<'_>| -> Result<()> {
-        std::io::copy(file, out)
+    let copy = |file: &mut File| -> Result<()> {
+        let mut out = ui.out();
+        std::io::copy(file, &mut *out)
             .with_context(|| format!("cannot copy {} to stdout", path.display()))?;
         out.flush().context("cannot write to stdout")
     };
-    copy(&mut file, &mut out)?;
+    copy(&mut file)?;
     if args.follow {
         // Read what is new, then check whether the run is still going: output
         // written just before the end is always printed by the last copy.
         while still_running(&ctx, id)? {
             std::thread::sleep(POLL);
-            copy(&mut file, &mut out)?;
+            copy(&mut file)?;
         }
-        copy(&mut file, &mut out)?;
+        copy(&mut file)?;
     }
     Ok(0)
 }
@@ -83,5 +84,5 @@ fn still_running(ctx: &Ctx, id: &SessionId) -> Result<bool> {
     let stored = store::load(&ctx.repo, id)?
         .ok_or_else(|| anyhow!("the record of session {id} was deleted"))?;
     let r = &stored.record;
-    Ok(r.state == State::Running && r.process.as_ref().is_some_and(process::is_session_alive))
+    Ok(r.state == State::Running && r.process.as_ref().is_some_and(procfs::is_session_alive))
 }

@@ -1,10 +1,12 @@
-//! One file per subcommand: its clap `Args` and its `run` function.
+//! One file per subcommand: its clap `Args`, a `run` that calls the feature,
+//! and the rendering of what it returns.
 
 use std::path::Path;
 
 use anyhow::Result;
 
 use crate::cli::Command;
+use crate::ui::Ui;
 
 pub mod gc;
 pub mod logs;
@@ -15,17 +17,30 @@ pub mod spawn;
 pub mod stop;
 pub mod supervise;
 
+/// How a session's command is run: shared by `spawn` and `resume`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The command to run in the worktree (its default is under DESCRIPTION).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+
+    /// Run in the background: a detached supervisor runs the command with its
+    /// output appended to the session's log; print the id and return at once.
+    #[arg(long)]
+    pub bg: bool,
+}
+
 /// Dispatch; returns the process exit status.
-pub fn run(command: Command, cwd: &Path) -> Result<i32> {
+pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
     match command {
-        Command::Spawn(args) => spawn::run(args, cwd),
-        Command::Ls(args) => ls::run(args, cwd),
-        Command::Resume(args) => resume::run(args, cwd),
-        Command::Path(args) => path::run(args, cwd),
-        Command::Stop(args) => stop::run(args, cwd),
-        Command::Logs(args) => logs::run(args, cwd),
-        Command::Supervise(args) => supervise::run(args, cwd),
-        Command::Gc(args) => gc::run(args, cwd),
+        Command::Spawn(args) => spawn::run(args, cwd, ui),
+        Command::Ls(args) => ls::run(args, cwd, ui),
+        Command::Resume(args) => resume::run(args, cwd, ui),
+        Command::Path(args) => path::run(args, cwd, ui),
+        Command::Stop(args) => stop::run(args, cwd, ui),
+        Command::Logs(args) => logs::run(args, cwd, ui),
+        Command::Supervise(args) => supervise::run(args, cwd, ui),
+        Command::Gc(args) => gc::run(args, cwd, ui),
     }
 }
 

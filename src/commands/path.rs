@@ -3,11 +3,14 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
-use crate::context::{warn, Ctx};
-use crate::placement::{self, Placement, Refusal};
-use crate::session::{SessionId, State};
+use crate::context::Ctx;
+use crate::git::store;
+use crate::model::{SessionId, State};
+use crate::resume::decide::{decide, explain, Placement, Refusal};
+use crate::resume::facts::inspect;
+use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 A program cannot change its parent shell's directory, so bullpen prints the path and \
@@ -30,29 +33,33 @@ pub struct Args {
     pub id: SessionId,
 }
 
-pub fn run(args: Args, cwd: &Path) -> Result<i32> {
-    let ctx = Ctx::discover(cwd)?;
-    let stored = super::resume::load_existing(&ctx, &args.id)?;
+pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    let ctx = Ctx::discover(cwd, ui)?;
+    let stored = store::require(&ctx.repo, &args.id)?;
     let record = &stored.record;
-    let facts = placement::inspect(&ctx, record)?;
-    match placement::decide(&facts) {
+    let facts = inspect(&ctx, record)?;
+    match decide(&facts) {
         Placement::Refuse(why @ (Refusal::OutsideRoot | Refusal::ElsewhereInRoot)) => {
-            bail!("{}", placement::explain(&why, &facts))
+            return Err(explain(&why, &facts).into())
         }
-        _ if record.state == State::Collected => warn(format!(
+        _ if record.state == State::Collected => ui.warn(format!(
             "session {} was collected by `git bullpen gc`; its worktree no longer exists",
             record.id
         )),
         Placement::Use => {}
-        Placement::Recreate { .. } => warn(format!(
+        Placement::Recreate { .. } => ui.warn(format!(
             "{} does not exist; `git bullpen resume {}` recreates it",
             record.worktree, record.id
         )),
-        Placement::Refuse(why) => warn(placement::explain(&why, &facts)),
+        Placement::Refuse(why) => {
+            let e = explain(&why, &facts);
+            ui.warn(e.message());
+            for h in e.hint_lines() {
+                ui.hint(h);
+            }
+        }
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", record.worktree)
-        .and_then(|()| out.flush())
-        .context("cannot write to stdout")?;
+    writeln!(ui.out(), "{}", record.worktree).context("cannot write to stdout")?;
+    ui.flush()?;
     Ok(0)
 }

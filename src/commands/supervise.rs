@@ -1,12 +1,13 @@
 //! `git bullpen __supervise` (hidden): the detached supervisor of a background
-//! run. Started by bullpen itself (`spawn --bg`); see `crate::supervise`.
+//! run. Started by bullpen itself (`spawn --bg`); see `crate::run::supervisor`.
 
 use std::path::Path;
 
 use anyhow::Result;
 
-use crate::session::SessionId;
-use crate::supervise::{self, Request};
+use crate::model::SessionId;
+use crate::run::supervisor::{self, Request};
+use crate::ui::Ui;
 
 /// Internal: supervise a background run (started by `spawn --bg`).
 #[derive(Debug, clap::Args)]
@@ -31,8 +32,8 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-pub fn run(args: Args, cwd: &Path) -> Result<i32> {
-    supervise::supervise(
+pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    supervisor::supervise(
         Request {
             id: args.id,
             expect: args.expect,
@@ -41,5 +42,6 @@ pub fn run(args: Args, cwd: &Path) -> Result<i32> {
             argv: args.command,
         },
         cwd,
+        ui,
     )
 }

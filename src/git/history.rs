@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use anyhow::{Context, Result};
 
-use super::{Oid, Repo};
+use super::{gid, gids, oid, Oid, Repo};
 
 impl Repo {
     /// Commits reachable from `tip` but not from any of `hidden`, newest first.
@@ -15,11 +15,11 @@ impl Repo {
         }
         let walk = self
             .repo
-            .rev_walk([tip.0])
+            .rev_walk([gid(tip)?])
             .sorting(gix::revision::walk::Sorting::ByCommitTime(
                 gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
             ))
-            .with_hidden(hidden.iter().map(|o| o.0))
+            .with_hidden(gids(hidden)?)
             // gix opens and maps the commit-graph file anew for every walk; `ls`
             // walks once per session (1,000 opens of a 350 KiB file at 1,000
             // sessions, ~15% of its time). These walks are a few commits long:
@@ -30,7 +30,7 @@ impl Repo {
         let mut out = Vec::new();
         for info in walk {
             let info = info.with_context(|| format!("could not walk the history of {tip}"))?;
-            out.push(Oid(info.id));
+            out.push(oid(info.id));
         }
         Ok(out)
     }
@@ -45,7 +45,7 @@ impl Repo {
         // A tip whose commit is missing cannot be proven published: it counts as unpublished.
         let mut present = Vec::new();
         for tip in tips {
-            if self.repo.has_object(tip.0) {
+            if self.repo.has_object(gid(tip)?) {
                 present.push(*tip);
             } else {
                 found.insert(*tip);
@@ -57,13 +57,13 @@ impl Repo {
         }
         let walk = self
             .repo
-            .rev_walk(present.iter().map(|o| o.0))
-            .with_hidden(remote_tips.iter().map(|o| o.0))
+            .rev_walk(gids(&present)?)
+            .with_hidden(gids(&remote_tips)?)
             .all()
             .context("could not walk the history of the session branches")?;
         for info in walk {
             let info = info.context("could not walk the history of the session branches")?;
-            let id = Oid(info.id);
+            let id = oid(info.id);
             if wanted.contains(&id) {
                 found.insert(id);
                 if found.len() == wanted.len() {
@@ -110,7 +110,7 @@ impl Repo {
             };
             let Ok(object) = id.object() else { continue };
             if let Ok(commit) = object.peel_to_commit() {
-                out.push(Oid(commit.id));
+                out.push(oid(commit.id));
             }
         }
         Ok(out)

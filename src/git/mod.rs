@@ -6,43 +6,48 @@
 //! `fetch`, and `read-tree`/`status` against a temporary index for a worktree whose
 //! admin entry is gone.
 //!
-//! Files: `records` (refs + objects), `history` (reachability), `notes`,
-//! `worktrees` (registered worktrees, `.git` entries), `status` (dirt), and `cli`
-//! (the one runner every `git` subprocess goes through).
+//! Files: `records` (refs + objects), `store` (session records and provenance
+//! notes on top of them), `history` (reachability), `notes`, `worktrees`
+//! (registered worktrees, `.git` entries), `status` (dirt), and `cli` (the one
+//! runner every `git` subprocess goes through).
 
 mod cli;
 mod history;
 mod notes;
 mod records;
 mod status;
+pub mod store;
 #[cfg(test)]
 mod tests;
 mod worktrees;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use anyhow::{bail, Context, Result};
 
+pub use crate::model::{Dirt, Oid};
+
 use worktrees::dot_git_file_target;
 
-/// A git object id, as our own type so that no gix type leaks out of this module.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct Oid(gix::ObjectId);
-
-impl fmt::Display for Oid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
+/// gix's id as ours. gix ids are always 20 or 32 bytes, which [`Oid`] holds.
+pub(crate) fn oid(id: impl AsRef<gix::oid>) -> Oid {
+    let bytes = id.as_ref().as_bytes();
+    Oid::from_bytes(bytes)
+        .unwrap_or_else(|| unreachable!("gix object ids are 20 or 32 bytes, not {}", bytes.len()))
 }
 
-impl FromStr for Oid {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> Result<Self> {
-        Ok(Oid(gix::ObjectId::from_hex(s.as_bytes())
-            .with_context(|| format!("not an object id: {s:?}"))?))
-    }
+/// Ours as gix's id. Fails for an id of a hash this build does not support
+/// (a SHA-256 id from a forged record, say): never a panic on untrusted input.
+pub(crate) fn gid(id: impl std::borrow::Borrow<Oid>) -> Result<gix::ObjectId> {
+    let id = id.borrow();
+    gix::ObjectId::try_from(id.as_bytes())
+        .map_err(|_| anyhow::anyhow!("{id} is not a SHA-1 object id, the only kind bullpen reads"))
+}
+
+/// [`gid`] for many ids.
+pub(crate) fn gids<'a>(ids: impl IntoIterator<Item = &'a Oid>) -> Result<Vec<gix::ObjectId>> {
+    ids.into_iter().map(gid).collect()
 }
 
 /// What a ref update expects to find before it writes (compare-and-swap).
@@ -85,20 +90,6 @@ pub struct Worktree {
     pub locked: bool,
     /// Whether the registered directory exists on disk.
     pub exists: bool,
-}
-
-/// Counts of what makes a worktree not clean. Ignored files never count.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Dirt {
-    pub modified: usize,
-    pub staged: usize,
-    pub untracked: usize,
-}
-
-impl Dirt {
-    pub fn is_clean(&self) -> bool {
-        self.modified == 0 && self.staged == 0 && self.untracked == 0
-    }
 }
 
 /// What sits at a path, from git's point of view, for resume placement and gc.
@@ -266,7 +257,7 @@ impl Repo {
             .with_context(|| format!("could not read the object {rev:?} names"))?
             .peel_to_commit()
             .with_context(|| format!("{rev:?} does not name a commit"))?;
-        Ok(Oid(commit.id))
+        Ok(oid(commit.id))
     }
 }
 

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 
 use super::records::one_line;
-use super::{CasConflict, Expect, Oid, Repo};
+use super::{gid, CasConflict, Expect, Oid, Repo};
 
 /// How often a notes commit is retried from a fresh read after losing a race.
 const NOTES_ATTEMPTS: usize = 5;
@@ -45,7 +45,7 @@ impl Repo {
         };
         let mut state = self.notes_state(notes_ref, Some(notes_commit))?;
         let Some(blob_id) = state
-            .get(&commit.0, &self.repo)
+            .get(&gid(commit)?, &self.repo)
             .with_context(|| format!("could not look up the note on {commit} in {notes_ref}"))?
         else {
             return Ok(None);
@@ -65,7 +65,7 @@ impl Repo {
         let tree = match notes_commit {
             Some(c) => self
                 .repo
-                .find_commit(c.0)
+                .find_commit(gid(c)?)
                 .with_context(|| format!("could not read notes commit {c} of {notes_ref}"))?
                 .tree_id()
                 .with_context(|| {
@@ -87,7 +87,7 @@ impl Repo {
         let previous = self.ref_target(notes_ref)?;
         let mut state = self.notes_state(notes_ref, previous)?;
         for (commit, text) in notes {
-            let existing = state.get(&commit.0, &self.repo).with_context(|| {
+            let existing = state.get(&gid(commit)?, &self.repo).with_context(|| {
                 format!("could not look up the note on {commit} in {notes_ref}")
             })?;
             let mut content = match existing {
@@ -114,13 +114,13 @@ impl Repo {
                 .with_context(|| format!("could not write the note for {commit}"))?
                 .detach();
             state
-                .edit(commit.0, Some(blob), &self.repo)
+                .edit(gid(commit)?, Some(blob), &self.repo)
                 .with_context(|| format!("could not add the note for {commit} to {notes_ref}"))?;
         }
         let tree = state
             .write(&self.repo)
             .with_context(|| format!("could not write the notes tree of {notes_ref}"))?;
-        let new = self.write_commit(tree, message, previous.map(|p| p.0))?;
+        let new = self.write_commit(tree, message, previous.map(gid).transpose()?)?;
         let expect = match previous {
             Some(p) => Expect::At(p),
             None => Expect::Absent,

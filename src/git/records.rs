@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 
-use super::{CasConflict, Expect, Oid, Repo};
+use super::{gid, oid, CasConflict, Expect, Oid, Repo};
 
 impl Repo {
     /// The commit a ref (full name) points at, peeled; `None` when the ref does not exist.
@@ -18,7 +18,7 @@ impl Repo {
         let commit = reference
             .peel_to_commit()
             .with_context(|| format!("ref {refname} does not point at a commit"))?;
-        Ok(Some(Oid(commit.id)))
+        Ok(Some(oid(commit.id)))
     }
 
     /// Every ref whose full name starts with `prefix`, with the commit it points at.
@@ -36,7 +36,7 @@ impl Repo {
             let commit = reference
                 .peel_to_commit()
                 .with_context(|| format!("ref {name} does not point at a commit"))?;
-            out.push((name, Oid(commit.id)));
+            out.push((name, oid(commit.id)));
         }
         out.sort();
         Ok(out)
@@ -46,7 +46,7 @@ impl Repo {
     pub fn read_file_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
         let commit_obj = self
             .repo
-            .find_commit(commit.0)
+            .find_commit(gid(commit)?)
             .with_context(|| format!("could not read commit {commit}"))?;
         let tree = commit_obj
             .tree()
@@ -98,7 +98,7 @@ impl Repo {
             .write_object(&tree)
             .with_context(|| format!("could not write the tree for {file_name}"))?
             .detach();
-        self.write_commit(tree_id, message, parent.map(|p| p.0))
+        self.write_commit(tree_id, message, parent.map(gid).transpose()?)
     }
 
     /// Point `refname` at `new` if and only if it currently matches `expect`;
@@ -109,7 +109,9 @@ impl Repo {
         let name = full_name(refname)?;
         let expected = match expect {
             Expect::Absent => PreviousValue::MustNotExist,
-            Expect::At(old) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(old.0)),
+            Expect::At(old) => {
+                PreviousValue::MustExistAndMatch(gix::refs::Target::Object(gid(old)?))
+            }
         };
         let edit = RefEdit {
             change: Change::Update {
@@ -119,7 +121,7 @@ impl Repo {
                     message: one_line(message).into(),
                 },
                 expected,
-                new: gix::refs::Target::Object(new.0),
+                new: gix::refs::Target::Object(gid(new)?),
             },
             name,
             deref: false,
@@ -135,7 +137,9 @@ impl Repo {
         let _ = message;
         let edit = RefEdit {
             change: Change::Delete {
-                expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(expected.0)),
+                expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(gid(
+                    expected,
+                )?)),
                 log: RefLog::AndReference,
             },
             name: full_name(refname)?,
@@ -188,7 +192,7 @@ impl Repo {
             .repo
             .write_object(&commit)
             .context("could not write a commit")?;
-        Ok(Oid(id.detach()))
+        Ok(oid(id.detach()))
     }
 
     /// Apply one ref edit with an explicit reflog committer, mapping lost

@@ -161,7 +161,7 @@ impl Repo {
                 description: format!("{} is not a `gitdir:` file", dot_git.display()),
             };
         };
-        let target = crate::layout::normalize(&target);
+        let target = crate::model::paths::normalize(&target);
         let admin_root = self.common_dir.join("worktrees");
         // The common dir is canonical; the target's parent may be spelled through a
         // symlink, so compare canonical parents when they exist.

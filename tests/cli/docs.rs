@@ -16,7 +16,7 @@ use clap::CommandFactory;
 use clap_mangen::roff::{bold, roman, Roff};
 use clap_mangen::Man;
 
-use bullpen::config;
+use bullpen::model::config;
 
 /// The one command that rewrites `man/` and `completions/`.
 pub const REFRESH: &str = "BULLPEN_BLESS=1 cargo test --test cli docs";
@@ -244,6 +244,13 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         }
         Some(_) => tagged(roff, "0", "Success."),
     }
+    tagged(
+        roff,
+        "3",
+        "Refused: bullpen left something alone to keep work safe (an occupied path, a \
+         running session, an id in use, a record it does not trust); nothing was changed \
+         or run. The reason and what to do are printed on stderr.",
+    );
     tagged(
         roff,
         "128",

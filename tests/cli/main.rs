@@ -6,6 +6,7 @@ mod support;
 mod bg;
 mod docs;
 mod gc;
+mod layout;
 mod ls;
 mod resume;
 mod ship;

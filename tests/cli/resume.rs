@@ -60,13 +60,13 @@ fn assert_no_marker(env: &Env) {
     assert!(found.is_empty(), "the command ran: {found:?}");
 }
 
-/// `resume <id>` with a marker command fails with 128, says each of `wants` on
+/// `resume <id>` with a marker command fails with 3 (refused), says each of `wants` on
 /// stderr, runs nothing and changes nothing.
 #[track_caller]
 fn assert_refused(env: &Env, id: &str, wants: &[&str]) -> Run {
     let before = env.snapshot();
     let run = resume(env, id, &marker_cmd()).fails();
-    assert_eq!(run.code(), 128, "stderr:\n{}", run.stderr);
+    assert_eq!(run.code(), 3, "stderr:\n{}", run.stderr);
     for want in wants {
         assert!(
             run.stderr.contains(want),
@@ -756,7 +756,7 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
     let refused = resume(&env, "x", &marker_cmd());
     unsafe { libc::kill(bullpen, libc::SIGCONT) };
     let status = first.wait().unwrap();
-    assert_eq!(refused.code(), 128, "{}", refused.stderr);
+    assert_eq!(refused.code(), 3, "{}", refused.stderr);
     assert!(
         refused
             .stderr

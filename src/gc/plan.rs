@@ -6,10 +6,9 @@
 
 use std::path::{Component, Path};
 
-use crate::busy::{Busy, User};
-use crate::git::{Dirt, Oid};
-use crate::layout::is_strictly_inside;
-use crate::session::State;
+use crate::model::paths::is_strictly_inside;
+use crate::model::usage::{describe_users, Busy, User};
+use crate::model::{Dirt, Oid, State};
 
 /// What is on disk at a session's recorded worktree path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -181,14 +180,7 @@ impl Reason {
             Reason::DirtUnknown(why) => format!("cannot tell whether it is clean: {why}"),
             Reason::Alive { pid } => format!("busy: the session's process (pid {pid}) is running"),
             Reason::AliveUnknown => "recorded running, with no process to check".to_owned(),
-            Reason::Busy(users) => format!(
-                "busy: {}",
-                users
-                    .iter()
-                    .map(|u| u.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Reason::Busy(users) => format!("busy: {}", describe_users(users)),
             Reason::BusyUnknown(why) => format!("cannot tell whether it is in use: {why}"),
             Reason::MarkerStale => {
                 format!("an earlier gc started removing it, but {branch} has moved since")
@@ -606,14 +598,7 @@ pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
     };
     match &f.busy {
         Busy::Idle => OrphanDecision::Remove(why),
-        Busy::InUse(users) => OrphanDecision::Keep(format!(
-            "busy: {}",
-            users
-                .iter()
-                .map(|u| u.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        Busy::InUse(users) => OrphanDecision::Keep(format!("busy: {}", describe_users(users))),
         Busy::CannotTell(why) => {
             OrphanDecision::Keep(format!("cannot tell whether it is in use: {why}"))
         }
@@ -623,7 +608,7 @@ pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::busy::Use;
+    use crate::model::usage::Use;
 
     fn tip() -> Oid {
         "1111111111111111111111111111111111111111".parse().unwrap()

@@ -6,10 +6,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::busy::{self, Busy};
-use crate::gc_plan::Via;
+use super::plan::{Reason, Via};
 use crate::git::{DotGit, Repo};
-use crate::layout::{is_strictly_inside, Layout};
+use crate::model::paths::{is_strictly_inside, normalize};
+use crate::model::usage::{describe_users, Busy};
+use crate::sys::layout::Layout;
+use crate::sys::procfs;
 
 /// How many times a directory that refuses to go is removed again.
 const ATTEMPTS: usize = 5;
@@ -23,22 +25,6 @@ const BACKOFF: [Duration; ATTEMPTS] = [
     Duration::from_millis(200),
     Duration::from_millis(400),
 ];
-
-/// After a failed `git worktree add` (spawn, resume's recreation): remove what git
-/// may have left at `path` — only inside the worktree root, and only because the
-/// caller checked under the worktree lock that nothing was there before — and prune
-/// git's entry for it. Best effort: problems are warnings, the caller reports the
-/// failure that brought it here.
-pub fn undo_failed_add(repo: &Repo, layout: &Layout, path: &Path) {
-    if layout.is_confined(path) && path.symlink_metadata().is_ok() {
-        if let Err(e) = std::fs::remove_dir_all(path) {
-            crate::context::warn(format!("could not remove {}: {e}", path.display()));
-        }
-    }
-    if let Err(e) = repo.worktree_prune() {
-        crate::context::warn(format!("{e:#}"));
-    }
-}
 
 /// What to take down.
 pub struct Target<'a> {
@@ -99,22 +85,15 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
             Ok(d) => {
                 return untouched(format!(
                     "changed during gc: {}",
-                    crate::gc_plan::Reason::Dirty(d).describe("")
+                    Reason::Dirty(d).describe("")
                 ))
             }
             Err(e) => return untouched(format!("cannot tell whether it is clean: {e:#}")),
         }
     }
-    match busy::scan(&[t.path.to_path_buf()]).busy(t.path) {
+    match procfs::scan(&[t.path.to_path_buf()]).busy(t.path) {
         Busy::Idle => {}
-        Busy::InUse(users) => {
-            let who = users
-                .iter()
-                .map(|u| u.to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            return untouched(format!("busy: {who}"));
-        }
+        Busy::InUse(users) => return untouched(format!("busy: {}", describe_users(&users))),
         Busy::CannotTell(why) => {
             return untouched(format!("cannot tell whether it is in use: {why}"))
         }
@@ -226,7 +205,7 @@ fn still_ours(
 fn same_path(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
-        _ => crate::layout::normalize(a) == crate::layout::normalize(b),
+        _ => normalize(a) == normalize(b),
     }
 }
 

@@ -4,8 +4,9 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::git::{CasConflict, Expect, Oid, Repo};
-use crate::session::{Record, SessionId, NOTES_REF, RECORD_PREFIX};
+use super::{CasConflict, Expect, Oid, Repo};
+use crate::model::id::{NOTES_REF, RECORD_PREFIX};
+use crate::model::{time, Record, SessionId};
 
 const RECORD_FILE: &str = "session.json";
 /// How often an update is re-applied from a fresh read after losing a race.
@@ -118,7 +119,7 @@ pub fn update(
     for _ in 0..CAS_RETRIES {
         let mut record = base.record.clone();
         change(&mut record);
-        record.updated_at = crate::time::now_rfc3339();
+        record.updated_at = time::now_rfc3339();
         let commit = write(repo, &record, Some(base.commit), event)?;
         match repo.update_ref(
             &refname,
@@ -172,7 +173,7 @@ pub fn try_update(
 ) -> Result<Stored> {
     let mut record = current.record.clone();
     change(&mut record);
-    record.updated_at = crate::time::now_rfc3339();
+    record.updated_at = time::now_rfc3339();
     let commit = write(repo, &record, Some(current.commit), event)?;
     repo.update_ref(
         &record.id.record_ref(),
@@ -181,4 +182,14 @@ pub fn try_update(
         &format!("bullpen: {event}"),
     )?;
     Ok(Stored { record, commit })
+}
+
+/// The record of an existing session, or an error that says how to find the
+/// right id.
+pub fn require(repo: &Repo, id: &SessionId) -> Result<Stored> {
+    load(repo, id)?.ok_or_else(|| {
+        crate::model::Error::failed(format!("no session named \"{id}\""))
+            .hint("see `git bullpen ls --all` for the sessions there are")
+            .into()
+    })
 }

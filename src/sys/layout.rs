@@ -1,13 +1,14 @@
 //! Where bullpen puts things on disk: the worktree root, logs, the lock file.
 //! Pure path arithmetic plus the one environment/config lookup that feeds it.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::config;
 use crate::git::Repo;
-use crate::session::SessionId;
+use crate::model::config;
+use crate::model::paths::{is_strictly_inside, normalize};
+use crate::model::SessionId;
 
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -117,51 +118,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Lexical normalisation: drops `.`, resolves `..` against the preceding component.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Pure: `path` is absolute, contains no `.`/`..` components, and is strictly
-/// inside `root` (the root itself does not count).
-pub fn is_strictly_inside(path: &Path, root: &Path) -> bool {
-    path.is_absolute()
-        && !path
-            .components()
-            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
-        && path != root
-        && path.starts_with(root)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn confinement() {
-        let root = Path::new("/data/bullpen/worktrees/app-1234");
-        assert!(is_strictly_inside(&root.join("x"), root));
-        assert!(is_strictly_inside(&root.join("x/y"), root));
-        assert!(!is_strictly_inside(root, root));
-        assert!(!is_strictly_inside(Path::new("/"), root));
-        assert!(!is_strictly_inside(
-            Path::new("/data/bullpen/worktrees/app-12345"),
-            root
-        ));
-        assert!(!is_strictly_inside(&root.join("../app-1234/x"), root));
-        assert!(!is_strictly_inside(&root.join("x/../../y"), root));
-        assert!(!is_strictly_inside(Path::new("x"), root));
-    }
 
     #[test]
     fn repo_keys_differ_by_common_dir() {
@@ -170,10 +129,5 @@ mod tests {
         assert!(a.starts_with("app-") && b.starts_with("app-"));
         assert_ne!(a, b);
         assert_eq!(a, repo_key(Path::new("/a/app"), Path::new("/a/app/.git")));
-    }
-
-    #[test]
-    fn normalize_is_lexical() {
-        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
     }
 }

@@ -1,65 +1,90 @@
-//! Who is using a directory: processes whose current directory, root, executable
-//! or an open file lies inside it. One scan of `/proc` answers for many
-//! directories at once. When bullpen cannot look (no `/proc`, another platform),
-//! the answer is "cannot tell", and callers keep what they would have removed.
+//! The one reader of `/proc`: process status lines (start time, group, session),
+//! the boot id, the host name, and who uses a directory (processes whose current
+//! directory, root, executable or an open file lies inside it; one scan answers
+//! for many directories at once). When bullpen cannot look (no `/proc`, another
+//! platform), the answers are "gone" for processes and "cannot tell" for
+//! directories, and callers keep what they would have removed.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// How a process uses a directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Use {
-    Cwd,
-    OpenFile,
-    Root,
-    Exe,
+use crate::model::process::{parse_stat, same_process, session_alive, Group, Identity, Stat};
+use crate::model::usage::{Busy, Use, User};
+use crate::model::Process;
+
+/// Reads `/proc/<pid>/stat`.
+pub fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(pid, &text)
 }
 
-impl Use {
-    fn describe(self) -> &'static str {
-        match self {
-            Use::Cwd => "has its current directory in it",
-            Use::OpenFile => "has a file open in it",
-            Use::Root => "has its root in it",
-            Use::Exe => "runs a program from it",
-        }
+/// Every process visible in `/proc` right now.
+pub fn all_processes() -> Vec<Stat> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(stat)
+        .collect()
+}
+
+/// `/proc/<pid>/stat` field 22 (starttime). `None` if the process is gone
+/// (a zombie is gone: it has ended, only its parent has not collected it; where
+/// nobody reaps orphans it would otherwise look alive forever) or `/proc` is
+/// unavailable.
+pub fn start_time(pid: u32) -> Option<u64> {
+    stat(pid).filter(|s| !s.is_dead()).map(|s| s.start_time)
+}
+
+/// This boot's id, read once per process (`ls` and `gc` ask for every running
+/// session).
+pub fn boot_id() -> Option<String> {
+    static BOOT_ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BOOT_ID
+        .get_or_init(|| {
+            std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .ok()
+                .map(|s| s.trim().to_owned())
+        })
+        .clone()
+}
+
+pub fn identity(pid: u32) -> Identity {
+    Identity {
+        start_time: start_time(pid),
+        boot_id: boot_id(),
     }
 }
 
-/// One process using a directory.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct User {
-    pub pid: u32,
-    /// `/proc/<pid>/comm`, empty when unknown.
-    pub name: String,
-    pub how: Use,
+/// Is the recorded process alive (the same process, not a reused pid)?
+pub fn is_alive(recorded: &Process) -> bool {
+    same_process(recorded, &identity(recorded.pid))
 }
 
-impl fmt::Display for User {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.name.is_empty() {
-            write!(f, "pid {} {}", self.pid, self.how.describe())
-        } else {
-            write!(
-                f,
-                "pid {} ({}) {}",
-                self.pid,
-                self.name,
-                self.how.describe()
-            )
-        }
-    }
+/// [`session_alive`] with the facts read from `/proc`.
+pub fn is_session_alive(recorded: &Process) -> bool {
+    let supervisor = recorded.supervisor_pid.map(identity);
+    session_alive(recorded, &identity(recorded.pid), supervisor.as_ref())
 }
 
-/// The answer for one directory.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Busy {
-    Idle,
-    /// At least one process uses it (one entry per process, the first use found).
-    InUse(Vec<User>),
-    /// Processes could not be inspected at all; the reason.
-    CannotTell(String),
+/// The living members of a process group now (zombies do not count: they have ended).
+pub fn group_members(group: &Group) -> Vec<u32> {
+    all_processes()
+        .iter()
+        .filter(|p| group.has_member(p))
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// The host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `unknown`).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 /// The result of one scan.
@@ -254,6 +279,12 @@ mod tests {
         );
         assert_eq!(owner(&wanted, Path::new("/w/ab")), None);
         assert_eq!(owner(&wanted, Path::new("/w")), None);
+    }
+
+    #[test]
+    fn reads_own_start_time() {
+        assert!(start_time(std::process::id()).is_some());
+        assert!(boot_id().is_some());
     }
 
     #[test]

@@ -1,18 +1,14 @@
 //! Where a resumed session runs: a pure decision over plain facts about its
-//! recorded worktree path, and the one function that gathers those facts.
+//! recorded worktree path (gathered by `facts.rs`), and its explanation.
 //!
 //! Resuming goes to the recorded worktree or nowhere. It never falls back to the
 //! caller's directory, and it never touches what it finds at the recorded path
 //! unless that is exactly the session's own worktree. The record may have come
 //! from a fetch or a hand edit, so its path is checked before anything else.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-
-use crate::context::Ctx;
-use crate::git::PathRepo;
-use crate::session::Record;
+use crate::model::Error;
 
 /// Where the recorded path lies relative to the worktree root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +48,7 @@ pub enum AtPath {
     Dir(DirKind),
 }
 
-/// Plain facts about one session's placement. Gathered by [`inspect`].
+/// Plain facts about one session's placement, gathered by `resume::facts::inspect`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Facts {
     /// The session id, for messages.
@@ -189,199 +185,100 @@ impl Occupant {
     }
 }
 
-/// Pure: the error message (with `hint:` lines) for a refusal.
-pub fn explain(refusal: &Refusal, f: &Facts) -> String {
+/// Pure: the refusal as an error people can act on, with its hints.
+pub fn explain(refusal: &Refusal, f: &Facts) -> Error {
     let id = &f.id;
     let path = f.path.display();
     let branch = &f.branch;
     let start_again = start_again_hint(id, f.branch_exists, &f.remote_branches);
     match refusal {
-        Refusal::OutsideRoot => format!(
+        Refusal::OutsideRoot => Error::refused(format!(
             "cannot resume session {id}: its record says the worktree is {path}, which is not \
              inside the worktree root {root}; records can arrive from a fetch or a hand edit, \
-             so bullpen does not act on that path\n\
-             hint: if the worktree root moved, point git config bullpen.worktreeRoot at the \
-             directory that holds {id}'s worktree\n{start_again}",
+             so bullpen does not act on that path",
             root = f.worktree_root.display()
-        ),
-        Refusal::ElsewhereInRoot => format!(
+        ))
+        .hint(format!(
+            "if the worktree root moved, point git config bullpen.worktreeRoot at the \
+             directory that holds {id}'s worktree"
+        ))
+        .hint(start_again),
+        Refusal::ElsewhereInRoot => Error::refused(format!(
             "cannot resume session {id}: its record says the worktree is {path}, but session \
              {id}'s worktree belongs at {expected}; the record was edited by hand or is \
-             corrupt, so bullpen does not act on that path\n{start_again}",
+             corrupt, so bullpen does not act on that path",
             expected = f.worktree_root.join(id).display()
-        ),
-        Refusal::ForeignBranch => format!(
+        ))
+        .hint(start_again),
+        Refusal::ForeignBranch => Error::refused(format!(
             "cannot resume session {id}: its record names branch {recorded:?}, but session \
-             {id}'s branch is {branch}; the record was edited by hand or is corrupt\n\
-             hint: inspect its history with `git log -p refs/bullpen/sessions/{id}`",
+             {id}'s branch is {branch}; the record was edited by hand or is corrupt",
             recorded = f.recorded_branch
-        ),
+        ))
+        .hint(format!(
+            "inspect its history with `git log -p refs/bullpen/sessions/{id}`"
+        )),
         Refusal::Gone => {
             let hint = match f.remote_branches.first() {
                 Some(remote) => format!(
-                    "hint: the remote-tracking branch {remote} still exists: \
+                    "the remote-tracking branch {remote} still exists: \
                      `git branch {branch} {remote}`, then resume again"
                 ),
-                None => format!(
-                    "hint: the session's history is in `git log refs/bullpen/sessions/{id}`"
-                ),
+                None => format!("the session's history is in `git log refs/bullpen/sessions/{id}`"),
             };
-            format!(
+            Error::refused(format!(
                 "cannot resume session {id}: its worktree {path} is gone and so is its branch \
-                 {branch}; there is nothing to resume from\n{hint}"
-            )
+                 {branch}; there is nothing to resume from"
+            ))
+            .hint(hint)
         }
-        Refusal::BranchCheckedOutElsewhere(other) => format!(
+        Refusal::BranchCheckedOutElsewhere(other) => Error::refused(format!(
             "cannot resume session {id}: its worktree {path} is gone and its branch {branch} is \
-             checked out in another worktree, {other}\n\
-             hint: move that worktree back with `git worktree move {other} {path}`, \
+             checked out in another worktree, {other}",
+            other = other.display()
+        ))
+        .hint(format!(
+            "move that worktree back with `git worktree move {other} {path}`, \
              or switch it to another branch, then resume again",
             other = other.display()
-        ),
+        )),
         Refusal::Occupied(what) => {
             let hint = match what {
                 Occupant::EmptyDir => format!(
-                    "hint: `rmdir {path}`, then resume again to recreate the worktree from {branch}"
+                    "`rmdir {path}`, then resume again to recreate the worktree from {branch}"
                 ),
                 Occupant::OtherBranch { .. } | Occupant::DetachedHead => format!(
-                    "hint: if the session should go on there, `git -C {path} switch {branch}`, \
+                    "if the session should go on there, `git -C {path} switch {branch}`, \
                      then resume again"
                 ),
                 _ => format!(
-                    "hint: move it aside, then resume again to recreate the worktree from {branch}"
+                    "move it aside, then resume again to recreate the worktree from {branch}"
                 ),
             };
-            format!(
+            Error::refused(format!(
                 "cannot resume session {id}: {path} is occupied by {what}; bullpen runs a \
-                 session only in its own worktree and leaves what is there alone\n{hint}",
+                 session only in its own worktree and leaves what is there alone",
                 what = what.describe()
-            )
+            ))
+            .hint(hint)
         }
     }
 }
 
-/// Pure: how to start again from what is left of a session's branch.
+/// Pure: how to start again from what is left of a session's branch (a hint).
 pub fn start_again_hint(id: &str, branch_exists: bool, remote_branches: &[String]) -> String {
     if branch_exists {
-        format!(
-            "hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/{id}`"
-        )
+        format!("to start again from its branch: `git bullpen spawn <new-id> --base bullpen/{id}`")
     } else if let Some(remote) = remote_branches.first() {
         format!(
-            "hint: to start again from its pushed branch: `git bullpen spawn <new-id> --base {remote}`"
+            "to start again from its pushed branch: `git bullpen spawn <new-id> --base {remote}`"
         )
     } else {
         format!(
-            "hint: its branch bullpen/{id} is gone; its history is in \
+            "its branch bullpen/{id} is gone; its history is in \
              `git log refs/bullpen/sessions/{id}`"
         )
     }
-}
-
-/// Gather the facts for [`decide`]. Read-only: it changes nothing on disk.
-pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
-    let path = PathBuf::from(&record.worktree);
-    let root = &ctx.layout.worktree_root;
-    let place = if !ctx.layout.is_confined(&path) {
-        Place::OutsideRoot
-    } else if path == ctx.layout.worktree_path(&record.id) {
-        Place::Expected
-    } else {
-        Place::ElsewhereInRoot
-    };
-    let branch = record.id.branch();
-    let branch_ref = record.id.branch_ref();
-    let branch_exists = ctx.repo.ref_target(&branch_ref)?.is_some();
-
-    let mut branch_checked_out_at = None;
-    let mut stale_admin_entry = false;
-    for wt in ctx.repo.worktrees()? {
-        let here = same_path(&wt.path, &path);
-        let on_branch = wt.head_ref.as_deref() == Some(branch_ref.as_str());
-        if !wt.exists && (here || on_branch) {
-            stale_admin_entry = true;
-        } else if wt.exists && on_branch && !here {
-            branch_checked_out_at = Some(wt.path);
-        }
-    }
-
-    let suffix = format!("/{branch}");
-    let remote_branches = ctx
-        .repo
-        .refs_with_prefix("refs/remotes/")?
-        .into_iter()
-        .filter_map(|(name, _)| {
-            let short = name.strip_prefix("refs/remotes/")?;
-            short.ends_with(&suffix).then(|| short.to_owned())
-        })
-        .collect();
-
-    Ok(Facts {
-        id: record.id.to_string(),
-        at_path: at_path(ctx, &path)?,
-        path,
-        worktree_root: root.clone(),
-        place,
-        branch,
-        recorded_branch: record.branch.clone(),
-        branch_exists,
-        branch_checked_out_at,
-        stale_admin_entry,
-        remote_branches,
-    })
-}
-
-fn at_path(ctx: &Ctx, path: &Path) -> Result<AtPath> {
-    let meta = match path.symlink_metadata() {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AtPath::Nothing),
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot look at {}", path.display()));
-        }
-    };
-    let kind = meta.file_type();
-    if kind.is_symlink() {
-        let target = std::fs::read_link(path)
-            .with_context(|| format!("cannot read the symlink {}", path.display()))?;
-        return Ok(AtPath::Symlink {
-            target,
-            dangling: std::fs::metadata(path).is_err(),
-        });
-    }
-    if kind.is_file() {
-        return Ok(AtPath::File);
-    }
-    if !kind.is_dir() {
-        return Ok(AtPath::Special);
-    }
-    let kind = match ctx.repo.inspect_path(path)? {
-        PathRepo::OurWorktree { head_ref } => DirKind::OurWorktree { head_ref },
-        PathRepo::Other { description } => DirKind::OtherRepo { description },
-        PathRepo::None => {
-            let empty = std::fs::read_dir(path)
-                .with_context(|| format!("cannot list {}", path.display()))?
-                .next()
-                .is_none();
-            DirKind::Plain { empty }
-        }
-    };
-    Ok(AtPath::Dir(kind))
-}
-
-/// The same path, also when it is gone: compared as given, then with the
-/// parent resolved (git records real paths; the record may not).
-fn same_path(a: &Path, b: &Path) -> bool {
-    if a == b {
-        return true;
-    }
-    let resolved = |p: &Path| -> Option<PathBuf> {
-        Some(
-            std::fs::canonicalize(p.parent()?)
-                .ok()?
-                .join(p.file_name()?),
-        )
-    };
-    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
 }
 
 #[cfg(test)]
@@ -389,6 +286,15 @@ mod tests {
     use super::*;
 
     const ROOT: &str = "/data/bullpen/worktrees/app-1234";
+
+    /// The error as `main` prints it (without the `error: ` prefix).
+    fn shown(e: Error) -> String {
+        let mut s = e.message().to_owned();
+        for h in e.hint_lines() {
+            s.push_str(&format!("\nhint: {h}"));
+        }
+        s
+    }
 
     /// A session whose worktree is intact: the "use it" row.
     fn facts() -> Facts {
@@ -446,7 +352,7 @@ mod tests {
             f.branch_exists = false;
         });
         assert_eq!(decide(&f), Placement::Refuse(Refusal::Gone));
-        let msg = explain(&Refusal::Gone, &f);
+        let msg = shown(explain(&Refusal::Gone, &f));
         assert!(msg.contains(&format!("{ROOT}/x")), "{msg}");
         assert!(msg.contains("bullpen/x"), "{msg}");
     }
@@ -582,7 +488,7 @@ mod tests {
             f.place = Place::OutsideRoot;
             f.path = "/somewhere/else".into();
         });
-        let msg = explain(&Refusal::OutsideRoot, &f);
+        let msg = shown(explain(&Refusal::OutsideRoot, &f));
         assert!(msg.contains("/somewhere/else"), "{msg}");
         assert!(msg.contains(ROOT), "{msg}");
         assert!(msg.contains("bullpen.worktreeRoot"), "{msg}");
@@ -614,11 +520,11 @@ mod tests {
             (Occupant::DetachedHead, "detached HEAD"),
         ];
         for (o, want) in cases {
-            let msg = explain(&Refusal::Occupied(o), &facts());
+            let msg = shown(explain(&Refusal::Occupied(o), &facts()));
             assert!(msg.contains(want), "{msg}");
             assert!(msg.contains(&format!("{ROOT}/x")), "{msg}");
         }
-        let msg = explain(&Refusal::Occupied(Occupant::EmptyDir), &facts());
+        let msg = shown(explain(&Refusal::Occupied(Occupant::EmptyDir), &facts()));
         assert!(msg.contains(&format!("hint: `rmdir {ROOT}/x`")), "{msg}");
     }
 

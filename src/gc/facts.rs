@@ -1,5 +1,5 @@
 //! The facts `gc` decides on, gathered from git, the file system and `/proc`
-//! (see [`crate::gc_plan`] for the decisions). For many sessions at once: one
+//! (see [`super::plan`] for the decisions). For many sessions at once: one
 //! publish walk, one `/proc` scan, registered worktrees indexed once, and status
 //! (the costly fact) only where it decides, on a few threads.
 
@@ -8,19 +8,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::busy::{self, Busy, Scan};
-use crate::context::{warn, Ctx};
-use crate::gc_plan::{
+use super::plan::{
     self, Branch, Contents, Link, Liveness, Marker, OnDisk, OrphanFacts, Places, Registration,
     SessionFacts,
 };
-use crate::git::{DotGit, Oid, Worktree};
-use crate::layout::normalize;
-use crate::session::{Record, State};
-use crate::store::Stored;
-
-/// The record key an interrupted teardown leaves behind (see [`gc_plan::Marker`]).
-pub(crate) use crate::session::GC_TEARDOWN_KEY as MARKER_KEY;
+use crate::context::Ctx;
+use crate::git::store::Stored;
+use crate::git::{DotGit, Worktree};
+use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
+use crate::model::paths::normalize;
+use crate::model::usage::Busy;
+use crate::model::{Oid, Record, State};
+use crate::run::liveness::live_process;
+use crate::sys::procfs::{self, Scan};
 
 /// The key paths are compared under: canonical when the path exists, else its
 /// canonical parent joined with its name, else lexically normalised.
@@ -96,7 +96,8 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
     let ahead = match repo.commits_not_on_remotes(&unpublished_tips) {
         Ok(a) => a,
         Err(e) => {
-            warn(format!("cannot count unpublished commits: {e:#}"));
+            ctx.ui
+                .warn(format!("cannot count unpublished commits: {e:#}"));
             HashMap::new()
         }
     };
@@ -121,7 +122,7 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
         .filter(|f| f.untrusted.is_none() && f.on_disk == OnDisk::Directory)
         .map(|f| PathBuf::from(&f.worktree))
         .collect();
-    let scan = busy::scan(&dirs);
+    let scan = procfs::scan(&dirs);
     for f in partial.iter_mut().flatten() {
         if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
             f.busy = scan.busy(Path::new(&f.worktree));
@@ -132,7 +133,7 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
     let mut through_entry = Vec::new();
     for (i, f) in partial.iter_mut().enumerate() {
         let Ok(f) = f else { continue };
-        if !gc_plan::plan_session(f).needs_status() {
+        if !plan::plan_session(f).needs_status() {
             continue;
         }
         match status_via(f) {
@@ -230,7 +231,7 @@ fn session_facts(
     let branch_ref = r.id.branch_ref();
     let resolved = std::fs::canonicalize(&path).ok();
     let canonical_places = canonical.places();
-    let mut untrusted = gc_plan::untrusted(
+    let mut untrusted = plan::untrusted(
         &path,
         &lexical.places(),
         resolved.as_deref().map(|c| (c, &canonical_places)),
@@ -305,11 +306,11 @@ fn liveness(r: &Record) -> Liveness {
         return Liveness::Unknown;
     };
     let unverifiable = p.start_time.is_none() || p.boot_id.is_none();
-    if unverifiable && busy::pid_exists(p.pid) {
+    if unverifiable && procfs::pid_exists(p.pid) {
         return Liveness::Alive { pid: p.pid };
     }
     // The command, its supervisor, or anything left in its process group.
-    match crate::runner::live_process(r) {
+    match live_process(r) {
         Some(pid) => Liveness::Alive { pid },
         None => Liveness::NotRunning,
     }

@@ -4,7 +4,7 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
-use crate::session::SessionId;
+use super::id::SessionId;
 
 const ADJECTIVES: &[&str] = &[
     "amber", "brisk", "calm", "deft", "eager", "fair", "glad", "hardy", "keen", "lucid", "merry",

@@ -1,114 +1,14 @@
-//! Domain types and pure decisions: session ids, the record (`session.json`), states.
+//! The record (`session.json`) and its states: the compatibility surface, and the
+//! pure reading of what a stored state means given what is observed.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::id::SessionId;
+
 /// The record schema this build writes and understands.
 pub const SCHEMA: u32 = 1;
-
-/// A validated session id: `[a-z0-9][a-z0-9._-]{0,62}`, no `..`, not ending in
-/// `.lock` or `.`. Valid ids are valid ref name components and file names.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SessionId(String);
-
-impl SessionId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// `refs/heads/bullpen/<id>`
-    pub fn branch_ref(&self) -> String {
-        format!("refs/heads/{}", self.branch())
-    }
-
-    /// `bullpen/<id>`, the short branch name.
-    pub fn branch(&self) -> String {
-        format!("bullpen/{}", self.0)
-    }
-
-    /// `refs/bullpen/sessions/<id>`
-    pub fn record_ref(&self) -> String {
-        format!("{RECORD_PREFIX}{}", self.0)
-    }
-}
-
-/// Where records live.
-pub const RECORD_PREFIX: &str = "refs/bullpen/sessions/";
-/// The key gc adds to `session.json` while it tears the worktree down (so a later
-/// gc can finish an interrupted teardown, and no run starts meanwhile).
-pub const GC_TEARDOWN_KEY: &str = "gc_teardown";
-/// Where provenance notes live.
-pub const NOTES_REF: &str = "refs/notes/bullpen";
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-#[derive(Debug, PartialEq, Eq)]
-pub struct InvalidId(String);
-
-impl fmt::Display for InvalidId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for InvalidId {}
-
-impl FromStr for SessionId {
-    type Err = InvalidId;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = |why: &str| {
-            Err(InvalidId(format!(
-                "invalid session id {s:?}: {why} (ids match [a-z0-9][a-z0-9._-]{{0,62}}, \
-                 with no \"..\", not ending in \".lock\" or \".\")"
-            )))
-        };
-        let bytes = s.as_bytes();
-        match bytes.first() {
-            None => return bad("it is empty"),
-            Some(c) if !(c.is_ascii_lowercase() || c.is_ascii_digit()) => {
-                return bad("it must start with a lowercase letter or a digit")
-            }
-            _ => {}
-        }
-        if bytes.len() > 63 {
-            return bad("it is longer than 63 characters");
-        }
-        if let Some(c) = s.chars().find(|c| {
-            !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
-        }) {
-            return bad(&format!("{c:?} is not allowed"));
-        }
-        if s.contains("..") {
-            return bad("it contains \"..\"");
-        }
-        if s.ends_with(".lock") {
-            return bad("it ends in \".lock\"");
-        }
-        if s.ends_with('.') {
-            return bad("it ends in \".\"");
-        }
-        Ok(SessionId(s.to_owned()))
-    }
-}
-
-impl Serialize for SessionId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for SessionId {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
 
 /// The state a record stores. Derived states (`lost`, `missing`) are computed by
 /// [`observed_state`] from facts, never stored.
@@ -178,6 +78,16 @@ pub struct Exit {
 }
 
 impl Exit {
+    /// An end observed now: its exit code or signal (both `None`: not known,
+    /// e.g. a run whose supervisor died).
+    pub fn now(code: Option<i32>, signal: Option<i32>) -> Exit {
+        Exit {
+            code,
+            signal,
+            at: super::time::now_rfc3339(),
+        }
+    }
+
     /// The status a shell would report: the code, or 128 + signal.
     pub fn shell_status(&self) -> i32 {
         match (self.code, self.signal) {
@@ -314,37 +224,6 @@ pub fn observed_state(state: State, process_alive: bool, worktree_exists: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn valid_ids() {
-        for ok in ["a", "0", "fix-login", "a.b_c-d", "x1", &"a".repeat(63)] {
-            assert!(ok.parse::<SessionId>().is_ok(), "{ok}");
-        }
-    }
-
-    #[test]
-    fn invalid_ids() {
-        for bad in [
-            "",
-            "-a",
-            ".a",
-            "_a",
-            "A",
-            "a b",
-            "a/b",
-            "a..b",
-            "a.lock",
-            "a.",
-            "é",
-            &"a".repeat(64),
-            "a~",
-            "a:b",
-            "a^",
-            "a@{1}",
-        ] {
-            assert!(bad.parse::<SessionId>().is_err(), "{bad:?}");
-        }
-    }
 
     fn sample() -> Record {
         Record {

@@ -1,0 +1,606 @@
+//! gc's executor: decide for every session and leftover, then act on what may
+//! go. Right before each removal it takes the worktree lock, gathers that one
+//! session's facts again and asks the same plan again.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::facts::{gather_sessions, key, orphan_facts};
+use super::plan::{
+    self, AdminDecision, AdminFacts, Decision, Link, OrphanDecision, SessionFacts, Via,
+};
+use super::report::{collected_reason, removed_reason, Action, Entry};
+use super::teardown::{self, Target};
+use crate::context::Ctx;
+use crate::git::store::{self, Stored};
+use crate::git::DotGit;
+use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, RECORD_PREFIX};
+use crate::model::{time, Oid, Record, SessionId, State};
+use crate::sys::lock::Lock;
+use crate::sys::procfs;
+
+/// How often busy sessions are looked at again under `--wait`.
+const POLL: Duration = Duration::from_millis(250);
+
+/// What gc is asked to do.
+pub struct Options {
+    pub dry_run: bool,
+    /// How long to wait for busy sessions (`--wait`).
+    pub wait: Duration,
+}
+
+/// Decide and act for every session and leftover; the report, in order.
+pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
+    let mut gc = Gc {
+        ctx,
+        dry_run: opts.dry_run,
+        deadline: Instant::now() + opts.wait,
+        waiting: opts.wait > Duration::ZERO && !opts.dry_run,
+    };
+    gc.all()
+}
+
+struct Gc<'a> {
+    ctx: &'a Ctx<'a>,
+    dry_run: bool,
+    deadline: Instant,
+    /// `--wait` given (and not a dry run).
+    waiting: bool,
+}
+
+/// What handling one session came to.
+enum Step {
+    Done(Entry),
+    /// Busy, and `--wait` still has time: look again later.
+    Defer,
+}
+
+impl Gc<'_> {
+    fn all(&mut self) -> Result<Vec<Entry>> {
+        let repo = &self.ctx.repo;
+        let (records, unreadable) = store::load_all(repo)?;
+        let mut entries = Vec::new();
+        for u in &unreadable {
+            entries.push(Entry {
+                kind: "record",
+                id: u.refname.strip_prefix(RECORD_PREFIX).map(str::to_owned),
+                action: Action::Kept,
+                reason: format!("cannot read the record {}: {:#}", u.refname, u.error),
+                worktree: None,
+                branch: None,
+                hint: Some(format!("inspect it with `git log -p {}`", u.refname)),
+                dry_run: self.dry_run,
+            });
+        }
+        let (collected, live): (Vec<Stored>, Vec<Stored>) = records
+            .into_iter()
+            .partition(|s| s.record.state == State::Collected);
+        let collected: Vec<PathBuf> = collected
+            .iter()
+            .map(|s| PathBuf::from(&s.record.worktree))
+            .collect();
+
+        entries.extend(self.admin_entries()?);
+        entries.extend(self.orphans(&live, &collected)?);
+        entries.extend(self.sessions(live)?);
+        Ok(entries)
+    }
+
+    fn entry(
+        &self,
+        kind: &'static str,
+        s: Option<&Record>,
+        action: Action,
+        reason: String,
+    ) -> Entry {
+        Entry {
+            kind,
+            id: s.map(|r| r.id.to_string()),
+            action,
+            reason,
+            worktree: s.map(|r| r.worktree.clone()),
+            branch: s.map(|r| r.id.branch()),
+            hint: None,
+            dry_run: self.dry_run,
+        }
+    }
+
+    // ----- sessions -----
+
+    fn sessions(&mut self, live: Vec<Stored>) -> Result<Vec<Entry>> {
+        let order: Vec<SessionId> = live.iter().map(|s| s.record.id.clone()).collect();
+        let mut done: HashMap<SessionId, Entry> = HashMap::new();
+        let mut pending = live;
+        let mut announced = false;
+        while !pending.is_empty() {
+            let waiting = self.waiting && Instant::now() < self.deadline;
+            let facts = gather_sessions(self.ctx, &pending)?;
+            let mut deferred = Vec::new();
+            for (stored, facts) in pending.into_iter().zip(facts) {
+                let step = match facts {
+                    Err(e) => self.kept(
+                        &stored.record,
+                        format!("cannot tell what state it is in: {e:#}"),
+                    ),
+                    Ok(f) => {
+                        let decision = plan::plan_session(&f);
+                        if waiting && decision.is_waitable() {
+                            Step::Defer
+                        } else if self.dry_run {
+                            Step::Done(self.planned(&stored.record, &decision))
+                        } else {
+                            match decision {
+                                Decision::Keep(_) => {
+                                    Step::Done(self.planned(&stored.record, &decision))
+                                }
+                                _ => self.execute(&stored, waiting),
+                            }
+                        }
+                    }
+                };
+                match step {
+                    Step::Done(e) => {
+                        done.insert(stored.record.id.clone(), e);
+                    }
+                    Step::Defer => deferred.push(stored),
+                }
+            }
+            if deferred.is_empty() {
+                break;
+            }
+            if !announced {
+                self.ctx.ui.info(format!(
+                    "waiting up to {}s for {} busy session(s) to become idle",
+                    self.deadline
+                        .saturating_duration_since(Instant::now())
+                        .as_secs_f32()
+                        .ceil(),
+                    deferred.len()
+                ));
+                announced = true;
+            }
+            std::thread::sleep(POLL.min(self.deadline.saturating_duration_since(Instant::now())));
+            pending = deferred;
+        }
+        Ok(order.iter().filter_map(|id| done.remove(id)).collect())
+    }
+
+    /// A session left for the next gc: what happened, and what to do.
+    fn degraded(&self, r: &Record, what: impl Into<String>, hint: impl Into<String>) -> Step {
+        let mut e = self.entry("session", Some(r), Action::Degraded, what.into());
+        e.hint = Some(hint.into());
+        Step::Done(e)
+    }
+
+    /// A session kept, and why.
+    fn kept(&self, r: &Record, reason: impl Into<String>) -> Step {
+        Step::Done(self.entry("session", Some(r), Action::Kept, reason.into()))
+    }
+
+    /// The entry for a decision as planned (dry run, or a kept session).
+    fn planned(&self, r: &Record, d: &Decision) -> Entry {
+        match d {
+            Decision::Remove { via, .. } => {
+                self.entry("session", Some(r), Action::Removed, removed_reason(*via))
+            }
+            Decision::Collect { tip } => self.entry(
+                "session",
+                Some(r),
+                Action::Collected,
+                collected_reason(*tip),
+            ),
+            Decision::Keep(reasons) => self.entry(
+                "session",
+                Some(r),
+                Action::Kept,
+                reasons
+                    .iter()
+                    .map(|x| x.describe(&r.id.branch()))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        }
+    }
+
+    /// Remove or collect one session: under the repository lock, with every fact
+    /// gathered again and the plan asked again right before anything is removed.
+    fn execute(&self, stored: &Stored, waiting: bool) -> Step {
+        let repo = &self.ctx.repo;
+        let id = &stored.record.id;
+        let _lock = match Lock::acquire(&self.ctx.layout.lock_path()) {
+            Ok(l) => l,
+            Err(e) => {
+                return self.degraded(
+                    &stored.record,
+                    format!("{e:#}"),
+                    "check the permissions of the repository's git directory",
+                )
+            }
+        };
+        let fresh = match store::load(repo, id) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                return self.kept(
+                    &stored.record,
+                    "its record was deleted during gc".to_owned(),
+                )
+            }
+            Err(e) => {
+                return self.kept(
+                    &stored.record,
+                    format!("cannot read its record again: {e:#}"),
+                )
+            }
+        };
+        if fresh.record.state == State::Collected {
+            return Step::Done(self.entry(
+                "session",
+                Some(&fresh.record),
+                Action::Collected,
+                "collected by another gc meanwhile".to_owned(),
+            ));
+        }
+        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh)) {
+            Ok(mut v) => match v.pop() {
+                Some(Ok(f)) => f,
+                Some(Err(e)) => {
+                    return self.kept(
+                        &fresh.record,
+                        format!("cannot tell what state it is in: {e:#}"),
+                    )
+                }
+                None => return self.kept(&fresh.record, "no facts gathered".to_owned()),
+            },
+            Err(e) => {
+                return self.kept(
+                    &fresh.record,
+                    format!("cannot tell what state it is in: {e:#}"),
+                )
+            }
+        };
+        let decision = plan::plan_session(&facts);
+        match decision {
+            Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
+            Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision)),
+            Decision::Collect { tip } => {
+                if facts.registration.as_ref().is_some_and(|r| !r.locked) {
+                    if let Err(e) = repo.worktree_prune() {
+                        return self.degraded(
+                            &fresh.record,
+                            format!("its worktree entry could not be pruned: {e:#}"),
+                            "run `git worktree prune`, then `git bullpen gc` again",
+                        );
+                    }
+                }
+                self.finish(fresh, tip, Action::Collected, collected_reason(tip))
+            }
+            Decision::Remove { via, tip } => self.remove(fresh, &facts, via, tip),
+        }
+    }
+
+    fn remove(&self, fresh: Stored, facts: &SessionFacts, via: Via, tip: Oid) -> Step {
+        let repo = &self.ctx.repo;
+        let admin_id = match (via, &facts.registration, &facts.link, &facts.marker) {
+            (Via::GitWorktreeRemove, Some(reg), _, _) => reg.admin_id.clone(),
+            (Via::AdminEntryGone, _, Link::Ours { admin_id, .. }, _) => admin_id.clone(),
+            (Via::FinishTeardown, _, _, Some(m)) => m.admin_id.clone(),
+            _ => {
+                return self.kept(
+                    &fresh.record,
+                    "internal: no worktree entry to remove".to_owned(),
+                )
+            }
+        };
+        // Note in the record that teardown starts, so that a later gc can finish a
+        // teardown this one could not (see `plan::Marker`).
+        let (stored, wrote_marker) = if via == Via::FinishTeardown {
+            (fresh, false)
+        } else {
+            let marker = serde_json::json!({
+                "admin_id": admin_id,
+                "tip": tip.to_string(),
+                "started_at": time::now_rfc3339(),
+            });
+            // One compare-and-swap against the record just checked: if a resume
+            // or another gc changed it since, nothing is removed. Once the note is
+            // in, `runner::ensure_not_running` refuses to start a run here.
+            match store::try_update(repo, &fresh, "gc: removing the worktree", |r| {
+                r.extra.insert(MARKER_KEY.to_owned(), marker.clone());
+            }) {
+                Ok(s) => (s, true),
+                Err(e) if store::is_conflict(&e) => {
+                    return self.kept(
+                        &fresh.record,
+                        "its record changed during gc (resumed or stopped meanwhile?); \
+                         nothing removed"
+                            .to_owned(),
+                    );
+                }
+                Err(e) => {
+                    return self.degraded(
+                        &fresh.record,
+                        format!("nothing removed: cannot record that teardown starts: {e:#}"),
+                        "run `git bullpen gc` again",
+                    );
+                }
+            }
+        };
+        let path = PathBuf::from(&stored.record.worktree);
+        let outcome = teardown::remove_worktree(
+            repo,
+            &self.ctx.layout,
+            &Target {
+                path: &path,
+                admin_id: &admin_id,
+                via,
+            },
+        );
+        match outcome {
+            teardown::Outcome::Removed { notes } => {
+                for n in notes {
+                    self.ctx.ui.info(format!("{}: {n}", stored.record.id));
+                }
+                self.finish(stored, Some(tip), Action::Removed, removed_reason(via))
+            }
+            teardown::Outcome::Untouched(why) => {
+                if wrote_marker {
+                    if let Err(e) = store::update(repo, &stored, "gc: kept the worktree", |r| {
+                        r.extra.remove(MARKER_KEY);
+                    }) {
+                        self.ctx.ui.warn(format!(
+                            "{}: could not clear the teardown note in its record: {e:#}",
+                            stored.record.id
+                        ));
+                    }
+                }
+                self.kept(&stored.record, why)
+            }
+            teardown::Outcome::Degraded { what, hint } => self.degraded(&stored.record, what, hint),
+        }
+    }
+
+    /// After the worktree is gone: delete the branch if it still points at
+    /// `tip` (compare-and-swap), then mark the record collected.
+    fn finish(&self, stored: Stored, tip: Option<Oid>, action: Action, reason: String) -> Step {
+        let repo = &self.ctx.repo;
+        let r = &stored.record;
+        let branch_ref = r.id.branch_ref();
+        if let Some(tip) = tip {
+            if let Err(e) = repo.delete_ref(&branch_ref, tip, "bullpen: gc") {
+                match repo.ref_target(&branch_ref) {
+                    Ok(None) => {} // already gone: nothing to keep
+                    Ok(Some(now)) if store::is_conflict(&e) => {
+                        // The worktree may be gone (Remove) but the session is not
+                        // collected: clear the teardown note so nothing finishes it.
+                        if let Err(e) = store::update(repo, &stored, "gc: branch moved", |rec| {
+                            rec.extra.remove(MARKER_KEY);
+                        }) {
+                            self.ctx.ui.warn(format!(
+                                "{}: could not clear the teardown note in its record: {e:#}",
+                                r.id
+                            ));
+                        }
+                        let action = if action == Action::Collected {
+                            Action::Kept
+                        } else {
+                            action
+                        };
+                        return Step::Done(self.entry(
+                            "session",
+                            Some(r),
+                            action,
+                            format!(
+                                "{reason}; but {} moved to {now} during gc, so the branch and the record were kept",
+                                r.id.branch()
+                            ),
+                        ));
+                    }
+                    _ => {
+                        return self.degraded(
+                            r,
+                            format!(
+                                "the worktree is gone, but {} could not be deleted: {e:#}",
+                                r.id.branch()
+                            ),
+                            "run `git bullpen gc` again",
+                        );
+                    }
+                }
+            }
+        }
+        match store::update(repo, &stored, "collected", |rec| {
+            rec.state = State::Collected;
+            rec.extra.remove(MARKER_KEY);
+        }) {
+            Ok(_) => Step::Done(self.entry("session", Some(r), action, reason)),
+            Err(e) => self.degraded(
+                r,
+                format!(
+                    "the worktree and branch are gone, but the record could not be marked \
+                     collected: {e:#}"
+                ),
+                "run `git bullpen gc` again",
+            ),
+        }
+    }
+
+    // ----- leftovers -----
+
+    /// Worktree entries whose directory vanished: pruned (one `git worktree prune`).
+    fn admin_entries(&self) -> Result<Vec<Entry>> {
+        let repo = &self.ctx.repo;
+        let facts: Vec<AdminFacts> = repo
+            .worktrees()?
+            .into_iter()
+            .filter(|w| !w.exists)
+            .filter_map(|w| {
+                Some(AdminFacts {
+                    admin_id: w.admin_id?,
+                    path: w.path.to_string_lossy().into_owned(),
+                    locked: w.locked,
+                })
+            })
+            .collect();
+        let decisions: Vec<AdminDecision> = facts.iter().map(plan::plan_admin_entry).collect();
+        let to_prune = decisions.contains(&AdminDecision::Prune);
+        let mut prune_error = None;
+        let mut still_there = HashSet::new();
+        if to_prune && !self.dry_run {
+            let _lock = Lock::acquire(&self.ctx.layout.lock_path())?;
+            if let Err(e) = repo.worktree_prune() {
+                prune_error = Some(format!("{e:#}"));
+            }
+            still_there = repo
+                .worktrees()?
+                .into_iter()
+                .filter_map(|w| w.admin_id)
+                .collect();
+        }
+        let mut out = Vec::new();
+        for (f, d) in facts.iter().zip(decisions) {
+            let mut e = Entry {
+                kind: "worktree-entry",
+                id: Some(f.admin_id.clone()),
+                action: Action::Pruned,
+                reason: format!("its directory {} is gone", f.path),
+                worktree: Some(f.path.clone()),
+                branch: None,
+                hint: None,
+                dry_run: self.dry_run,
+            };
+            match d {
+                AdminDecision::Keep(why) => {
+                    e.action = Action::Kept;
+                    e.reason = format!("its directory {} is gone, but it is {why}", f.path);
+                    // Sessions report their own locked entries; this is for the rest.
+                }
+                AdminDecision::Prune if !self.dry_run && still_there.contains(&f.admin_id) => {
+                    e.action = Action::Degraded;
+                    e.reason = format!(
+                        "git worktree prune left it in place{}",
+                        prune_error
+                            .as_deref()
+                            .map(|x| format!(": {x}"))
+                            .unwrap_or_default()
+                    );
+                    e.hint = Some("run `git worktree prune -v` to see why".to_owned());
+                }
+                AdminDecision::Prune => {}
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    /// Directories in the worktree root that no worktree and no session claims,
+    /// and that are bullpen's: their `.git` file points into this repository's
+    /// worktree entries, or they sit where a collected session's worktree was.
+    /// Anything else in the root is not gc's to judge (the root may be shared).
+    fn orphans(&self, live: &[Stored], collected: &[PathBuf]) -> Result<Vec<Entry>> {
+        let repo = &self.ctx.repo;
+        let root = &self.ctx.layout.worktree_root;
+        let mut claimed: HashSet<PathBuf> =
+            repo.worktrees()?.iter().map(|w| key(&w.path)).collect();
+        claimed.extend(live.iter().map(|s| key(Path::new(&s.record.worktree))));
+        let remnants: HashSet<PathBuf> = collected.iter().map(|p| key(p)).collect();
+        let candidates = match std::fs::read_dir(root) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .filter(|p| {
+                    let k = key(p);
+                    !claimed.contains(&k)
+                        && (remnants.contains(&k) || matches!(repo.dot_git(p), DotGit::Ours { .. }))
+                })
+                .collect::<Vec<_>>(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                self.ctx.ui.warn(format!(
+                    "cannot look for leftovers in {}: {e}",
+                    root.display()
+                ));
+                Vec::new()
+            }
+        };
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let scan = procfs::scan(&candidates);
+        let mut out = Vec::new();
+        for path in candidates {
+            let facts = orphan_facts(self.ctx, &path, &scan);
+            let decision = plan::plan_orphan(&facts);
+            let mut e = Entry {
+                kind: "orphan",
+                id: None,
+                action: Action::Kept,
+                reason: String::new(),
+                worktree: Some(path.to_string_lossy().into_owned()),
+                branch: None,
+                hint: None,
+                dry_run: self.dry_run,
+            };
+            match decision {
+                OrphanDecision::Keep(why) => e.reason = why,
+                OrphanDecision::Remove(why) if self.dry_run => {
+                    e.action = Action::Removed;
+                    e.reason = why;
+                }
+                OrphanDecision::Remove(why) => match self.remove_orphan(&path) {
+                    Ok(None) => {
+                        e.action = Action::Removed;
+                        e.reason = why;
+                    }
+                    Ok(Some(kept)) => e.reason = kept,
+                    Err(what) => {
+                        e.action = Action::Degraded;
+                        e.reason = what;
+                        e.hint = Some(format!(
+                            "look at {} and remove it by hand if it holds nothing you need",
+                            path.display()
+                        ));
+                    }
+                },
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    /// Under the lock, ask again (is it still unclaimed, still without work,
+    /// still idle?) and remove it. `Ok(Some(why))`: kept after all.
+    fn remove_orphan(&self, path: &Path) -> std::result::Result<Option<String>, String> {
+        let repo = &self.ctx.repo;
+        let _lock = Lock::acquire(&self.ctx.layout.lock_path()).map_err(|e| format!("{e:#}"))?;
+        let k = key(path);
+        let registered = repo
+            .worktrees()
+            .map_err(|e| format!("{e:#}"))?
+            .iter()
+            .any(|w| key(&w.path) == k);
+        if registered {
+            return Ok(Some("it became a registered worktree during gc".to_owned()));
+        }
+        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+            if let Ok(id) = name.parse::<SessionId>() {
+                if let Ok(Some(s)) = store::load(repo, &id) {
+                    if s.record.state != State::Collected && key(Path::new(&s.record.worktree)) == k
+                    {
+                        return Ok(Some(format!("session {id} claims it")));
+                    }
+                }
+            }
+        }
+        let scan = procfs::scan(&[path.to_path_buf()]);
+        match plan::plan_orphan(&orphan_facts(self.ctx, path, &scan)) {
+            OrphanDecision::Keep(why) => Ok(Some(why)),
+            OrphanDecision::Remove(_) => {
+                teardown::remove_dir_confined(&self.ctx.layout.worktree_root, path).map(|()| None)
+            }
+        }
+    }
+}

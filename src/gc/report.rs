@@ -1,0 +1,160 @@
+//! gc's report: one entry per thing gc looked at, what happened to it and why;
+//! rendered as lines for people or as JSON.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::plan::Via;
+use crate::model::Oid;
+use crate::ui::Ui;
+
+/// What happened to one thing gc looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Removed,
+    Collected,
+    Pruned,
+    Kept,
+    Degraded,
+}
+
+impl Action {
+    pub fn words(self, dry_run: bool) -> &'static str {
+        match (self, dry_run) {
+            (Action::Removed, false) => "removed",
+            (Action::Collected, false) => "collected",
+            (Action::Pruned, false) => "pruned",
+            (Action::Kept, false) => "kept",
+            (Action::Degraded, false) => "degraded",
+            (Action::Removed, true) => "would remove",
+            (Action::Collected, true) => "would collect",
+            (Action::Pruned, true) => "would prune",
+            (Action::Kept, true) => "would keep",
+            (Action::Degraded, true) => "would fail",
+        }
+    }
+}
+
+/// One line of the report, also the JSON object. Keys are a compatibility
+/// surface: add, never rename or remove.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entry {
+    /// `session`, `worktree-entry`, `orphan` or `record`.
+    pub kind: &'static str,
+    pub id: Option<String>,
+    pub action: Action,
+    pub reason: String,
+    pub worktree: Option<String>,
+    pub branch: Option<String>,
+    pub hint: Option<String>,
+    pub dry_run: bool,
+}
+
+pub fn subject(e: &Entry) -> String {
+    match e.kind {
+        "worktree-entry" => format!("worktree entry {}", e.id.as_deref().unwrap_or("?")),
+        "orphan" => e.worktree.clone().unwrap_or_default(),
+        _ => e.id.clone().unwrap_or_default(),
+    }
+}
+
+/// The human report: one line per thing, `<action> <subject>: <reason>`.
+pub fn render(out: &mut dyn Write, entries: &[Entry], dry_run: bool) -> std::io::Result<()> {
+    let width = entries
+        .iter()
+        .map(|e| e.action.words(dry_run).len())
+        .max()
+        .unwrap_or(0);
+    for e in entries {
+        writeln!(
+            out,
+            "{:<width$}  {}: {}",
+            e.action.words(dry_run),
+            subject(e),
+            e.reason
+        )?;
+    }
+    Ok(())
+}
+
+pub fn summary(ui: &Ui, entries: &[Entry], dry_run: bool) {
+    if entries.is_empty() {
+        ui.info("gc: nothing to do");
+        return;
+    }
+    let mut parts = Vec::new();
+    for action in [
+        Action::Removed,
+        Action::Collected,
+        Action::Pruned,
+        Action::Kept,
+        Action::Degraded,
+    ] {
+        let n = entries.iter().filter(|e| e.action == action).count();
+        if n > 0 {
+            parts.push(format!("{n} {}", action.words(false)));
+        }
+    }
+    let head = if dry_run {
+        "gc --dry-run (nothing changed), would be"
+    } else {
+        "gc"
+    };
+    ui.info(format!("{head}: {}", parts.join(", ")));
+}
+
+pub fn removed_reason(via: Via) -> String {
+    match via {
+        Via::GitWorktreeRemove => "published, clean and idle".to_owned(),
+        Via::AdminEntryGone => {
+            "published, clean and idle (its worktree entry was already gone)".to_owned()
+        }
+        Via::FinishTeardown => "finished the removal an earlier gc started".to_owned(),
+    }
+}
+
+pub fn collected_reason(tip: Option<Oid>) -> String {
+    match tip {
+        Some(_) => "the worktree is gone and the branch is published".to_owned(),
+        None => "the worktree and the branch are already gone".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(action: Action, id: &str, reason: &str) -> Entry {
+        Entry {
+            kind: "session",
+            id: Some(id.into()),
+            action,
+            reason: reason.into(),
+            worktree: None,
+            branch: None,
+            hint: None,
+            dry_run: false,
+        }
+    }
+
+    #[test]
+    fn report_lines() {
+        let entries = [
+            e(Action::Removed, "a", "published, clean and idle"),
+            e(Action::Kept, "bb", "2 commits not on any remote"),
+        ];
+        let mut out = Vec::new();
+        render(&mut out, &entries, false).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "removed  a: published, clean and idle\nkept     bb: 2 commits not on any remote\n"
+        );
+        let mut out = Vec::new();
+        render(&mut out, &entries, true).unwrap();
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .starts_with("would remove  a: published"));
+    }
+}

@@ -1,0 +1,23 @@
+//! Plain data and pure helpers, no I/O: session ids, records and states, object
+//! ids, the facts the plans consume (status counts, process identity, who uses a
+//! directory), config keys, time, errors with hints. Every plan and decision in
+//! the crate imports only this module (enforced by `tests/cli/layout.rs`).
+
+pub mod command;
+pub mod config;
+pub mod error;
+pub mod id;
+pub mod names;
+pub mod oid;
+pub mod paths;
+pub mod process;
+pub mod record;
+pub mod status;
+pub mod time;
+pub mod usage;
+
+pub use error::{Error, Kind};
+pub use id::SessionId;
+pub use oid::Oid;
+pub use record::{Exit, Observed, Process, Record, State};
+pub use status::Dirt;

@@ -1,0 +1,224 @@
+//! Process identity as plain data: what bullpen recorded about a process, what
+//! `/proc` shows now, and the pure decisions that compare them. Pid reuse and
+//! reboots must never make a dead session look alive, or make an unrelated
+//! process look like one of ours. The reading itself is in `sys::procfs`.
+
+use super::record::Process;
+
+/// The identity of a live process: start time (clock ticks since boot) and boot id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub start_time: Option<u64>,
+    pub boot_id: Option<String>,
+}
+
+/// Pure: is the recorded process the one observed now? A recorded process without
+/// a start time or boot id can't be proven alive, so it is not.
+pub fn same_process(recorded: &Process, now: &Identity) -> bool {
+    match (
+        recorded.start_time,
+        now.start_time,
+        &recorded.boot_id,
+        &now.boot_id,
+    ) {
+        (Some(a), Some(b), Some(x), Some(y)) => a == b && x == y,
+        _ => false,
+    }
+}
+
+/// Pure: is a session's recorded run alive, given what `/proc` shows now for its
+/// command (`child_now`) and its supervisor (`supervisor_now`)? A background run
+/// is alive exactly while its supervisor is: the supervisor is what records the
+/// outcome, so a run whose supervisor is gone is lost even if its command lingers.
+/// A record from before supervisors recorded their start time falls back to the
+/// command. A foreground run is alive while its command is.
+pub fn session_alive(
+    recorded: &Process,
+    child_now: &Identity,
+    supervisor_now: Option<&Identity>,
+) -> bool {
+    match (recorded.supervisor_start_time, supervisor_now) {
+        (Some(start), Some(now)) => same_process(
+            &Process {
+                start_time: Some(start),
+                ..recorded.clone()
+            },
+            now,
+        ),
+        (Some(_), None) => false,
+        _ => same_process(recorded, child_now),
+    }
+}
+
+/// A process as `/proc/<pid>/stat` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: u32,
+    /// `R`, `S`, `D`, `Z` (zombie), `X` (dead), ...
+    pub state: char,
+    pub pgrp: u32,
+    pub session: u32,
+    pub start_time: u64,
+}
+
+impl Stat {
+    /// A zombie has ended; only its parent has not collected it yet.
+    pub fn is_dead(&self) -> bool {
+        matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// Pure: parse `/proc/<pid>/stat`. The command name (field 2) may contain spaces
+/// and parentheses, so fields are counted from the last `)`.
+pub fn parse_stat(pid: u32, text: &str) -> Option<Stat> {
+    let rest = text.get(text.rfind(')')? + 1..)?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // f[0] is field 3 (state), f[2] field 5 (pgrp), f[3] field 6 (session),
+    // f[19] field 22 (starttime).
+    Some(Stat {
+        pid,
+        state: f.first()?.chars().next()?,
+        pgrp: f.get(2)?.parse().ok()?,
+        session: f.get(3)?.parse().ok()?,
+        start_time: f.get(19)?.parse().ok()?,
+    })
+}
+
+/// The process group of a background run, identified so that a reused pid can
+/// never be mistaken for it: members have the recorded group id (the command's
+/// pid), live in the supervisor's session (the supervisor called `setsid`, so
+/// the session id is its pid), and started no earlier than the command did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Group {
+    pub pgid: u32,
+    pub session: u32,
+    pub not_before: u64,
+}
+
+impl Group {
+    /// The group of a recorded background run, if the record says enough.
+    pub fn of(recorded: &Process) -> Option<Group> {
+        match (
+            recorded.background,
+            recorded.supervisor_pid,
+            recorded.start_time,
+        ) {
+            (true, Some(session), Some(not_before)) => Some(Group {
+                pgid: recorded.pid,
+                session,
+                not_before,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Pure: is `p` a living member?
+    pub fn has_member(&self, p: &Stat) -> bool {
+        p.pgrp == self.pgid
+            && p.session == self.session
+            && p.start_time >= self.not_before
+            && !p.is_dead()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(start: Option<u64>, boot: Option<&str>) -> Process {
+        Process {
+            pid: 1,
+            start_time: start,
+            boot_id: boot.map(str::to_owned),
+            background: false,
+            supervisor_pid: None,
+            started_at: String::new(),
+            supervisor_start_time: None,
+            stop_requested_at: None,
+        }
+    }
+
+    #[test]
+    fn same_process_needs_matching_start_time_and_boot() {
+        let now = Identity {
+            start_time: Some(10),
+            boot_id: Some("b".into()),
+        };
+        assert!(same_process(&rec(Some(10), Some("b")), &now));
+        assert!(!same_process(&rec(Some(11), Some("b")), &now), "pid reused");
+        assert!(
+            !same_process(&rec(Some(10), Some("other")), &now),
+            "rebooted"
+        );
+        assert!(!same_process(&rec(None, Some("b")), &now));
+        let gone = Identity {
+            start_time: None,
+            boot_id: Some("b".into()),
+        };
+        assert!(!same_process(&rec(Some(10), Some("b")), &gone));
+    }
+
+    #[test]
+    fn group_membership_resists_pid_reuse() {
+        let g = Group {
+            pgid: 100,
+            session: 99,
+            not_before: 50,
+        };
+        let p = |pgrp, session, start_time, state| Stat {
+            pid: 7,
+            state,
+            pgrp,
+            session,
+            start_time,
+        };
+        assert!(g.has_member(&p(100, 99, 50, 'S')));
+        assert!(g.has_member(&p(100, 99, 80, 'R')), "a child started later");
+        assert!(
+            !g.has_member(&p(100, 99, 49, 'S')),
+            "older than the run: reused ids"
+        );
+        assert!(!g.has_member(&p(100, 5, 80, 'S')), "another session");
+        assert!(!g.has_member(&p(101, 99, 80, 'S')), "another group");
+        assert!(!g.has_member(&p(100, 99, 80, 'Z')), "a zombie has ended");
+    }
+
+    #[test]
+    fn parses_stat_with_awkward_names() {
+        let line = "42 (a) b (c) S 1 40 39 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
+        let s = parse_stat(42, line).unwrap();
+        assert_eq!(
+            (s.state, s.pgrp, s.session, s.start_time),
+            ('S', 40, 39, 777)
+        );
+        assert_eq!(parse_stat(1, "garbage"), None);
+    }
+
+    #[test]
+    fn background_liveness_follows_the_supervisor() {
+        let mut bg = rec(Some(10), Some("b"));
+        bg.background = true;
+        bg.supervisor_pid = Some(2);
+        bg.supervisor_start_time = Some(9);
+        let id = |start| Identity {
+            start_time: start,
+            boot_id: Some("b".into()),
+        };
+        assert!(session_alive(&bg, &id(Some(10)), Some(&id(Some(9)))));
+        assert!(
+            session_alive(&bg, &id(None), Some(&id(Some(9)))),
+            "command ended, end not recorded yet"
+        );
+        assert!(
+            !session_alive(&bg, &id(Some(10)), Some(&id(None))),
+            "supervisor gone: lost"
+        );
+        assert!(
+            !session_alive(&bg, &id(Some(10)), Some(&id(Some(8)))),
+            "supervisor pid reused"
+        );
+        let fg = rec(Some(10), Some("b"));
+        assert!(session_alive(&fg, &id(Some(10)), None));
+        assert!(!session_alive(&fg, &id(Some(11)), None));
+    }
+}

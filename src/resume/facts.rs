@@ -1,0 +1,117 @@
+//! The facts resume placement decides on: what is at the recorded worktree path,
+//! the branch, git's worktree entries. Read-only: it changes nothing on disk.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::decide::{AtPath, DirKind, Facts, Place};
+use crate::context::Ctx;
+use crate::git::PathRepo;
+use crate::model::Record;
+
+/// Gather the facts for [`super::decide::decide`]. Read-only: it changes nothing on disk.
+pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
+    let path = PathBuf::from(&record.worktree);
+    let root = &ctx.layout.worktree_root;
+    let place = if !ctx.layout.is_confined(&path) {
+        Place::OutsideRoot
+    } else if path == ctx.layout.worktree_path(&record.id) {
+        Place::Expected
+    } else {
+        Place::ElsewhereInRoot
+    };
+    let branch = record.id.branch();
+    let branch_ref = record.id.branch_ref();
+    let branch_exists = ctx.repo.ref_target(&branch_ref)?.is_some();
+
+    let mut branch_checked_out_at = None;
+    let mut stale_admin_entry = false;
+    for wt in ctx.repo.worktrees()? {
+        let here = same_path(&wt.path, &path);
+        let on_branch = wt.head_ref.as_deref() == Some(branch_ref.as_str());
+        if !wt.exists && (here || on_branch) {
+            stale_admin_entry = true;
+        } else if wt.exists && on_branch && !here {
+            branch_checked_out_at = Some(wt.path);
+        }
+    }
+
+    let suffix = format!("/{branch}");
+    let remote_branches = ctx
+        .repo
+        .refs_with_prefix("refs/remotes/")?
+        .into_iter()
+        .filter_map(|(name, _)| {
+            let short = name.strip_prefix("refs/remotes/")?;
+            short.ends_with(&suffix).then(|| short.to_owned())
+        })
+        .collect();
+
+    Ok(Facts {
+        id: record.id.to_string(),
+        at_path: at_path(ctx, &path)?,
+        path,
+        worktree_root: root.clone(),
+        place,
+        branch,
+        recorded_branch: record.branch.clone(),
+        branch_exists,
+        branch_checked_out_at,
+        stale_admin_entry,
+        remote_branches,
+    })
+}
+
+fn at_path(ctx: &Ctx, path: &Path) -> Result<AtPath> {
+    let meta = match path.symlink_metadata() {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AtPath::Nothing),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot look at {}", path.display()));
+        }
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        let target = std::fs::read_link(path)
+            .with_context(|| format!("cannot read the symlink {}", path.display()))?;
+        return Ok(AtPath::Symlink {
+            target,
+            dangling: std::fs::metadata(path).is_err(),
+        });
+    }
+    if kind.is_file() {
+        return Ok(AtPath::File);
+    }
+    if !kind.is_dir() {
+        return Ok(AtPath::Special);
+    }
+    let kind = match ctx.repo.inspect_path(path)? {
+        PathRepo::OurWorktree { head_ref } => DirKind::OurWorktree { head_ref },
+        PathRepo::Other { description } => DirKind::OtherRepo { description },
+        PathRepo::None => {
+            let empty = std::fs::read_dir(path)
+                .with_context(|| format!("cannot list {}", path.display()))?
+                .next()
+                .is_none();
+            DirKind::Plain { empty }
+        }
+    };
+    Ok(AtPath::Dir(kind))
+}
+
+/// The same path, also when it is gone: compared as given, then with the
+/// parent resolved (git records real paths; the record may not).
+fn same_path(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let resolved = |p: &Path| -> Option<PathBuf> {
+        Some(
+            std::fs::canonicalize(p.parent()?)
+                .ok()?
+                .join(p.file_name()?),
+        )
+    };
+    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
+}

@@ -1,0 +1,143 @@
+//! resume: run a session's command again, in its recorded worktree and nowhere
+//! else. The worktree is recreated when that is provably safe (nothing at the
+//! path, the branch exists); anything else is refused. `facts` gathers what is at
+//! the recorded path, `decide` (pure) says where to run or why not.
+
+pub mod decide;
+pub mod facts;
+
+use std::path::Path;
+
+use anyhow::{anyhow, Context, Result};
+
+use crate::context::Ctx;
+use crate::git::store::{self, Stored};
+use crate::model::{config, Error, SessionId, State};
+use crate::run::{self, env};
+use crate::sys::lock::Lock;
+use decide::{decide, explain, start_again_hint, Placement};
+
+/// What to resume, and how.
+pub struct Request {
+    pub id: SessionId,
+    /// The command to run; empty: the recorded one.
+    pub command: Vec<String>,
+    pub bg: bool,
+}
+
+/// Resume a session; the shell-style status of its command.
+pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
+    let stored = store::require(&ctx.repo, &req.id)?;
+    refuse_collected(ctx, &stored)?;
+    run::liveness::ensure_not_running(ctx, &stored)?;
+    note_lost(ctx, &stored);
+    if req.bg
+        && req.command.is_empty()
+        && stored.record.command.is_empty()
+        && !env::has_configured_command(ctx)
+    {
+        return Err(Error::failed("resume --bg needs a command")
+            .hint(format!(
+                "give one after `--`, or set git config {}",
+                config::COMMAND
+            ))
+            .into());
+    }
+    let stored = place(ctx, stored)?;
+    let argv = if !req.command.is_empty() {
+        req.command
+    } else if !stored.record.command.is_empty() {
+        stored.record.command.clone()
+    } else {
+        env::default_command(ctx)
+    };
+    ctx.ui.info(format!(
+        "resuming session {} on {} in {}",
+        stored.record.id, stored.record.branch, stored.record.worktree
+    ));
+    if req.bg {
+        return run::run_background(ctx, stored, &argv, "resumed");
+    }
+    run::run_foreground(ctx, stored, &argv, "resumed")
+}
+
+/// A collected session has no worktree to go back to: say so, and how to start
+/// again from what is left of its branch.
+fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
+    if stored.record.state != State::Collected {
+        return Ok(());
+    }
+    let f = facts::inspect(ctx, &stored.record)?;
+    Err(Error::refused(format!(
+        "session {} was collected by `git bullpen gc` (its worktree was removed after its \
+         work was published); there is nothing to resume",
+        stored.record.id
+    ))
+    .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
+    .into())
+}
+
+/// A session recorded running whose process is gone (lost) may be resumed: say so.
+fn note_lost(ctx: &Ctx, stored: &Stored) {
+    let record = &stored.record;
+    if let (State::Running, Some(p)) = (record.state, &record.process) {
+        ctx.ui.info(format!(
+            "session {} was recorded running (pid {}), but that process is gone",
+            record.id, p.pid
+        ));
+    }
+}
+
+/// Decide where the session runs; recreate its worktree when that is the decision.
+/// Refusals change nothing (not even the lock file).
+fn place(ctx: &Ctx, stored: Stored) -> Result<Stored> {
+    let f = facts::inspect(ctx, &stored.record)?;
+    match decide(&f) {
+        Placement::Use => Ok(stored),
+        Placement::Refuse(why) => Err(explain(&why, &f).into()),
+        Placement::Recreate { .. } => recreate(ctx, stored),
+    }
+}
+
+/// `git worktree add <path> bullpen/<id>` under the per-repository lock, after
+/// deciding again under it (another process may have got there first).
+fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
+    let path = Path::new(&stored.record.worktree).to_path_buf();
+    let parent = path
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
+    let lock = Lock::acquire(&ctx.layout.lock_path())?;
+    let f = facts::inspect(ctx, &stored.record)?;
+    let prune_first = match decide(&f) {
+        Placement::Recreate { prune_first } => prune_first,
+        Placement::Use => return Ok(stored),
+        Placement::Refuse(why) => return Err(explain(&why, &f).into()),
+    };
+    if prune_first {
+        ctx.ui.info(
+            "git still registers a worktree whose directory is gone (deleted by hand?); \
+             running `git worktree prune` first",
+        );
+        ctx.repo
+            .worktree_prune()
+            .context("cannot prune git's stale worktree entries")?;
+    }
+    ctx.ui.info(format!(
+        "worktree {} is gone; recreating it from {}",
+        path.display(),
+        f.branch
+    ));
+    if let Err(e) = ctx.repo.worktree_add_existing(&path, &f.branch) {
+        crate::spawn::undo::undo_failed_add(ctx, &path);
+        return Err(e.context(format!(
+            "cannot recreate the worktree of session {} at {}",
+            stored.record.id,
+            path.display()
+        )));
+    }
+    drop(lock);
+    store::update(&ctx.repo, &stored, "worktree recreated", |_| {})
+        .context("the worktree was recreated but its record could not be updated")
+}

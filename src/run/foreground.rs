@@ -1,0 +1,97 @@
+//! A run in the foreground: the command on the caller's terminal, bullpen
+//! waiting to record how it ended.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::finish::finish;
+use super::gate::{self, Attach, Spec};
+use crate::context::Ctx;
+use crate::git::store::{self, Stored};
+use crate::model::{time, Exit, Process, State};
+use crate::sys::procfs;
+
+/// Run `argv` in the session's worktree in the foreground, record running/exited,
+/// write provenance notes, and return the shell-style exit status.
+pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -> Result<i32> {
+    let id = stored.record.id.clone();
+    let worktree = Path::new(&stored.record.worktree).to_path_buf();
+    let run_start = ctx.repo.ref_target(&id.branch_ref())?;
+    let spec = Spec {
+        argv,
+        cwd: &worktree,
+        env: super::env::session_env(&stored.record),
+    };
+    // What bullpen printed so far must reach the terminal before the command does.
+    ctx.ui.flush()?;
+    // The command is held between fork and exec while the record claims the run
+    // with one compare-and-swap against the version that was checked: of two
+    // concurrent starts only one runs, and the record names the command's pid
+    // before it runs.
+    let gated = gate::start_gated(&spec, Attach::Terminal, |pid| {
+        store::try_update(&ctx.repo, &stored, event, |r| {
+            r.state = State::Running;
+            r.command = argv.to_vec();
+            r.process = Some(foreground_process(pid));
+            r.exit = None;
+            r.run_start = run_start.map(|o| o.to_string());
+        })
+        .map_err(|e| {
+            if store::is_conflict(&e) {
+                e.context(format!(
+                    "session {id} changed while starting (another bullpen started or stopped \
+                     it); nothing was run; try again"
+                ))
+            } else {
+                e.context(format!("cannot record that session {id} is running"))
+            }
+        })
+    })?;
+    let _interrupts = gated.interrupts;
+    let (running, mut child) = match (gated.admitted, gated.child) {
+        (Some(running), Ok(child)) => (running, child),
+        (Some(running), Err(e)) => {
+            // Claimed, but the command could not be executed: like a shell, say
+            // why and exit 127 (recorded as such).
+            ctx.ui.error(&e);
+            finish(ctx, &running, Exit::now(Some(127), None), State::Exited)?;
+            return Ok(127);
+        }
+        (None, Err(e)) => return Err(e),
+        (None, Ok(mut child)) => {
+            // Not admitted, yet `spawn` says it runs: only when the child was killed
+            // (SIGKILL) before it reached the gate. Never leave a process unrecorded.
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!(
+                "the command of session {id} started without being recorded; it was killed"
+            )
+        }
+    };
+    let status = child
+        .wait()
+        .context("cannot wait for the session's command")?;
+    let (code, signal) = gate::split_status(status);
+    let exit = Exit::now(code, signal);
+    finish(ctx, &running, exit.clone(), State::Exited)?;
+    Ok(exit.shell_status())
+}
+
+/// The record of a foreground run: the command, and this bullpen process as its
+/// supervisor, so that the run counts as alive until its end is recorded (after
+/// the command exits, bullpen still writes notes and the exit).
+fn foreground_process(pid: u32) -> Process {
+    let ident = procfs::identity(pid);
+    let me = std::process::id();
+    Process {
+        pid,
+        start_time: ident.start_time,
+        boot_id: ident.boot_id,
+        background: false,
+        supervisor_pid: Some(me),
+        started_at: time::now_rfc3339(),
+        supervisor_start_time: procfs::start_time(me),
+        stop_requested_at: None,
+    }
+}

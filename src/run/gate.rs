@@ -1,0 +1,266 @@
+//! Starting a session's command: the gate that holds it between fork and exec
+//! until its run is recorded, detaching the supervisor, and the pipes they use.
+
+use std::ffi::OsString;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+
+use anyhow::{Context, Result};
+
+/// How the session's command is run.
+pub struct Spec<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    pub env: Vec<(&'static str, OsString)>,
+}
+
+/// While a foreground command runs, Ctrl-C and Ctrl-\ go to it (same terminal
+/// process group) and bullpen ignores them so that it can record the outcome.
+pub struct IgnoreInterrupts {
+    old_int: libc::sighandler_t,
+    old_quit: libc::sighandler_t,
+}
+
+impl IgnoreInterrupts {
+    fn new() -> Self {
+        // SAFETY: setting a signal disposition to SIG_IGN is async-signal-safe and
+        // has no memory-safety preconditions.
+        unsafe {
+            IgnoreInterrupts {
+                old_int: libc::signal(libc::SIGINT, libc::SIG_IGN),
+                old_quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            }
+        }
+    }
+}
+
+impl Drop for IgnoreInterrupts {
+    fn drop(&mut self) {
+        // SAFETY: restores the dispositions saved in `new`.
+        unsafe {
+            libc::signal(libc::SIGINT, self.old_int);
+            libc::signal(libc::SIGQUIT, self.old_quit);
+        }
+    }
+}
+
+/// How a gated command is attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// Foreground: the terminal's process group and stdin; bullpen ignores
+    /// SIGINT/SIGQUIT while it runs so that Ctrl-C reaches only the command and
+    /// bullpen lives to record the outcome.
+    Terminal,
+    /// Background: its own process group (so `stop` can end all of it), stdin
+    /// from /dev/null.
+    OwnGroup,
+}
+
+/// (code, signal) of an exit status.
+pub fn split_status(status: ExitStatus) -> (Option<i32>, Option<i32>) {
+    (status.code(), status.signal())
+}
+
+/// A pipe whose two ends are closed on exec (`O_CLOEXEC`): (read, write).
+pub fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error()).context("cannot create a pipe");
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
+    unsafe {
+        Ok((
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        ))
+    }
+}
+
+/// Start `program args` detached from the caller: a new session (`setsid`: no
+/// controlling terminal, its own process group, so a closing terminal or a
+/// Ctrl-C in it never reaches it), stdin from /dev/null, stdout and stderr
+/// appended to `log`. `keep_fd` stays open across exec (everything else bullpen
+/// opens is close-on-exec). Returns the pid; the process is not waited for.
+pub fn spawn_detached(
+    program: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    log: &std::fs::File,
+    keep_fd: std::os::fd::RawFd,
+) -> Result<u32> {
+    let out = log.try_clone().context("cannot duplicate the log file")?;
+    let err = log.try_clone().context("cannot duplicate the log file")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    // SAFETY: only async-signal-safe calls (setsid, fcntl) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::fcntl(keep_fd, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", program.display()))?;
+    // Not waited for: it outlives us and is reparented when we exit.
+    Ok(child.id())
+}
+
+/// The outcome of [`start_gated`].
+pub struct Gated<T> {
+    /// What `admit` returned when it was called and succeeded.
+    pub admitted: Option<T>,
+    /// The running command, or why it is not running (the error of `admit` when
+    /// `admit` refused).
+    pub child: Result<std::process::Child>,
+    /// Held until the command has been waited for ([`Attach::Terminal`]).
+    pub interrupts: Option<IgnoreInterrupts>,
+}
+
+/// Start the command (attached as `attach` says, output inherited), but hold it
+/// between fork and exec until `admit(pid)` says yes:
+/// the record can name the command's pid and start time *before* the command
+/// has run a single instruction of its own, and a refused start runs nothing.
+///
+/// How: the forked child writes its pid to one pipe and blocks reading another
+/// (all async-signal-safe). `Command::spawn` does not return until the child has
+/// exec'd, so it runs on a helper thread while this thread reads the pid, calls
+/// `admit`, and then either sends the go byte or closes the pipe (the child then
+/// fails with ECANCELED and never execs).
+pub fn start_gated<T>(
+    spec: &Spec,
+    attach: Attach,
+    admit: impl FnOnce(u32) -> Result<T>,
+) -> Result<Gated<T>> {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+
+    let (program, args) = spec
+        .argv
+        .split_first()
+        .context("the session's command is empty")?;
+    let (pid_r, pid_w) = pipe()?;
+    let (go_r, go_w) = pipe()?;
+    let (pid_r_fd, pid_w_fd, go_r_fd, go_w_fd) = (
+        pid_r.as_raw_fd(),
+        pid_w.as_raw_fd(),
+        go_r.as_raw_fd(),
+        go_w.as_raw_fd(),
+    );
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(spec.cwd);
+    let own_group = attach == Attach::OwnGroup;
+    if own_group {
+        cmd.stdin(std::process::Stdio::null());
+    }
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    let interrupts = (attach == Attach::Terminal).then(IgnoreInterrupts::new);
+    // SAFETY: only async-signal-safe calls (setpgid, signal, close, getpid, write,
+    // read) between fork and exec; the closure captures plain integers.
+    unsafe {
+        cmd.pre_exec(move || {
+            if own_group && libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(pid_r_fd);
+            libc::close(go_w_fd);
+            let pid = (libc::getpid() as u32).to_ne_bytes();
+            let n = libc::write(pid_w_fd, pid.as_ptr().cast(), pid.len());
+            libc::close(pid_w_fd);
+            if n != pid.len() as isize {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut go = 0u8;
+            let n = loop {
+                let n = libc::read(go_r_fd, (&mut go as *mut u8).cast(), 1);
+                if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                break n;
+            };
+            libc::close(go_r_fd);
+            if n == 1 && go == b'g' {
+                // Whatever the dispatcher inherited, the command starts with the
+                // default reaction to the signals `stop` and terminals send. Only
+                // now: while held at the gate it keeps bullpen's dispositions (a
+                // foreground bullpen ignores Ctrl-C), so a Ctrl-C during the claim
+                // cannot kill a command whose run is being recorded.
+                for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                Ok(())
+            } else {
+                Err(std::io::Error::from_raw_os_error(libc::ECANCELED))
+            }
+        });
+    }
+    let gated = std::thread::scope(|scope| {
+        // The helper thread owns the child's ends of both pipes and closes them
+        // once the fork is done, so a child that dies early shows up as EOF here.
+        let spawner = scope.spawn(move || {
+            let child = cmd.spawn();
+            drop(pid_w);
+            drop(go_r);
+            child
+        });
+        let joined = |s: std::thread::ScopedJoinHandle<
+            '_,
+            std::io::Result<std::process::Child>,
+        >| match s.join() {
+            Ok(r) => r.with_context(|| format!("cannot run {program:?} in {}", spec.cwd.display())),
+            Err(_) => Err(anyhow::anyhow!("the thread starting {program:?} panicked")),
+        };
+        let mut buf = [0u8; 4];
+        let mut pid_pipe = std::fs::File::from(pid_r);
+        if pid_pipe.read_exact(&mut buf).is_err() {
+            // The child ended before reaching the gate (e.g. no such directory).
+            drop(go_w);
+            return Gated {
+                admitted: None,
+                child: joined(spawner),
+                interrupts,
+            };
+        }
+        let pid = u32::from_ne_bytes(buf);
+        match admit(pid) {
+            Ok(t) => {
+                let mut go = std::fs::File::from(go_w);
+                let sent = go.write_all(b"g");
+                drop(go);
+                let child = sent
+                    .context("cannot release the command")
+                    .and_then(|()| joined(spawner));
+                Gated {
+                    admitted: Some(t),
+                    child,
+                    interrupts,
+                }
+            }
+            Err(e) => {
+                drop(go_w);
+                let _ = joined(spawner);
+                Gated {
+                    admitted: None,
+                    child: Err(e),
+                    interrupts,
+                }
+            }
+        }
+    });
+    Ok(gated)
+}

@@ -1,0 +1,16 @@
+//! Running a session's command: in the foreground on the caller's terminal, or
+//! in the background under a detached supervisor; the gate that holds a command
+//! between fork and exec until its run is recorded; the end of a run and its
+//! provenance notes; what of a run still lives; signalling a run's group.
+
+pub mod background;
+pub mod env;
+pub mod finish;
+pub mod foreground;
+pub mod gate;
+pub mod group;
+pub mod liveness;
+pub mod supervisor;
+
+pub use background::run_background;
+pub use foreground::run_foreground;

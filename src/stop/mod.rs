@@ -1,0 +1,229 @@
+//! stop: end a background run: its whole process group, SIGTERM first, SIGKILL
+//! after a timeout; the supervisor records `stopped`. `plan` decides (pure).
+
+pub mod plan;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::context::Ctx;
+use crate::git::store::{self, Stored};
+use crate::model::process::Group;
+use crate::model::{time, Error, Exit, Record, SessionId, State};
+use crate::run::finish::finish;
+use crate::run::group;
+use crate::sys::procfs;
+use plan::{plan, Facts, Plan};
+
+/// How long, after SIGKILL, the group may take to disappear before stop gives up.
+const KILL_GRACE: Duration = Duration::from_secs(10);
+/// How long the supervisor may take to record the end once its command is gone.
+const RECORD_GRACE: Duration = Duration::from_secs(30);
+/// How often /proc and the record are looked at while waiting.
+const POLL: Duration = Duration::from_millis(20);
+
+pub fn stop(ctx: &Ctx, id: &SessionId, timeout: Duration) -> Result<i32> {
+    let stored = store::require(&ctx.repo, id)?;
+    let facts = match stored.record.process.as_ref() {
+        Some(p) => Facts {
+            supervisor_alive: p.background && procfs::is_session_alive(p),
+            command_alive: procfs::is_alive(p),
+        },
+        None => Facts {
+            supervisor_alive: false,
+            command_alive: false,
+        },
+    };
+    match plan(&stored.record, &facts) {
+        Plan::NotRunning => {
+            ctx.ui.info(format!(
+                "session {id} is not running ({}); nothing to stop",
+                describe(&stored.record)
+            ));
+            Ok(0)
+        }
+        Plan::Foreground { pid } => Err(Error::refused(format!(
+            "session {id} runs in the foreground (pid {pid}) of another terminal"
+        ))
+        .hint(format!("end it there (Ctrl-C), or with `kill {pid}`"))
+        .into()),
+        Plan::Supervised { group } => stop_supervised(ctx, stored, group, timeout),
+        Plan::Orphaned { group } => stop_orphaned(ctx, stored, group, timeout),
+    }
+}
+
+/// "exited 0", "stopped", "ready", ...
+fn describe(record: &Record) -> String {
+    match (&record.exit, record.state) {
+        (Some(e), State::Exited | State::Stopped) => {
+            format!("{}, {}", record.state.as_str(), e.describe())
+        }
+        _ => record.state.as_str().to_owned(),
+    }
+}
+
+fn stop_supervised(
+    ctx: &Ctx,
+    stored: Stored,
+    group: Option<Group>,
+    timeout: Duration,
+) -> Result<i32> {
+    let id = stored.record.id.clone();
+    let Some(marked) = request_stop(ctx, stored)? else {
+        let now = store::load(&ctx.repo, &id)?;
+        let state = now.map_or("gone".to_owned(), |s| describe(&s.record));
+        ctx.ui.info(format!(
+            "session {id} ended by itself before stop got to it ({state}); nothing to stop"
+        ));
+        return Ok(0);
+    };
+    let how = terminate(&id, group, timeout)?;
+    let done = wait_recorded(ctx, &marked)?;
+    report(ctx, &done.record, how);
+    Ok(0)
+}
+
+fn stop_orphaned(
+    ctx: &Ctx,
+    stored: Stored,
+    group: Option<Group>,
+    timeout: Duration,
+) -> Result<i32> {
+    let id = stored.record.id.clone();
+    ctx.ui.info(format!(
+        "session {id} is lost (its supervisor is gone); ending what is left of it"
+    ));
+    let how = terminate(&id, group, timeout)?;
+    let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
+    report(ctx, &done.record, how);
+    Ok(0)
+}
+
+fn report(ctx: &Ctx, record: &Record, how: Signalled) {
+    let how = match how {
+        Signalled::Nothing => "no process was left to signal",
+        Signalled::Term => "SIGTERM",
+        Signalled::Kill => "SIGKILL after the timeout",
+    };
+    ctx.ui.info(format!(
+        "session {} {} ({how})",
+        record.id,
+        describe(record)
+    ));
+}
+
+/// Mark the run as asked to stop, with compare-and-swap against the record the
+/// supervisor will replace when it records the end. `None`: the run ended (was
+/// recorded as ended) before the mark could land, so there is nothing to stop.
+fn request_stop(ctx: &Ctx, stored: Stored) -> Result<Option<Stored>> {
+    let id = stored.record.id.clone();
+    let key = stored.record.run_key();
+    let mut current = stored;
+    for _ in 0..8 {
+        if key.is_none() || current.record.run_key() != key {
+            return Ok(None);
+        }
+        if current
+            .record
+            .process
+            .as_ref()
+            .is_some_and(|p| p.stop_requested_at.is_some())
+        {
+            return Ok(Some(current)); // another stop asked already
+        }
+        let at = time::now_rfc3339();
+        match store::try_update(&ctx.repo, &current, "stop requested", |r| {
+            if let Some(p) = r.process.as_mut() {
+                p.stop_requested_at = Some(at.clone());
+            }
+        }) {
+            Ok(marked) => return Ok(Some(marked)),
+            Err(e) if store::is_conflict(&e) => {
+                current = store::load(&ctx.repo, &id)?
+                    .ok_or_else(|| anyhow!("the record of session {id} was deleted"))?;
+            }
+            Err(e) => return Err(e.context(format!("cannot record the stop of session {id}"))),
+        }
+    }
+    bail!("the record of session {id} kept changing while stop tried to mark it; try again")
+}
+
+/// Which signal ended the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Signalled {
+    Nothing,
+    Term,
+    Kill,
+}
+
+/// SIGTERM the group, wait up to `timeout` for every member to end, then SIGKILL.
+fn terminate(id: &SessionId, group: Option<Group>, timeout: Duration) -> Result<Signalled> {
+    let Some(group) = group else {
+        return Ok(Signalled::Nothing);
+    };
+    if !group::signal(&group, libc::SIGTERM)? {
+        return Ok(Signalled::Nothing);
+    }
+    if wait_until(timeout, || procfs::group_members(&group).is_empty()) {
+        return Ok(Signalled::Term);
+    }
+    group::signal(&group, libc::SIGKILL)?;
+    if wait_until(KILL_GRACE, || procfs::group_members(&group).is_empty()) {
+        return Ok(Signalled::Kill);
+    }
+    bail!(
+        "processes {:?} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
+         run stop again later",
+        procfs::group_members(&group),
+        KILL_GRACE.as_secs()
+    )
+}
+
+/// Poll `done` until it holds or `limit` has passed; whether it held.
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Wait for the supervisor to record the end of the run `marked` describes. If
+/// the supervisor is gone without recording it, record `stopped` here.
+fn wait_recorded(ctx: &Ctx, marked: &Stored) -> Result<Stored> {
+    let id = &marked.record.id;
+    let key = marked.record.run_key();
+    let supervisor = marked.record.process.clone();
+    let deadline = Instant::now() + RECORD_GRACE;
+    loop {
+        let current = store::load(&ctx.repo, id)?
+            .ok_or_else(|| anyhow!("the record of session {id} was deleted"))?;
+        if current.record.run_key() != key {
+            return Ok(current);
+        }
+        if !supervisor.as_ref().is_some_and(procfs::is_session_alive) {
+            // It died without recording: do it here (the CAS in finish makes a
+            // late supervisor write and this one never overwrite each other).
+            return finish(ctx, &current, Exit::now(None, None), State::Stopped)
+                .with_context(|| format!("cannot record that session {id} stopped"));
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "the command of session {id} has ended, but its supervisor (pid {}) has not \
+                 recorded it after {}s; `git bullpen ls {id}` shows what it recorded",
+                supervisor
+                    .as_ref()
+                    .and_then(|p| p.supervisor_pid)
+                    .unwrap_or(0),
+                RECORD_GRACE.as_secs()
+            );
+        }
+        std::thread::sleep(POLL);
+    }
+}

@@ -1,0 +1,179 @@
+//! What `stop` does, decided as a pure function of the record and what is
+//! observed of its run.
+
+use crate::model::process::Group;
+use crate::model::{Record, State};
+
+/// What is observed about the recorded run right now.
+#[derive(Clone, Copy, Debug)]
+pub struct Facts {
+    /// The run's supervisor is the recorded process (background runs).
+    pub supervisor_alive: bool,
+    /// The run's command is the recorded process.
+    pub command_alive: bool,
+}
+
+/// What stop will do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Not running: say so, change nothing.
+    NotRunning,
+    /// A foreground run belongs to its terminal: refuse, naming its pid.
+    Foreground { pid: u32 },
+    /// Mark the record, signal the group, let the supervisor record `stopped`.
+    Supervised { group: Option<Group> },
+    /// Nobody will record the end (lost): signal what is left of the group, if
+    /// anything, and record `stopped` here.
+    Orphaned { group: Option<Group> },
+}
+
+/// Pure: the plan for a record and the facts about its run.
+pub fn plan(record: &Record, facts: &Facts) -> Plan {
+    if record.state != State::Running {
+        return Plan::NotRunning;
+    }
+    let Some(p) = record.process.as_ref() else {
+        return Plan::Orphaned { group: None };
+    };
+    match (p.background, facts.supervisor_alive, facts.command_alive) {
+        (false, _, true) => Plan::Foreground { pid: p.pid },
+        (false, _, false) => Plan::Orphaned { group: None },
+        (true, true, _) => Plan::Supervised {
+            group: Group::of(p),
+        },
+        (true, false, _) => Plan::Orphaned {
+            group: Group::of(p),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::record::SCHEMA;
+    use crate::model::Process;
+
+    fn record(state: State, process: Option<Process>) -> Record {
+        Record {
+            schema: SCHEMA,
+            id: "a".parse().unwrap(),
+            branch: "bullpen/a".into(),
+            worktree: "/w/a".into(),
+            base: "0".repeat(40),
+            command: vec!["sleep".into()],
+            state,
+            host: "h".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            run_start: None,
+            process,
+            exit: None,
+            log: None,
+            extra: Default::default(),
+        }
+    }
+
+    fn proc_(background: bool) -> Process {
+        Process {
+            pid: 100,
+            start_time: Some(5),
+            boot_id: Some("b".into()),
+            background,
+            supervisor_pid: background.then_some(99),
+            started_at: String::new(),
+            supervisor_start_time: background.then_some(4),
+            stop_requested_at: None,
+        }
+    }
+
+    fn facts(supervisor_alive: bool, command_alive: bool) -> Facts {
+        Facts {
+            supervisor_alive,
+            command_alive,
+        }
+    }
+
+    #[test]
+    fn plans() {
+        let group = Some(Group {
+            pgid: 100,
+            session: 99,
+            not_before: 5,
+        });
+        let bg = Some(proc_(true));
+        let fg = Some(proc_(false));
+        let table = [
+            (
+                State::Exited,
+                bg.clone(),
+                facts(true, true),
+                Plan::NotRunning,
+            ),
+            (State::Ready, None, facts(false, false), Plan::NotRunning),
+            (
+                State::Stopped,
+                bg.clone(),
+                facts(false, false),
+                Plan::NotRunning,
+            ),
+            (
+                State::Running,
+                bg.clone(),
+                facts(true, true),
+                Plan::Supervised { group },
+            ),
+            // The command ended, the supervisor is about to record it: still its job.
+            (
+                State::Running,
+                bg.clone(),
+                facts(true, false),
+                Plan::Supervised { group },
+            ),
+            // Lost: the supervisor is gone, whether or not its command lingers.
+            (
+                State::Running,
+                bg.clone(),
+                facts(false, true),
+                Plan::Orphaned { group },
+            ),
+            (
+                State::Running,
+                bg,
+                facts(false, false),
+                Plan::Orphaned { group },
+            ),
+            (
+                State::Running,
+                fg.clone(),
+                facts(false, true),
+                Plan::Foreground { pid: 100 },
+            ),
+            (
+                State::Running,
+                fg,
+                facts(false, false),
+                Plan::Orphaned { group: None },
+            ),
+            (
+                State::Running,
+                None,
+                facts(false, false),
+                Plan::Orphaned { group: None },
+            ),
+        ];
+        for (state, process, f, want) in table {
+            assert_eq!(
+                plan(&record(state, process.clone()), &f),
+                want,
+                "{state:?} {process:?} {f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_is_identified_by_pid_and_start_time_while_running() {
+        let r = record(State::Running, Some(proc_(true)));
+        assert_eq!(r.run_key(), Some((100, Some(5))));
+        assert_eq!(record(State::Exited, Some(proc_(true))).run_key(), None);
+    }
+}
