@@ -39,7 +39,7 @@ pub fn files() -> Vec<(&'static str, Vec<u8>)> {
     for (name, completer) in [
         ("git-bullpen", &GitBash as &dyn EnvCompleter),
         ("_git-bullpen", &GitZsh),
-        ("git-bullpen.fish", &GitFish),
+        ("git-bullpen.fish", &GitFish { git_hook: false }),
     ] {
         let mut buf = Vec::new();
         // Writing to a Vec cannot fail.
@@ -58,7 +58,7 @@ pub fn complete_from_env() {
         .var(config::ENV_COMPLETE)
         .bin(PROGRAM)
         .completer(PROGRAM)
-        .shells(Shells(&[&GitBash, &GitZsh, &GitFishBoth]))
+        .shells(Shells(&[&GitBash, &GitZsh, &GitFish { git_hook: true }]))
         .complete();
 }
 
@@ -101,6 +101,28 @@ pub fn candidates(records: &[Record], include_collected: bool) -> Vec<Completion
         .collect()
 }
 
+/// The parts of an [`EnvCompleter`] that only hand over to clap_complete's own
+/// completer for the shell: only the registration script is ours.
+macro_rules! delegate_to {
+    ($shell:expr) => {
+        fn name(&self) -> &'static str {
+            $shell.name()
+        }
+        fn is(&self, name: &str) -> bool {
+            $shell.is(name)
+        }
+        fn write_complete(
+            &self,
+            cmd: &mut clap::Command,
+            args: Vec<OsString>,
+            current_dir: Option<&Path>,
+            buf: &mut dyn Write,
+        ) -> std::io::Result<()> {
+            $shell.write_complete(cmd, args, current_dir, buf)
+        }
+    };
+}
+
 fn header(out: &mut dyn Write, comment: &str, what: &str) -> std::io::Result<()> {
     writeln!(
         out,
@@ -130,12 +152,7 @@ _git_bullpen() {
 }"#;
 
 impl EnvCompleter for GitBash {
-    fn name(&self) -> &'static str {
-        Bash.name()
-    }
-    fn is(&self, name: &str) -> bool {
-        Bash.is(name)
-    }
+    delegate_to!(Bash);
     fn write_registration(
         &self,
         var: &str,
@@ -148,15 +165,6 @@ impl EnvCompleter for GitBash {
         header(buf, "#", "bash completion")?;
         Bash.write_registration(var, name, bin, completer, buf)?;
         writeln!(buf, "{}", BASH_GIT_GLUE.trim_start())
-    }
-    fn write_complete(
-        &self,
-        cmd: &mut clap::Command,
-        args: Vec<OsString>,
-        current_dir: Option<&Path>,
-        buf: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        Bash.write_complete(cmd, args, current_dir, buf)
     }
 }
 
@@ -199,12 +207,7 @@ else
 fi"#;
 
 impl EnvCompleter for GitZsh {
-    fn name(&self) -> &'static str {
-        Zsh.name()
-    }
-    fn is(&self, name: &str) -> bool {
-        Zsh.is(name)
-    }
+    delegate_to!(Zsh);
     fn write_registration(
         &self,
         var: &str,
@@ -225,19 +228,15 @@ impl EnvCompleter for GitZsh {
         )?;
         writeln!(buf, "{}", ZSH_BODY.replace("VAR", var))
     }
-    fn write_complete(
-        &self,
-        cmd: &mut clap::Command,
-        args: Vec<OsString>,
-        current_dir: Option<&Path>,
-        buf: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        Zsh.write_complete(cmd, args, current_dir, buf)
-    }
 }
 
-/// fish: clap's completer for `git-bullpen`, plus [`FISH_GIT_HOOK`] for `git bullpen`.
-struct GitFish;
+/// fish: clap's completer for `git-bullpen`; with `git_hook`, followed by
+/// [`FISH_GIT_HOOK`] for `git bullpen` (what `GIT_BULLPEN_COMPLETE=fish
+/// git-bullpen` prints, so that `... | source` sets up both). The committed
+/// `git-bullpen.fish` is the first part only; the hook is installed apart.
+struct GitFish {
+    git_hook: bool,
+}
 
 /// `git bullpen ...` in fish: offers `bullpen` as a git subcommand and completes
 /// the words after it as `git-bullpen ...`. fish autoloads completions by command
@@ -292,14 +291,7 @@ pub fn fish_git_hook() -> Vec<u8> {
 }
 
 impl EnvCompleter for GitFish {
-    fn name(&self) -> &'static str {
-        Fish.name()
-    }
-    fn is(&self, name: &str) -> bool {
-        Fish.is(name)
-    }
-    /// The `git-bullpen` part. Printed by `GIT_BULLPEN_COMPLETE=fish git-bullpen`
-    /// followed by the `git bullpen` hook, so `... | source` sets up both.
+    delegate_to!(Fish);
     fn write_registration(
         &self,
         var: &str,
@@ -309,48 +301,11 @@ impl EnvCompleter for GitFish {
         buf: &mut dyn Write,
     ) -> std::io::Result<()> {
         header(buf, "#", "fish completion")?;
-        Fish.write_registration(var, name, bin, completer, buf)
-    }
-    fn write_complete(
-        &self,
-        cmd: &mut clap::Command,
-        args: Vec<OsString>,
-        current_dir: Option<&Path>,
-        buf: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        Fish.write_complete(cmd, args, current_dir, buf)
-    }
-}
-
-/// `GIT_BULLPEN_COMPLETE=fish git-bullpen` prints both fish parts.
-struct GitFishBoth;
-
-impl EnvCompleter for GitFishBoth {
-    fn name(&self) -> &'static str {
-        Fish.name()
-    }
-    fn is(&self, name: &str) -> bool {
-        Fish.is(name)
-    }
-    fn write_registration(
-        &self,
-        var: &str,
-        name: &str,
-        bin: &str,
-        completer: &str,
-        buf: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        GitFish.write_registration(var, name, bin, completer, buf)?;
-        writeln!(buf, "{}", FISH_GIT_HOOK.replace("VAR", var))
-    }
-    fn write_complete(
-        &self,
-        cmd: &mut clap::Command,
-        args: Vec<OsString>,
-        current_dir: Option<&Path>,
-        buf: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        Fish.write_complete(cmd, args, current_dir, buf)
+        Fish.write_registration(var, name, bin, completer, buf)?;
+        if self.git_hook {
+            writeln!(buf, "{}", FISH_GIT_HOOK.replace("VAR", var))?;
+        }
+        Ok(())
     }
 }
 

@@ -95,7 +95,14 @@ fn plans_and_decisions_import_only_the_model() {
                 bad.push(format!("{rel} reaches a sibling module: {}", line.trim()));
             }
         }
-        for io in ["std::fs", "std::process", "std::net", "std::env", "libc::", "gix"] {
+        for io in [
+            "std::fs",
+            "std::process",
+            "std::net",
+            "std::env",
+            "libc::",
+            "gix",
+        ] {
             if !in_model && code.contains(io) {
                 bad.push(format!("{rel} does I/O through {io}"));
             }
@@ -146,6 +153,7 @@ fn no_library_module_prints_to_the_process_streams() {
 /// module is caught.
 #[test]
 fn the_purity_check_catches_a_foreign_import() {
-    let code = code_only("use crate::model::Oid;\nuse crate::git::Repo;\n// crate::sys in a comment\n");
+    let code =
+        code_only("use crate::model::Oid;\nuse crate::git::Repo;\n// crate::sys in a comment\n");
     assert_eq!(crate_modules(&code), ["model", "git"]);
 }
