@@ -16,7 +16,7 @@ use crate::support::{Env, Run, BIN};
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// An `Env` whose background processes are killed when the test ends, pass or fail.
-struct Bg {
+pub(crate) struct Bg {
     env: Env,
     /// Processes the test itself started.
     children: Vec<Child>,
@@ -95,7 +95,7 @@ impl Drop for Bg {
 }
 
 impl Bg {
-    fn new() -> Bg {
+    pub(crate) fn new() -> Bg {
         Bg {
             env: Env::new(),
             children: Vec::new(),

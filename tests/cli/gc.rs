@@ -26,7 +26,7 @@ impl Guard {
 
 /// A repository with a committed `.gitignore` (`.cache/`), `main` pushed to a
 /// bare `origin`.
-fn setup() -> Env {
+pub(crate) fn setup() -> Env {
     let env = Env::new();
     std::fs::write(env.repo.join(".gitignore"), ".cache/\n").unwrap();
     env.git(&env.repo, &["add", ".gitignore"]).ok();
@@ -38,15 +38,15 @@ fn setup() -> Env {
 }
 
 /// A session that ran `script` (in its worktree) and exited; its worktree.
-fn spawn(env: &Env, id: &str, script: &str) -> PathBuf {
+pub(crate) fn spawn(env: &Env, id: &str, script: &str) -> PathBuf {
     env.bullpen(&["spawn", id, "--", "sh", "-c", script]).ok();
     env.worktree_of(id)
 }
 
-const COMMIT: &str =
+pub(crate) const COMMIT: &str =
     "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
 
-fn push(env: &Env, id: &str) {
+pub(crate) fn push(env: &Env, id: &str) {
     env.git(
         &env.repo,
         &["push", "-q", "origin", &format!("bullpen/{id}")],

@@ -10,4 +10,5 @@ mod layout;
 mod ls;
 mod resume;
 mod ship;
+mod snapshots;
 mod spawn;
