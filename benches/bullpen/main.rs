@@ -20,6 +20,8 @@
 
 mod env;
 mod fixtures;
+#[path = "../../tests/common/hermetic.rs"]
+mod hermetic;
 mod measure;
 mod report;
 

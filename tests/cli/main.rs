@@ -1,6 +1,8 @@
 //! One integration test binary: the real `git-bullpen` against real git
 //! repositories in temp dirs. One module per command.
 
+#[path = "../common/hermetic.rs"]
+mod hermetic;
 mod support;
 
 mod bg;

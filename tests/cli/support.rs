@@ -99,36 +99,18 @@ impl Env {
         self.repo.parent().expect("repo has a parent").to_path_buf()
     }
 
-    /// The hermetic environment applied to every child.
+    /// The hermetic environment applied to every child (`tests/common/hermetic.rs`),
+    /// with the fault-injection directories first on PATH and fixed commit dates.
     pub fn apply(&self, cmd: &mut Command) {
-        cmd.env_clear();
         let mut path = std::env::join_paths(&self.path_prefix).unwrap_or_default();
         let sys = std::env::var_os("PATH").unwrap_or_default();
         if !path.is_empty() {
             path.push(":");
         }
         path.push(&sys);
-        cmd.env("PATH", path)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_DATA_HOME", self.home.join(".local/share"))
-            .env("XDG_CACHE_HOME", self.home.join(".cache"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("BULLPEN_HOME", &self.bullpen_home)
-            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Test Author")
-            .env("GIT_AUTHOR_EMAIL", "author@example.com")
-            .env("GIT_COMMITTER_NAME", "Test Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        crate::hermetic::apply(cmd, &path, &self.home, &self.bullpen_home)
             .env("GIT_AUTHOR_DATE", DATE)
-            .env("GIT_COMMITTER_DATE", DATE)
-            .env("GIT_EDITOR", ":")
-            .env("GIT_PAGER", "cat")
-            .env("LC_ALL", "C")
-            .env("TZ", "UTC")
-            .env("SHELL", "/bin/sh")
-            .stdin(Stdio::null());
+            .env("GIT_COMMITTER_DATE", DATE);
     }
 
     pub fn cmd(&self, program: impl AsRef<OsStr>, cwd: &Path) -> Command {
