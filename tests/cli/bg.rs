@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Env, Run, BIN};
+use crate::support::{record_ref, Env, Run, BIN};
 
 /// Generous: machines under load are slow, and these waits end as soon as the
 /// condition holds.
@@ -58,8 +58,9 @@ impl Drop for Bg {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let Ok(out) = std::process::Command::new("git")
-            .args(["-C", self.env.repo.to_str().unwrap_or(".")])
+        let Ok(out) = self
+            .env
+            .cmd("git", &self.env.repo)
             .args([
                 "for-each-ref",
                 "--format=%(refname)",
@@ -70,7 +71,7 @@ impl Drop for Bg {
             return;
         };
         for refname in String::from_utf8_lossy(&out.stdout).lines() {
-            let Some(rec) = read_record_ref(&self.env.repo, refname) else {
+            let Some(rec) = read_record_ref(&self.env, refname) else {
                 continue;
             };
             let p = &rec["process"];
@@ -134,48 +135,8 @@ impl Bg {
         })
     }
 
-    /// The session's record (`session.json`) as stored.
-    fn record(&self, id: &str) -> Value {
-        read_record_ref(&self.repo, &format!("refs/bullpen/sessions/{id}"))
-            .unwrap_or_else(|| panic!("no record for {id}"))
-    }
-
     fn record_commit(&self, id: &str) -> String {
-        self.git_out(&["rev-parse", &format!("refs/bullpen/sessions/{id}")])
-    }
-
-    /// Replace the record of `id` with `edit(record)`, as a hand edit would.
-    fn edit_record(&self, id: &str, edit: impl FnOnce(&mut Value)) {
-        let refname = format!("refs/bullpen/sessions/{id}");
-        let old = self.record_commit(id);
-        let mut rec = self.record(id);
-        edit(&mut rec);
-        let file = self.root().join("edited-session.json");
-        std::fs::write(&file, serde_json::to_vec_pretty(&rec).unwrap()).unwrap();
-        let blob = self.git_out(&["hash-object", "-w", file.to_str().unwrap()]);
-        let tree = self.git_input(&format!("100644 blob {blob}\tsession.json\n"), &["mktree"]);
-        let commit = self.git_out(&["commit-tree", &tree, "-p", &old, "-m", "hand edit"]);
-        self.git_out(&["update-ref", &refname, &commit, &old]);
-    }
-
-    fn git_input(&self, input: &str, args: &[&str]) -> String {
-        use std::io::Write;
-        let mut child = self
-            .cmd("git", &self.repo)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        self.git_out(&["rev-parse", &record_ref(id)])
     }
 
     /// A long-lived process owned by the test (killed by the guard).
@@ -191,10 +152,11 @@ impl Bg {
     }
 }
 
-fn read_record_ref(repo: &Path, refname: &str) -> Option<Value> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
+/// The record at `refname`, if it can be read: what the guard uses, which must
+/// not panic.
+fn read_record_ref(env: &Env, refname: &str) -> Option<Value> {
+    let out = env
+        .cmd("git", &env.repo)
         .args(["cat-file", "blob", &format!("{refname}:session.json")])
         .output()
         .ok()?;

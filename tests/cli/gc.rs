@@ -84,11 +84,6 @@ fn session<'a>(entries: &'a [Value], id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no session {id} in {entries:#?}"))
 }
 
-fn record(env: &Env, id: &str) -> Value {
-    let json = env.git_out(&["show", &format!("refs/bullpen/sessions/{id}:session.json")]);
-    serde_json::from_str(&json).unwrap()
-}
-
 fn branch_exists(env: &Env, id: &str) -> bool {
     env.git(
         &env.repo,
@@ -107,30 +102,6 @@ fn registered(env: &Env, path: &Path) -> bool {
     env.git_out(&["worktree", "list", "--porcelain"])
         .lines()
         .any(|l| l == format!("worktree {}", path.display()))
-}
-
-/// Replace a record's session.json with an edited copy, with plain git plumbing,
-/// the way a hand edit or a fetched record would arrive.
-fn rewrite_record(env: &Env, id: &str, edit: impl FnOnce(&mut Value)) {
-    let refname = format!("refs/bullpen/sessions/{id}");
-    let old = env.git_out(&["rev-parse", &refname]);
-    let mut v = record(env, id);
-    edit(&mut v);
-    let file = env.root().join(format!("edited-{id}.json"));
-    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
-    let blob = env.git_out(&["hash-object", "-w", file.to_str().unwrap()]);
-    let out = env
-        .cmd("sh", &env.repo)
-        .args([
-            "-c",
-            &format!("printf '100644 blob {blob}\\tsession.json\\n' | git mktree"),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let tree = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    let commit = env.git_out(&["commit-tree", &tree, "-p", &old, "-m", "edited by hand"]);
-    env.git_out(&["update-ref", &refname, &commit, &old]);
 }
 
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
@@ -175,8 +146,8 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
     assert!(!wt.exists(), "worktree directory removed");
     assert!(!registered(&env, &wt), "worktree deregistered");
     assert!(!branch_exists(&env, "done"), "local branch deleted");
-    assert_eq!(record(&env, "done")["state"], "collected");
-    assert!(record(&env, "done").get("gc_teardown").is_none());
+    assert_eq!(env.record("done")["state"], "collected");
+    assert!(env.record("done").get("gc_teardown").is_none());
     let note = env.git_out(&["notes", "--ref=bullpen", "show", &commit]);
     assert!(note.contains("bullpen-session: done"), "{note}");
     assert!(run.stderr.contains("1 removed"), "{}", run.stderr);
@@ -233,7 +204,7 @@ fn an_unpushed_session_is_kept() {
     assert_eq!(e["reason"], "1 commit not on any remote");
     assert!(wt.join("work.txt").exists());
     assert!(branch_exists(&env, "local"));
-    assert_eq!(record(&env, "local")["state"], "exited");
+    assert_eq!(env.record("local")["state"], "exited");
 }
 
 #[test]
@@ -429,7 +400,7 @@ fn a_session_whose_recorded_process_is_alive_is_kept_even_when_it_is_elsewhere()
     let proc_ = sleeper_in(&env.root(), "300");
     let pid = proc_.pid();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    rewrite_record(&env, "alive", |v| {
+    env.edit_record("alive", |v| {
         v["state"] = "running".into();
         v["process"] = serde_json::json!({
             "pid": pid,
@@ -461,7 +432,7 @@ fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exis
     push(&env, "unsure");
     let proc_ = sleeper_in(&env.root(), "300");
     let pid = proc_.pid();
-    rewrite_record(&env, "unsure", |v| {
+    env.edit_record("unsure", |v| {
         v["state"] = "running".into();
         v["process"] = serde_json::json!({
             "pid": pid,
@@ -516,7 +487,7 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
         branch_exists(&env, "late"),
         "branch kept until the worktree is gone"
     );
-    assert_ne!(record(&env, "late")["state"], "collected");
+    assert_ne!(env.record("late")["state"], "collected");
 
     drop(writer);
     let (run, entries) = gc(&env, &[]);
@@ -525,7 +496,7 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "late"));
-    assert_eq!(record(&env, "late")["state"], "collected");
+    assert_eq!(env.record("late")["state"], "collected");
 }
 
 #[test]
@@ -575,7 +546,7 @@ fn the_admin_entry_already_gone_is_not_fatal() {
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "noadmin"));
-    assert_eq!(record(&env, "noadmin")["state"], "collected");
+    assert_eq!(env.record("noadmin")["state"], "collected");
 }
 
 #[test]
@@ -645,7 +616,7 @@ fn the_fallback_checks_again_that_the_worktree_is_clean() {
     assert!(wt.join("new-work.txt").exists(), "new work survives");
     assert!(registered(&env, &wt));
     assert!(branch_exists(&env, "race"));
-    assert!(record(&env, "race").get("gc_teardown").is_none());
+    assert!(env.record("race").get("gc_teardown").is_none());
 }
 
 #[test]
@@ -758,7 +729,7 @@ fn a_record_pointing_at_the_repository_itself_is_never_acted_on() {
     spawn(&env, "repo", "true");
     push(&env, "repo");
     let repo = env.repo.to_str().unwrap().to_owned();
-    rewrite_record(&env, "repo", |v| v["worktree"] = repo.clone().into());
+    env.edit_record("repo", |v| v["worktree"] = repo.clone().into());
     let (run, entries) = gc(&env, &[]);
     run.ok();
     assert_untrusted(&entries, "repo", "is the repository itself");
@@ -771,7 +742,7 @@ fn a_record_pointing_at_the_filesystem_root_is_never_acted_on() {
     let env = setup();
     spawn(&env, "slash", "true");
     push(&env, "slash");
-    rewrite_record(&env, "slash", |v| v["worktree"] = "/".into());
+    env.edit_record("slash", |v| v["worktree"] = "/".into());
     let (_, entries) = gc(&env, &[]);
     assert_untrusted(&entries, "slash", "is the filesystem root");
     assert!(branch_exists(&env, "slash"));
@@ -795,7 +766,7 @@ fn a_record_pointing_at_home_is_never_acted_on() {
         env.home.to_str().unwrap(),
     ]);
     let home = env.home.to_str().unwrap().to_owned();
-    rewrite_record(&env, "myhome", |v| v["worktree"] = home.clone().into());
+    env.edit_record("myhome", |v| v["worktree"] = home.clone().into());
     let (_, entries) = gc(&env, &[]);
     assert_untrusted(&entries, "myhome", "is the home directory");
     assert!(env.home.join("README").exists(), "home untouched");
@@ -818,7 +789,7 @@ fn a_record_pointing_outside_the_worktree_root_is_never_acted_on() {
         outside.to_str().unwrap(),
     ]);
     let path = outside.to_str().unwrap().to_owned();
-    rewrite_record(&env, "outside", |v| v["worktree"] = path.clone().into());
+    env.edit_record("outside", |v| v["worktree"] = path.clone().into());
     let (_, entries) = gc(&env, &[]);
     assert_untrusted(&entries, "outside", "is outside the worktree root");
     assert!(outside.join("README").exists());
@@ -844,7 +815,7 @@ fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
     std::os::unix::fs::symlink(env.root(), &escape).unwrap();
     let through = escape.join("outside");
     let path = through.to_str().unwrap().to_owned();
-    rewrite_record(&env, "link", |v| v["worktree"] = path.clone().into());
+    env.edit_record("link", |v| v["worktree"] = path.clone().into());
     let (_, entries) = gc(&env, &[]);
     assert_untrusted(&entries, "link", "outside the worktree root");
     assert!(outside.join("README").exists());
@@ -856,7 +827,7 @@ fn a_record_naming_another_branch_is_never_acted_on() {
     let env = setup();
     let wt = spawn(&env, "renamed", "true");
     push(&env, "renamed");
-    rewrite_record(&env, "renamed", |v| v["branch"] = "main".into());
+    env.edit_record("renamed", |v| v["branch"] = "main".into());
     let (_, entries) = gc(&env, &[]);
     assert_untrusted(&entries, "renamed", "names branch \"main\"");
     assert!(wt.exists());
@@ -867,7 +838,7 @@ fn a_session_still_provisioning_is_kept() {
     let env = setup();
     let wt = spawn(&env, "young", "true");
     push(&env, "young");
-    rewrite_record(&env, "young", |v| v["state"] = "provisioning".into());
+    env.edit_record("young", |v| v["state"] = "provisioning".into());
     let (_, entries) = gc(&env, &[]);
     let e = session(&entries, "young");
     assert_eq!(e["action"], "kept");
@@ -983,7 +954,7 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
         e["reason"],
         "the worktree is gone and the branch is published"
     );
-    assert_eq!(record(&env, "gone-pub")["state"], "collected");
+    assert_eq!(env.record("gone-pub")["state"], "collected");
     assert!(!branch_exists(&env, "gone-pub"));
 
     let e = session(&entries, "gone-local");
@@ -993,7 +964,7 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
         "the worktree is gone but 1 commit is on bullpen/gone-local not on any remote"
     );
     assert!(branch_exists(&env, "gone-local"));
-    assert_eq!(record(&env, "gone-local")["state"], "exited");
+    assert_eq!(env.record("gone-local")["state"], "exited");
 
     for id in ["gone-pub", "gone-local"] {
         let pruned = entries

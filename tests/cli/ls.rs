@@ -1,38 +1,6 @@
 //! `git bullpen ls`: the table, the JSON contract, derived states, pipes.
 
-use std::process::Stdio;
-
 use crate::support::Env;
-
-/// Rewrite a session's record by hand with plain git plumbing, as a fetched or
-/// hand-edited record would arrive.
-pub fn edit_record(env: &Env, id: &str, edit: impl FnOnce(&mut serde_json::Value)) {
-    let refname = format!("refs/bullpen/sessions/{id}");
-    let raw = env.git_out(&["show", &format!("{refname}:session.json")]);
-    let mut json: serde_json::Value = serde_json::from_str(&raw).unwrap();
-    edit(&mut json);
-    let path = env.root().join("edited.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
-    let blob = env.git_out(&["hash-object", "-w", path.to_str().unwrap()]);
-    let tree = env
-        .cmd("git", &env.repo)
-        .args(["mktree"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(format!("100644 blob {blob}\tsession.json\n").as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    let tree = String::from_utf8(tree.stdout).unwrap().trim().to_owned();
-    let commit = env.git_out(&["commit-tree", &tree, "-p", &refname, "-m", "hand edit"]);
-    env.git_out(&["update-ref", &refname, &commit]);
-}
 
 #[test]
 fn table_and_json_show_the_session() {
@@ -120,7 +88,7 @@ fn a_running_record_without_its_process_is_lost() {
     // A record claiming to run as this very test process, but with another start
     // time: the pid is alive, yet it is not the session's process.
     let me = std::process::id();
-    edit_record(&env, "l", |r| {
+    env.edit_record("l", |r| {
         r["state"] = "running".into();
         r["process"]["pid"] = me.into();
         r["process"]["start_time"] = 1.into();
@@ -143,7 +111,7 @@ fn collected_sessions_show_only_with_all() {
     let env = Env::new();
     env.bullpen(&["spawn", "c", "--", "true"]).ok();
     env.bullpen(&["spawn", "d", "--", "true"]).ok();
-    edit_record(&env, "c", |r| r["state"] = "collected".into());
+    env.edit_record("c", |r| r["state"] = "collected".into());
     let table = env.bullpen(&["ls"]).ok().stdout;
     assert!(!table.contains("\nc "), "{table}");
     assert!(table.contains("\nd "), "{table}");
@@ -156,10 +124,10 @@ fn unknown_keys_are_ignored_and_newer_schemas_refused() {
     let env = Env::new();
     env.bullpen(&["spawn", "u", "--", "true"]).ok();
     env.bullpen(&["spawn", "n", "--", "true"]).ok();
-    edit_record(&env, "u", |r| {
+    env.edit_record("u", |r| {
         r["from_the_future"] = serde_json::json!({"x": [1, 2]})
     });
-    edit_record(&env, "n", |r| r["schema"] = 99.into());
+    env.edit_record("n", |r| r["schema"] = 99.into());
     // A listing of everything still shows the readable sessions and warns about the other.
     let run = env.bullpen(&["ls", "--json"]).ok();
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -237,8 +205,8 @@ fn a_record_naming_a_bad_branch_does_not_hide_the_others() {
     ])
     .ok();
     env.bullpen(&["spawn", "b", "--", "true"]).ok();
-    edit_record(&env, "a", |r| r["branch"] = "x..y".into());
-    edit_record(&env, "b", |r| r["branch"] = "main".into());
+    env.edit_record("a", |r| r["branch"] = "x..y".into());
+    env.edit_record("b", |r| r["branch"] = "main".into());
     let json = env.ls_json();
     assert_eq!(json[0]["branch"], "bullpen/a");
     assert_eq!(json[0]["ahead"], 1);

@@ -1,6 +1,5 @@
 //! `git bullpen resume` and `git bullpen path`: placement built for real with git.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -80,52 +79,6 @@ fn assert_refused(env: &Env, id: &str, wants: &[&str]) -> Run {
     run
 }
 
-fn git_stdin(env: &Env, args: &[&str], input: &str) -> String {
-    let mut child = env
-        .cmd("git", &env.repo)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run git");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
-    let out = child.wait_with_output().expect("wait git");
-    assert!(out.status.success(), "git {args:?} failed");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// Edit a session's record by hand, as a fetch or a person could: a new metadata
-/// commit on top of the record's chain.
-fn edit_record(env: &Env, id: &str, change: impl FnOnce(&mut Value)) {
-    let refname = format!("refs/bullpen/sessions/{id}");
-    let json = env.git_out(&["cat-file", "blob", &format!("{refname}:session.json")]);
-    let mut v: Value = serde_json::from_str(&json).expect("session.json parses");
-    change(&mut v);
-    let bytes = serde_json::to_string_pretty(&v).expect("json");
-    let blob = git_stdin(env, &["hash-object", "-w", "--stdin"], &bytes);
-    let tree = git_stdin(
-        env,
-        &["mktree"],
-        &format!("100644 blob {blob}\tsession.json\n"),
-    );
-    let commit = env.git_out(&["commit-tree", &tree, "-p", &refname, "-m", "edited by hand"]);
-    env.git_out(&["update-ref", &refname, &commit]);
-}
-
-fn record_json(env: &Env, id: &str) -> Value {
-    let json = env.git_out(&[
-        "cat-file",
-        "blob",
-        &format!("refs/bullpen/sessions/{id}:session.json"),
-    ]);
-    serde_json::from_str(&json).expect("session.json parses")
-}
-
 fn rm_worktree_by_hand(env: &Env, wt: &Path) {
     std::fs::remove_dir_all(wt).expect("rm -rf worktree");
     env.git_out(&["worktree", "prune"]);
@@ -160,7 +113,7 @@ fn runs_the_recorded_command_by_default_and_passes_its_status_through() {
     assert_eq!(run.stdout.trim(), format!("ran-in {}", s(&wt)));
     let run = resume(&env, "x", &["--", "sh", "-c", "exit 7"]);
     assert_eq!(run.code(), 7);
-    assert_eq!(record_json(&env, "x")["exit"]["code"], 7);
+    assert_eq!(env.record("x")["exit"]["code"], 7);
 }
 
 #[test]
@@ -406,7 +359,7 @@ fn a_recorded_path_outside_the_worktree_root_is_refused() {
     // A genuine worktree of this repo on the session's branch, but outside the root.
     let outside = env.root().join("outside");
     env.git_out(&["worktree", "move", s(&wt), s(&outside)]);
-    edit_record(&env, "x", |r| r["worktree"] = s(&outside).into());
+    env.edit_record("x", |r| r["worktree"] = s(&outside).into());
     assert_refused(
         &env,
         "x",
@@ -427,7 +380,7 @@ fn a_recorded_path_elsewhere_in_the_root_is_refused() {
     let wt = spawn(&env, "x");
     let elsewhere = wt.with_file_name("x-elsewhere");
     env.git_out(&["worktree", "move", s(&wt), s(&elsewhere)]);
-    edit_record(&env, "x", |r| r["worktree"] = s(&elsewhere).into());
+    env.edit_record("x", |r| r["worktree"] = s(&elsewhere).into());
     assert_refused(&env, "x", &[s(&elsewhere), "belongs at"]);
 }
 
@@ -435,7 +388,7 @@ fn a_recorded_path_elsewhere_in_the_root_is_refused() {
 fn a_record_naming_another_branch_is_refused() {
     let env = Env::new();
     spawn(&env, "x");
-    edit_record(&env, "x", |r| r["branch"] = "main".into());
+    env.edit_record("x", |r| r["branch"] = "main".into());
     assert_refused(&env, "x", &["names branch \"main\""]);
 }
 
@@ -446,7 +399,7 @@ fn a_collected_session_explains_how_to_start_again() {
     let env = Env::new();
     let wt = spawn(&env, "x");
     env.git_out(&["worktree", "remove", s(&wt)]);
-    edit_record(&env, "x", |r| r["state"] = "collected".into());
+    env.edit_record("x", |r| r["state"] = "collected".into());
     assert_refused(
         &env,
         "x",
@@ -466,7 +419,7 @@ fn a_collected_session_with_only_a_pushed_branch_points_there() {
     env.git_out(&["push", "-q", "origin", "bullpen/x"]);
     env.git_out(&["worktree", "remove", s(&wt)]);
     env.git_out(&["branch", "-D", "bullpen/x"]);
-    edit_record(&env, "x", |r| r["state"] = "collected".into());
+    env.edit_record("x", |r| r["state"] = "collected".into());
     assert_refused(&env, "x", &["--base origin/bullpen/x"]);
     // The advice works.
     let run = env
@@ -707,7 +660,7 @@ fn a_session_gc_is_tearing_down_is_not_resumed() {
     // worktree; from then on no run may start there.
     let env = Env::new();
     spawn(&env, "x");
-    crate::ls::edit_record(&env, "x", |r| {
+    env.edit_record("x", |r| {
         r["gc_teardown"] = serde_json::json!({"admin_id": "x", "tip": "0"});
     });
     assert_refused(&env, "x", &["gc is removing the worktree of session x"]);

@@ -127,7 +127,7 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     env.git_out(&["worktree", "remove", wt.to_str().unwrap()]);
     env.git_out(&["branch", "-D", "bullpen/e-no-branch"]);
     env.bullpen(&["spawn", "f-collected", "--", "true"]).ok();
-    crate::ls::edit_record(&env, "f-collected", |r| r["state"] = "collected".into());
+    env.edit_record("f-collected", |r| r["state"] = "collected".into());
     let spawned_bg = show(&env, &["spawn", "--bg", "g-running", "--", "sleep", "300"]);
 
     insta::assert_snapshot!(spawned, @r"
@@ -243,7 +243,7 @@ fn refusals_and_errors() {
     std::fs::create_dir(occupy("b-empty-dir")).unwrap();
     let wt = worktree("c-collected");
     env.git_out(&["worktree", "remove", wt.to_str().unwrap()]);
-    crate::ls::edit_record(&env, "c-collected", |r| r["state"] = "collected".into());
+    env.edit_record("c-collected", |r| r["state"] = "collected".into());
     // Neither the worktree nor the branch is left.
     let wt = worktree("e-gone");
     env.git_out(&["worktree", "remove", wt.to_str().unwrap()]);
@@ -252,7 +252,7 @@ fn refusals_and_errors() {
     let outside = env.root().join("outside");
     let (wt, outside) = (worktree("f-outside"), outside.to_str().unwrap());
     env.git_out(&["worktree", "move", wt.to_str().unwrap(), outside]);
-    crate::ls::edit_record(&env, "f-outside", |r| r["worktree"] = outside.into());
+    env.edit_record("f-outside", |r| r["worktree"] = outside.into());
 
     let table: Vec<String> = [
         &["resume", "a-file", "--", "touch", "ran"][..],

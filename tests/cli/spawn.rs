@@ -4,11 +4,6 @@ use std::path::Path;
 
 use crate::support::{Env, Run};
 
-fn record_json(env: &Env, id: &str) -> serde_json::Value {
-    let raw = env.git_out(&["show", &format!("refs/bullpen/sessions/{id}:session.json")]);
-    serde_json::from_str(&raw).expect("session.json is valid JSON")
-}
-
 #[test]
 fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
     let env = Env::new();
@@ -48,7 +43,7 @@ fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
     assert!(!env.repo.join("f").exists());
     assert_eq!(env.git_out(&["status", "--porcelain"]), "");
 
-    let rec = record_json(&env, "demo");
+    let rec = env.record("demo");
     assert_eq!(rec["schema"], 1);
     assert_eq!(rec["id"], "demo");
     assert_eq!(rec["state"], "exited");
@@ -119,11 +114,11 @@ fn exit_status_and_environment_are_passed_through() {
     assert_eq!(run.code(), 7, "{}", run.stderr);
     let wt = env.worktree_of("st");
     assert_eq!(run.stdout, format!("st bullpen/st {}\n", wt.display()));
-    assert_eq!(record_json(&env, "st")["exit"]["code"], 7);
+    assert_eq!(env.record("st")["exit"]["code"], 7);
 
     let run = env.bullpen(&["spawn", "sig", "--", "sh", "-c", "kill -TERM $$"]);
     assert_eq!(run.code(), 128 + 15);
-    let rec = record_json(&env, "sig");
+    let rec = env.record("sig");
     assert_eq!(rec["exit"]["signal"], 15);
     assert!(rec["exit"]["code"].is_null());
 }
@@ -162,7 +157,7 @@ fn spawn_from_a_linked_worktree_belongs_to_the_repository() {
     // Visible from the main worktree, based on main.
     assert_eq!(env.ls_json().as_array().unwrap().len(), 2);
     assert_eq!(
-        record_json(&env, "second")["base"],
+        env.record("second")["base"],
         env.git_out(&["rev-parse", "main"])
     );
 }
@@ -387,7 +382,7 @@ fn concurrent_spawns_without_ids_all_get_their_own_session() {
         assert_eq!(s["state"], "exited", "{s}");
         assert_eq!(s["exit_code"], 0);
         let id = s["id"].as_str().unwrap();
-        record_json(&env, id); // parses
+        env.record(id); // parses
         assert!(Path::new(s["worktree"].as_str().unwrap())
             .join("README")
             .is_file());
@@ -429,7 +424,7 @@ fn ctrl_c_reaches_the_command_and_bullpen_records_the_outcome() {
     unsafe { libc::kill(-pgid, libc::SIGINT) };
     let run: Run = child.wait_with_output().unwrap().into();
     assert_eq!(run.code(), 128 + 2, "{}", run.stderr);
-    let rec = record_json(&env, "int");
+    let rec = env.record("int");
     assert_eq!(rec["state"], "exited");
     assert_eq!(rec["exit"]["signal"], 2);
 }

@@ -133,6 +133,52 @@ impl Env {
         self.git(&self.repo, args).ok().stdout.trim().to_owned()
     }
 
+    /// `git <args>` in the main repository with `input` on stdin, asserting
+    /// success; trimmed stdout.
+    pub fn git_stdin(&self, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = self
+            .cmd("git", &self.repo)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run git");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("wait git");
+        assert!(out.status.success(), "git {args:?} failed");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// The session's record (`session.json`) as stored.
+    pub fn record(&self, id: &str) -> serde_json::Value {
+        let json = self.git_out(&[
+            "cat-file",
+            "blob",
+            &format!("{}:session.json", record_ref(id)),
+        ]);
+        serde_json::from_str(&json).expect("session.json parses")
+    }
+
+    /// Edit a session's record by hand, the way a fetched or hand-edited record
+    /// arrives: a new commit on top of the record's chain, made with plumbing.
+    pub fn edit_record(&self, id: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+        let refname = record_ref(id);
+        let old = self.git_out(&["rev-parse", &refname]);
+        let mut record = self.record(id);
+        edit(&mut record);
+        let json = serde_json::to_string_pretty(&record).expect("json");
+        let blob = self.git_stdin(&["hash-object", "-w", "--stdin"], &json);
+        let tree = self.git_stdin(&["mktree"], &format!("100644 blob {blob}\tsession.json\n"));
+        let commit = self.git_out(&["commit-tree", &tree, "-p", &old, "-m", "edited by hand"]);
+        self.git_out(&["update-ref", &refname, &commit, &old]);
+    }
+
     pub fn bullpen_in(&self, cwd: &Path, args: &[&str]) -> Run {
         self.cmd(BIN, cwd)
             .args(args)
@@ -238,6 +284,11 @@ impl Env {
         .expect("write hook");
         make_executable(&hook);
     }
+}
+
+/// The ref that holds session `id`'s record.
+pub fn record_ref(id: &str) -> String {
+    format!("refs/bullpen/sessions/{id}")
 }
 
 fn walk(dir: &Path, out: &mut Vec<String>) {
