@@ -43,16 +43,20 @@ pub(crate) fn spawn(env: &Env, id: &str, script: &str) -> PathBuf {
     env.worktree_of(id)
 }
 
-pub(crate) const COMMIT: &str =
-    "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
-
-pub(crate) fn push(env: &Env, id: &str) {
+/// A session that ran `script` and exited, its branch pushed to `origin`; its worktree.
+pub(crate) fn spawn_pushed(env: &Env, id: &str, script: &str) -> PathBuf {
+    let wt = spawn(env, id, script);
     env.git(
         &env.repo,
         &["push", "-q", "origin", &format!("bullpen/{id}")],
     )
     .ok();
+    wt
 }
+
+/// A script that commits a file of its own.
+pub(crate) const COMMIT: &str =
+    "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
 
 fn gc(env: &Env, args: &[&str]) -> (Run, Vec<Value>) {
     gc_in(env, &env.repo, args)
@@ -74,6 +78,20 @@ fn gc_in(env: &Env, cwd: &Path, args: &[&str]) -> (Run, Vec<Value>) {
         )
     });
     (run, entries)
+}
+
+/// Run `gc` and return its entry for session `id`.
+#[track_caller]
+fn gc_session(env: &Env, id: &str) -> Value {
+    let (_, entries) = gc(env, &[]);
+    session(&entries, id).clone()
+}
+
+/// Assert that gc kept the session `e` is the entry of, for exactly `reason`.
+#[track_caller]
+fn assert_kept(e: &Value, reason: impl AsRef<str>) {
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], reason.as_ref(), "{e}");
 }
 
 #[track_caller]
@@ -133,9 +151,8 @@ fn sleeper_in(dir: &Path, secs: &str) -> Guard {
 #[test]
 fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() {
     let env = setup();
-    let wt = spawn(&env, "done", COMMIT);
+    let wt = spawn_pushed(&env, "done", COMMIT);
     let commit = env.git_out(&["rev-parse", "bullpen/done"]);
-    push(&env, "done");
 
     let (run, entries) = gc(&env, &[]);
     let run = run.ok();
@@ -167,8 +184,7 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
 #[test]
 fn human_report_names_what_was_removed_and_what_was_kept_and_why() {
     let env = setup();
-    spawn(&env, "pub", COMMIT);
-    push(&env, "pub");
+    spawn_pushed(&env, "pub", COMMIT);
     spawn(
         &env,
         "local",
@@ -199,9 +215,7 @@ fn an_unpushed_session_is_kept() {
     let wt = spawn(&env, "local", COMMIT);
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    let e = session(&entries, "local");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 commit not on any remote");
+    assert_kept(session(&entries, "local"), "1 commit not on any remote");
     assert!(wt.join("work.txt").exists());
     assert!(branch_exists(&env, "local"));
     assert_eq!(env.record("local")["state"], "exited");
@@ -210,15 +224,11 @@ fn an_unpushed_session_is_kept() {
 #[test]
 fn pushed_then_one_more_local_commit_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "more", COMMIT);
-    push(&env, "more");
+    let wt = spawn_pushed(&env, "more", COMMIT);
     std::fs::write(wt.join("more.txt"), "more\n").unwrap();
     env.git(&wt, &["add", "more.txt"]).ok();
     env.git(&wt, &["commit", "-q", "-m", "more"]).ok();
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "more");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 commit not on any remote");
+    assert_kept(&gc_session(&env, "more"), "1 commit not on any remote");
     assert!(wt.join("more.txt").exists());
     assert!(branch_exists(&env, "more"));
 }
@@ -226,12 +236,10 @@ fn pushed_then_one_more_local_commit_is_kept() {
 #[test]
 fn fetch_first_sees_what_was_pushed_from_elsewhere() {
     let env = setup();
-    let wt = spawn(&env, "elsewhere", COMMIT);
-    push(&env, "elsewhere");
+    let wt = spawn_pushed(&env, "elsewhere", COMMIT);
     // Forget the remote-tracking ref, as if the push had happened from another clone.
     env.git_out(&["update-ref", "-d", "refs/remotes/origin/bullpen/elsewhere"]);
-    let (_, entries) = gc(&env, &[]);
-    assert_eq!(session(&entries, "elsewhere")["action"], "kept");
+    assert_eq!(gc_session(&env, "elsewhere")["action"], "kept");
     let (run, entries) = gc(&env, &["--fetch"]);
     run.ok();
     assert_eq!(session(&entries, "elsewhere")["action"], "removed");
@@ -243,20 +251,15 @@ fn fetch_first_sees_what_was_pushed_from_elsewhere() {
 #[test]
 fn an_untracked_file_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(&env, "untracked", "echo notes > notes.txt");
-    push(&env, "untracked");
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "untracked");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 untracked file");
+    let wt = spawn_pushed(&env, "untracked", "echo notes > notes.txt");
+    assert_kept(&gc_session(&env, "untracked"), "1 untracked file");
     assert!(wt.join("notes.txt").exists());
 }
 
 #[test]
 fn only_ignored_files_do_not_count() {
     let env = setup();
-    let wt = spawn(&env, "ignored", "mkdir -p .cache/v && echo x > .cache/v/f");
-    push(&env, "ignored");
+    let wt = spawn_pushed(&env, "ignored", "mkdir -p .cache/v && echo x > .cache/v/f");
     let (run, entries) = gc(&env, &[]);
     run.ok();
     assert_eq!(session(&entries, "ignored")["action"], "removed");
@@ -266,12 +269,8 @@ fn only_ignored_files_do_not_count() {
 #[test]
 fn a_staged_change_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(&env, "staged", "echo changed > README && git add README");
-    push(&env, "staged");
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "staged");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 staged change");
+    let wt = spawn_pushed(&env, "staged", "echo changed > README && git add README");
+    assert_kept(&gc_session(&env, "staged"), "1 staged change");
     assert_eq!(
         std::fs::read_to_string(wt.join("README")).unwrap(),
         "changed\n"
@@ -281,10 +280,8 @@ fn a_staged_change_keeps_the_worktree() {
 #[test]
 fn a_modified_file_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(&env, "modified", "echo changed > README");
-    push(&env, "modified");
-    let (_, entries) = gc(&env, &[]);
-    assert_eq!(session(&entries, "modified")["reason"], "1 modified file");
+    let wt = spawn_pushed(&env, "modified", "echo changed > README");
+    assert_eq!(gc_session(&env, "modified")["reason"], "1 modified file");
     assert!(wt.exists());
 }
 
@@ -293,28 +290,23 @@ fn a_modified_file_keeps_the_worktree() {
 #[test]
 fn a_locked_worktree_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "locked", "true");
-    push(&env, "locked");
+    let wt = spawn_pushed(&env, "locked", "true");
     env.git(&env.repo, &["worktree", "lock", wt.to_str().unwrap()])
         .ok();
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "locked");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "the worktree is locked (git worktree unlock)");
+    assert_kept(
+        &gc_session(&env, "locked"),
+        "the worktree is locked (git worktree unlock)",
+    );
     assert!(wt.exists());
 }
 
 #[test]
 fn a_worktree_switched_to_another_branch_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "switched", "git switch -q -c other");
-    push(&env, "switched");
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "switched");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(
-        e["reason"],
-        "HEAD is on refs/heads/other, not bullpen/switched"
+    let wt = spawn_pushed(&env, "switched", "git switch -q -c other");
+    assert_kept(
+        &gc_session(&env, "switched"),
+        "HEAD is on refs/heads/other, not bullpen/switched",
     );
     assert!(wt.exists());
 }
@@ -324,19 +316,16 @@ fn a_worktree_switched_to_another_branch_is_kept() {
 #[test]
 fn a_process_with_its_cwd_in_the_worktree_keeps_it_busy() {
     let env = setup();
-    let wt = spawn(&env, "busy", "true");
-    push(&env, "busy");
+    let wt = spawn_pushed(&env, "busy", "true");
     let sleeper = sleeper_in(&wt, "300");
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    let e = session(&entries, "busy");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(
-        e["reason"],
+    assert_kept(
+        session(&entries, "busy"),
         format!(
             "busy: pid {} (sleep) has its current directory in it",
             sleeper.pid()
-        )
+        ),
     );
     assert!(wt.exists());
 }
@@ -344,8 +333,7 @@ fn a_process_with_its_cwd_in_the_worktree_keeps_it_busy() {
 #[test]
 fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
     let env = setup();
-    let wt = spawn(&env, "open", "mkdir .cache && echo x > .cache/log");
-    push(&env, "open");
+    let wt = spawn_pushed(&env, "open", "mkdir .cache && echo x > .cache/log");
     // cwd outside the worktree, a file inside it held open on fd 3.
     let child = Command::new("sh")
         .args(["-c", "exec 3<\"$1\"; exec sleep 300", "sh"])
@@ -358,8 +346,7 @@ fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
     wait_until("the file to be open", || {
         std::fs::read_link(format!("/proc/{pid}/fd/3")).is_ok_and(|t| t.starts_with(&wt))
     });
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "open");
+    let e = gc_session(&env, "open");
     assert_eq!(e["action"], "kept");
     assert!(
         e["reason"]
@@ -374,8 +361,7 @@ fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
 #[test]
 fn wait_removes_a_busy_worktree_once_its_process_ends() {
     let env = setup();
-    let wt = spawn(&env, "later", "true");
-    push(&env, "later");
+    let wt = spawn_pushed(&env, "later", "true");
     let _sleeper = sleeper_in(&wt, "2");
     let (run, entries) = gc(&env, &["--wait", "120"]);
     let run = run.ok();
@@ -394,8 +380,7 @@ fn start_time(pid: u32) -> u64 {
 #[test]
 fn a_session_whose_recorded_process_is_alive_is_kept_even_when_it_is_elsewhere() {
     let env = setup();
-    let wt = spawn(&env, "alive", "true");
-    push(&env, "alive");
+    let wt = spawn_pushed(&env, "alive", "true");
     // The session's own process, running outside its worktree.
     let proc_ = sleeper_in(&env.root(), "300");
     let pid = proc_.pid();
@@ -410,26 +395,21 @@ fn a_session_whose_recorded_process_is_alive_is_kept_even_when_it_is_elsewhere()
             "started_at": "2026-01-01T00:00:00Z",
         });
     });
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "alive");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(
-        e["reason"],
-        format!("busy: the session's process (pid {pid}) is running")
+    assert_kept(
+        &gc_session(&env, "alive"),
+        format!("busy: the session's process (pid {pid}) is running"),
     );
     assert!(wt.exists());
 
     // Once it is gone (the record still says running: lost), gc may remove it.
     drop(proc_);
-    let (_, entries) = gc(&env, &[]);
-    assert_eq!(session(&entries, "alive")["action"], "removed");
+    assert_eq!(gc_session(&env, "alive")["action"], "removed");
 }
 
 #[test]
 fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exists() {
     let env = setup();
-    let wt = spawn(&env, "unsure", "true");
-    push(&env, "unsure");
+    let wt = spawn_pushed(&env, "unsure", "true");
     let proc_ = sleeper_in(&env.root(), "300");
     let pid = proc_.pid();
     env.edit_record("unsure", |v| {
@@ -441,8 +421,7 @@ fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exis
             "started_at": "2026-01-01T00:00:00Z",
         });
     });
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "unsure");
+    let e = gc_session(&env, "unsure");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(wt.exists());
 }
@@ -452,10 +431,8 @@ fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exis
 #[test]
 fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishes() {
     let env = setup();
-    let wt = spawn(&env, "late", "mkdir -p .cache/v");
-    push(&env, "late");
-    let wt2 = spawn(&env, "other", "true");
-    push(&env, "other");
+    let wt = spawn_pushed(&env, "late", "mkdir -p .cache/v");
+    let wt2 = spawn_pushed(&env, "other", "true");
     // A test runner left behind, outside the worktree, that keeps writing its cache
     // into it: what made git fail with "Directory not empty" half-way.
     let child = env
@@ -502,8 +479,7 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
 #[test]
 fn a_writer_with_its_cwd_inside_keeps_the_worktree_busy() {
     let env = setup();
-    let wt = spawn(&env, "runner", "true");
-    push(&env, "runner");
+    let wt = spawn_pushed(&env, "runner", "true");
     let child = env
         .cmd("sh", &wt)
         .args(["-c", "while :; do mkdir -p .cache/v; sleep 0.01; done"])
@@ -529,8 +505,7 @@ fn a_writer_with_its_cwd_inside_keeps_the_worktree_busy() {
 #[test]
 fn the_admin_entry_already_gone_is_not_fatal() {
     let env = setup();
-    let wt = spawn(&env, "noadmin", "mkdir -p .cache && echo x > .cache/x");
-    push(&env, "noadmin");
+    let wt = spawn_pushed(&env, "noadmin", "mkdir -p .cache && echo x > .cache/x");
     let admin = env.repo.join(".git/worktrees/noadmin");
     assert!(admin.is_dir());
     std::fs::remove_dir_all(&admin).unwrap();
@@ -552,21 +527,19 @@ fn the_admin_entry_already_gone_is_not_fatal() {
 #[test]
 fn the_admin_entry_gone_with_work_in_the_directory_keeps_it() {
     let env = setup();
-    let wt = spawn(&env, "noadmin", "echo mine > mine.txt; echo edit >> README");
-    push(&env, "noadmin");
+    let wt = spawn_pushed(&env, "noadmin", "echo mine > mine.txt; echo edit >> README");
     std::fs::remove_dir_all(env.repo.join(".git/worktrees/noadmin")).unwrap();
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "noadmin");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 modified file, 1 untracked file");
+    assert_kept(
+        &gc_session(&env, "noadmin"),
+        "1 modified file, 1 untracked file",
+    );
     assert!(wt.join("mine.txt").exists());
 }
 
 #[test]
 fn worktree_remove_failing_takes_the_fallback() {
     let mut env = setup();
-    let wt = spawn(&env, "fallback", "true");
-    push(&env, "fallback");
+    let wt = spawn_pushed(&env, "fallback", "true");
     env.fail_git_when("worktree remove");
     let (run, entries) = gc(&env, &[]);
     let run = run.ok();
@@ -600,8 +573,7 @@ fn on_worktree_remove(env: &mut Env, snippet: &str) {
 #[test]
 fn the_fallback_checks_again_that_the_worktree_is_clean() {
     let mut env = setup();
-    let wt = spawn(&env, "race", "true");
-    push(&env, "race");
+    let wt = spawn_pushed(&env, "race", "true");
     // New work appears (an agent still writing) and git fails.
     on_worktree_remove(
         &mut env,
@@ -610,9 +582,10 @@ fn the_fallback_checks_again_that_the_worktree_is_clean() {
 
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    let e = session(&entries, "race");
-    assert_eq!(e["action"], "kept", "{e}");
-    assert_eq!(e["reason"], "changed during gc: 1 untracked file");
+    assert_kept(
+        session(&entries, "race"),
+        "changed during gc: 1 untracked file",
+    );
     assert!(wt.join("new-work.txt").exists(), "new work survives");
     assert!(registered(&env, &wt));
     assert!(branch_exists(&env, "race"));
@@ -622,16 +595,14 @@ fn the_fallback_checks_again_that_the_worktree_is_clean() {
 #[test]
 fn the_fallback_checks_again_that_the_directory_is_still_ours() {
     let mut env = setup();
-    let wt = spawn(&env, "swapped", "true");
-    push(&env, "swapped");
+    let wt = spawn_pushed(&env, "swapped", "true");
     // The directory stops being our worktree (its .git now names another
     // repository) and git fails.
     on_worktree_remove(
         &mut env,
         &format!("echo 'gitdir: /elsewhere/.git' > {}/.git", wt.display()),
     );
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "swapped");
+    let e = gc_session(&env, "swapped");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(
         e["reason"]
@@ -647,8 +618,7 @@ fn the_fallback_checks_again_that_the_directory_is_still_ours() {
 #[test]
 fn the_fallback_checks_again_that_the_worktree_is_not_locked() {
     let mut env = setup();
-    let wt = spawn(&env, "padlock", "true");
-    push(&env, "padlock");
+    let wt = spawn_pushed(&env, "padlock", "true");
     // Someone locks the worktree just as gc removes it; git then refuses.
     let lock = format!(
         "{} -C {} worktree lock {}",
@@ -657,8 +627,7 @@ fn the_fallback_checks_again_that_the_worktree_is_not_locked() {
         wt.display()
     );
     on_worktree_remove(&mut env, &lock);
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "padlock");
+    let e = gc_session(&env, "padlock");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(
         e["reason"]
@@ -684,8 +653,7 @@ impl Drop for PidFileGuard {
 #[test]
 fn the_fallback_checks_again_that_nobody_uses_the_directory() {
     let mut env = setup();
-    let wt = spawn(&env, "entered", "true");
-    push(&env, "entered");
+    let wt = spawn_pushed(&env, "entered", "true");
     let pidfile = env.root().join("entered.pid");
     let _guard = PidFileGuard(pidfile.clone());
     // Someone enters the worktree (and stays) just as git fails.
@@ -698,8 +666,7 @@ fn the_fallback_checks_again_that_nobody_uses_the_directory() {
             p = pidfile.display()
         ),
     );
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "entered");
+    let e = gc_session(&env, "entered");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(
         e["reason"]
@@ -713,26 +680,40 @@ fn the_fallback_checks_again_that_nobody_uses_the_directory() {
 
 // ----- untrusted records -----
 
-fn assert_untrusted(entries: &[Value], id: &str, words: &str) {
-    let e = session(entries, id);
+#[track_caller]
+fn assert_untrusted(e: &Value, words: &str) {
     assert_eq!(e["action"], "kept", "{e}");
     let reason = e["reason"].as_str().unwrap();
     assert!(
         reason.starts_with("untrusted record: ") && reason.contains(words),
-        "{id}: {reason}"
+        "{e}"
     );
+}
+
+/// Move a worktree with git (it stays registered, on its branch).
+fn move_worktree(env: &Env, from: &Path, to: &Path) {
+    env.git_out(&[
+        "worktree",
+        "move",
+        from.to_str().unwrap(),
+        to.to_str().unwrap(),
+    ]);
+}
+
+/// Point session `id`'s record at `path`, as a fetched or hand-edited record could.
+fn point_record_at(env: &Env, id: &str, path: &Path) {
+    let path = path.to_str().unwrap();
+    env.edit_record(id, |v| v["worktree"] = path.into());
 }
 
 #[test]
 fn a_record_pointing_at_the_repository_itself_is_never_acted_on() {
     let env = setup();
-    spawn(&env, "repo", "true");
-    push(&env, "repo");
-    let repo = env.repo.to_str().unwrap().to_owned();
-    env.edit_record("repo", |v| v["worktree"] = repo.clone().into());
+    spawn_pushed(&env, "repo", "true");
+    point_record_at(&env, "repo", &env.repo);
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    assert_untrusted(&entries, "repo", "is the repository itself");
+    assert_untrusted(session(&entries, "repo"), "is the repository itself");
     assert!(env.repo.join(".git").is_dir() && env.repo.join("README").exists());
     assert!(branch_exists(&env, "repo"));
 }
@@ -740,11 +721,9 @@ fn a_record_pointing_at_the_repository_itself_is_never_acted_on() {
 #[test]
 fn a_record_pointing_at_the_filesystem_root_is_never_acted_on() {
     let env = setup();
-    spawn(&env, "slash", "true");
-    push(&env, "slash");
-    env.edit_record("slash", |v| v["worktree"] = "/".into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "slash", "is the filesystem root");
+    spawn_pushed(&env, "slash", "true");
+    point_record_at(&env, "slash", Path::new("/"));
+    assert_untrusted(&gc_session(&env, "slash"), "is the filesystem root");
     assert!(branch_exists(&env, "slash"));
 }
 
@@ -756,19 +735,11 @@ fn a_record_pointing_at_home_is_never_acted_on() {
     let env = setup();
     let root = env.root();
     env.git_out(&["config", "bullpen.worktreeRoot", root.to_str().unwrap()]);
-    let wt = spawn(&env, "myhome", "true");
-    push(&env, "myhome");
+    let wt = spawn_pushed(&env, "myhome", "true");
     std::fs::remove_dir_all(&env.home).unwrap();
-    env.git_out(&[
-        "worktree",
-        "move",
-        wt.to_str().unwrap(),
-        env.home.to_str().unwrap(),
-    ]);
-    let home = env.home.to_str().unwrap().to_owned();
-    env.edit_record("myhome", |v| v["worktree"] = home.clone().into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "myhome", "is the home directory");
+    move_worktree(&env, &wt, &env.home);
+    point_record_at(&env, "myhome", &env.home);
+    assert_untrusted(&gc_session(&env, "myhome"), "is the home directory");
     assert!(env.home.join("README").exists(), "home untouched");
     assert!(registered(&env, &env.home));
     assert!(branch_exists(&env, "myhome"));
@@ -779,19 +750,11 @@ fn a_record_pointing_at_home_is_never_acted_on() {
 #[test]
 fn a_record_pointing_outside_the_worktree_root_is_never_acted_on() {
     let env = setup();
-    let wt = spawn(&env, "outside", "true");
-    push(&env, "outside");
+    let wt = spawn_pushed(&env, "outside", "true");
     let outside = env.root().join("outside");
-    env.git_out(&[
-        "worktree",
-        "move",
-        wt.to_str().unwrap(),
-        outside.to_str().unwrap(),
-    ]);
-    let path = outside.to_str().unwrap().to_owned();
-    env.edit_record("outside", |v| v["worktree"] = path.clone().into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "outside", "is outside the worktree root");
+    move_worktree(&env, &wt, &outside);
+    point_record_at(&env, "outside", &outside);
+    assert_untrusted(&gc_session(&env, "outside"), "is outside the worktree root");
     assert!(outside.join("README").exists());
     assert!(registered(&env, &outside));
     assert!(branch_exists(&env, "outside"));
@@ -802,22 +765,13 @@ fn a_record_pointing_outside_the_worktree_root_is_never_acted_on() {
 #[test]
 fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
     let env = setup();
-    let wt = spawn(&env, "link", "true");
-    push(&env, "link");
+    let wt = spawn_pushed(&env, "link", "true");
     let outside = env.root().join("outside");
-    env.git_out(&[
-        "worktree",
-        "move",
-        wt.to_str().unwrap(),
-        outside.to_str().unwrap(),
-    ]);
+    move_worktree(&env, &wt, &outside);
     let escape = wt.parent().unwrap().join("escape");
     std::os::unix::fs::symlink(env.root(), &escape).unwrap();
-    let through = escape.join("outside");
-    let path = through.to_str().unwrap().to_owned();
-    env.edit_record("link", |v| v["worktree"] = path.clone().into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "link", "outside the worktree root");
+    point_record_at(&env, "link", &escape.join("outside"));
+    assert_untrusted(&gc_session(&env, "link"), "outside the worktree root");
     assert!(outside.join("README").exists());
     assert!(registered(&env, &outside));
 }
@@ -825,22 +779,18 @@ fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
 #[test]
 fn a_record_naming_another_branch_is_never_acted_on() {
     let env = setup();
-    let wt = spawn(&env, "renamed", "true");
-    push(&env, "renamed");
+    let wt = spawn_pushed(&env, "renamed", "true");
     env.edit_record("renamed", |v| v["branch"] = "main".into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "renamed", "names branch \"main\"");
+    assert_untrusted(&gc_session(&env, "renamed"), "names branch \"main\"");
     assert!(wt.exists());
 }
 
 #[test]
 fn a_session_still_provisioning_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "young", "true");
-    push(&env, "young");
+    let wt = spawn_pushed(&env, "young", "true");
     env.edit_record("young", |v| v["state"] = "provisioning".into());
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "young");
+    let e = gc_session(&env, "young");
     assert_eq!(e["action"], "kept");
     assert!(
         e["reason"].as_str().unwrap().contains("provisioning"),
@@ -852,8 +802,7 @@ fn a_session_still_provisioning_is_kept() {
 #[test]
 fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
     let env = setup();
-    let wt = spawn(&env, "shared", "true");
-    push(&env, "shared");
+    let wt = spawn_pushed(&env, "shared", "true");
     std::fs::remove_dir_all(&wt).unwrap();
     env.git_out(&["worktree", "prune"]);
     let other = env.root().join("by-hand");
@@ -864,17 +813,24 @@ fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
         other.to_str().unwrap(),
         "bullpen/shared",
     ]);
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "shared");
-    assert_eq!(e["action"], "kept", "{e}");
-    assert_eq!(
-        e["reason"],
-        format!("bullpen/shared is also checked out in {}", other.display())
+    assert_kept(
+        &gc_session(&env, "shared"),
+        format!("bullpen/shared is also checked out in {}", other.display()),
     );
     assert!(branch_exists(&env, "shared"));
 }
 
 // ----- leftovers -----
+
+/// `<root>/<name>` holding only a `.git` file that names a worktree entry
+/// `<name>` of the repository which does not exist: what a crashed teardown leaves.
+fn orphan_dir(env: &Env, root: &Path, name: &str) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let admin = env.repo.join(".git/worktrees").join(name);
+    std::fs::write(dir.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+    dir
+}
 
 #[test]
 fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
@@ -883,28 +839,11 @@ fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
     let root = wt.parent().unwrap().to_path_buf();
     // What the reported crash left: a directory holding only a `.git` file whose
     // worktree entry is gone.
-    let orphan = root.join("crashed");
+    let orphan = orphan_dir(&env, &root, "crashed");
     std::fs::create_dir_all(orphan.join("empty/dirs")).unwrap();
-    std::fs::write(
-        orphan.join(".git"),
-        format!(
-            "gitdir: {}\n",
-            env.repo.join(".git/worktrees/crashed").display()
-        ),
-    )
-    .unwrap();
     // And one that holds work: reported, never removed.
-    let with_work = root.join("stray");
-    std::fs::create_dir_all(&with_work).unwrap();
+    let with_work = orphan_dir(&env, &root, "stray");
     std::fs::write(with_work.join("draft.md"), "draft\n").unwrap();
-    std::fs::write(
-        with_work.join(".git"),
-        format!(
-            "gitdir: {}\n",
-            env.repo.join(".git/worktrees/stray").display()
-        ),
-    )
-    .unwrap();
     // Not bullpen's (no .git file of ours): not gc's to judge, not even reported.
     let unrelated = root.join("unrelated");
     std::fs::create_dir_all(&unrelated).unwrap();
@@ -940,8 +879,7 @@ fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
 #[test]
 fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
     let env = setup();
-    let published = spawn(&env, "gone-pub", COMMIT);
-    push(&env, "gone-pub");
+    let published = spawn_pushed(&env, "gone-pub", COMMIT);
     let unpublished = spawn(&env, "gone-local", COMMIT);
     std::fs::remove_dir_all(&published).unwrap();
     std::fs::remove_dir_all(&unpublished).unwrap();
@@ -982,26 +920,13 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
 #[test]
 fn dry_run_changes_nothing_and_matches_what_gc_then_does() {
     let env = setup();
-    let removed = spawn(&env, "a-removed", COMMIT);
-    push(&env, "a-removed");
+    let removed = spawn_pushed(&env, "a-removed", COMMIT);
     spawn(&env, "b-local", COMMIT);
-    spawn(&env, "c-untracked", "echo x > x");
-    push(&env, "c-untracked");
-    let gone = spawn(&env, "d-gone", "true");
-    push(&env, "d-gone");
+    spawn_pushed(&env, "c-untracked", "echo x > x");
+    let gone = spawn_pushed(&env, "d-gone", "true");
     std::fs::remove_dir_all(&gone).unwrap();
-    let orphan = removed.parent().unwrap().join("orphan");
-    std::fs::create_dir_all(&orphan).unwrap();
-    std::fs::write(
-        orphan.join(".git"),
-        format!(
-            "gitdir: {}\n",
-            env.repo.join(".git/worktrees/orphan").display()
-        ),
-    )
-    .unwrap();
-    let noadmin = spawn(&env, "e-noadmin", "true");
-    push(&env, "e-noadmin");
+    let orphan = orphan_dir(&env, removed.parent().unwrap(), "orphan");
+    let noadmin = spawn_pushed(&env, "e-noadmin", "true");
     std::fs::remove_dir_all(env.repo.join(".git/worktrees/e-noadmin")).unwrap();
 
     let before = env.snapshot();
@@ -1063,8 +988,7 @@ fn dry_run_changes_nothing_and_matches_what_gc_then_does() {
 #[test]
 fn gc_from_inside_a_session_worktree_keeps_that_one() {
     let env = setup();
-    let wt = spawn(&env, "here", "true");
-    push(&env, "here");
+    let wt = spawn_pushed(&env, "here", "true");
     // The shell that runs gc sits in the worktree.
     let run = env
         .cmd("sh", &wt)

@@ -7,7 +7,7 @@
 //! refs, records, that nothing ran) is checked by the other modules.
 
 use crate::bg::Bg;
-use crate::gc::{push, setup, spawn, COMMIT};
+use crate::gc::{setup, spawn, spawn_pushed, COMMIT};
 use crate::support::Env;
 
 /// Machine-specific parts of bullpen's output replaced by stable placeholders:
@@ -164,21 +164,18 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
 fn gc_report_dry_run_then_for_real() {
     let env = setup();
     // In the order of their ids, as gc reports sessions by creation time, then id.
-    spawn(&env, "a-published", COMMIT);
-    push(&env, "a-published");
+    spawn_pushed(&env, "a-published", COMMIT);
     spawn(
         &env,
         "b-unpublished",
         &format!("{COMMIT} && echo 2 > b && git add b && git commit -q -m b"),
     );
-    spawn(
+    spawn_pushed(
         &env,
         "c-dirty",
-        "echo draft > notes.txt && echo edit >> README",
+        "echo draft > notes.txt; echo edit >> README",
     );
-    push(&env, "c-dirty");
-    let gone = spawn(&env, "d-gone", "true");
-    push(&env, "d-gone");
+    let gone = spawn_pushed(&env, "d-gone", "true");
     std::fs::remove_dir_all(gone).unwrap();
 
     insta::assert_snapshot!(show(&env, &["gc", "--dry-run"]), @r"
