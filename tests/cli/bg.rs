@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{record_ref, Env, Run, BIN};
+use crate::support::{assert_contains, record_ref, Env, Run, BIN};
 
 /// Generous: machines under load are slow, and these waits end as soon as the
 /// condition holds.
@@ -424,7 +424,7 @@ fn stop_escalates_to_sigkill_and_leaves_no_process_of_the_group() {
         (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
     });
     let run = env.bullpen(&["stop", "--timeout", "0.5", "a"]).ok();
-    assert!(run.stderr.contains("SIGKILL"), "{}", run.stderr);
+    assert_contains(&run.stderr, "SIGKILL");
     for m in &members {
         assert!(!still_alive(m), "{m:?} survived stop");
     }
@@ -446,7 +446,7 @@ fn stop_ends_a_command_and_the_children_it_started() {
         (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
     });
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert!(run.stderr.contains("SIGTERM"), "{}", run.stderr);
+    assert_contains(&run.stderr, "SIGTERM");
     for m in &members {
         assert!(!still_alive(m), "{m:?} survived stop");
     }
@@ -469,11 +469,7 @@ fn stop_of_a_session_that_is_not_running_changes_nothing() {
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
     let before = env.snapshot();
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert!(
-        run.stderr.contains("not running (exited, exit 0)"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "not running (exited, exit 0)");
     assert_eq!(env.snapshot(), before);
     assert_eq!(env.state("a"), "exited");
     env.bullpen(&["stop", "nope"]).fails();
@@ -493,7 +489,7 @@ fn stop_refuses_a_foreground_run_naming_its_pid() {
     let row = env.wait_state("a", "running");
     let pid = pid_of(&row);
     let run = env.bullpen(&["stop", "a"]).fails();
-    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert_contains(&run.stderr, &format!("pid {pid}"));
     assert_eq!(env.state("a"), "running");
     kill(pid, libc::SIGKILL);
     env.wait_state("a", "exited");
@@ -505,8 +501,8 @@ fn logs_show_stdout_and_stderr_and_follow_until_the_end() {
     env.spawn_bg("a", &["sh", "-c", "echo to-out; echo to-err >&2"]);
     env.wait_state("a", "exited");
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert!(logs.stdout.contains("to-out\n"), "{}", logs.stdout);
-    assert!(logs.stdout.contains("to-err\n"), "{}", logs.stdout);
+    assert_contains(&logs.stdout, "to-out\n");
+    assert_contains(&logs.stdout, "to-err\n");
 
     // --follow: started while the run goes on, returns once it has ended, with
     // everything it printed.
@@ -537,7 +533,7 @@ fn logs_of_a_session_without_a_background_run_say_so() {
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
     let run = env.bullpen(&["logs", "a"]).fails();
     assert_eq!(run.code(), 128);
-    assert!(run.stderr.contains("no log"), "{}", run.stderr);
+    assert_contains(&run.stderr, "no log");
 }
 
 #[test]
@@ -628,15 +624,11 @@ fn killing_the_supervisor_shows_lost_and_stop_still_cleans_up() {
             "second",
         ],
     );
-    assert!(
-        second.stderr.contains(&format!("pid {}", child.pid)),
-        "{}",
-        second.stderr
-    );
+    assert_contains(&second.stderr, &format!("pid {}", child.pid));
     assert!(!wt.join("second").exists());
 
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert!(run.stderr.contains("lost"), "{}", run.stderr);
+    assert_contains(&run.stderr, "lost");
     assert!(!still_alive(&child));
     assert_eq!(env.state("a"), "stopped");
     assert_eq!(env.state("b"), "running");
@@ -665,7 +657,7 @@ fn a_second_start_of_a_running_session_is_refused_naming_the_pid() {
             ],
         )
         .fails();
-    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert_contains(&run.stderr, &format!("pid {pid}"));
     assert!(!wt.join("second").exists(), "the second command never ran");
     assert_eq!(env.record_commit("a"), before, "the record is unchanged");
     env.bullpen(&["stop", "a"]).ok();
@@ -694,7 +686,7 @@ fn a_start_for_a_record_that_changed_meanwhile_runs_nothing() {
             ],
         )
         .fails();
-    assert!(run.stderr.contains("changed since"), "{}", run.stderr);
+    assert_contains(&run.stderr, "changed since");
     assert!(!wt.join("second").exists(), "the command never ran");
     assert_eq!(env.record_commit("a"), before, "the record is unchanged");
 }
@@ -706,7 +698,7 @@ fn a_command_that_cannot_start_is_recorded_127() {
         .bullpen(&["spawn", "--bg", "a", "--", "no-such-command-xyz"])
         .fails();
     assert_eq!(run.code(), 128);
-    assert!(run.stderr.contains("no-such-command-xyz"), "{}", run.stderr);
+    assert_contains(&run.stderr, "no-such-command-xyz");
     let row = env.row("a");
     assert_eq!(row["state"], "exited", "{row}");
     assert_eq!(row["exit_code"], 127);
@@ -717,7 +709,7 @@ fn spawn_bg_without_a_command_is_refused_before_anything_is_created() {
     let env = Bg::new();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "--bg", "a"]).fails();
-    assert!(run.stderr.contains("needs a command"), "{}", run.stderr);
+    assert_contains(&run.stderr, "needs a command");
     assert_eq!(env.snapshot(), before);
 }
 
@@ -768,7 +760,7 @@ fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
     let run = env
         .bullpen(&["resume", "--bg", "a", "--", "touch", "second"])
         .fails();
-    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert_contains(&run.stderr, &format!("pid {pid}"));
     assert!(!env.worktree_of("a").join("second").exists());
 
     // Once stopped, it may run again.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{make_executable, which_git, Env, Run};
+use crate::support::{assert_contains, make_executable, which_git, Env, Run};
 
 /// A process that is killed when the test ends, however it ends.
 struct Guard(Child);
@@ -167,7 +167,7 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
     assert!(env.record("done").get("gc_teardown").is_none());
     let note = env.git_out(&["notes", "--ref=bullpen", "show", &commit]);
     assert!(note.contains("bullpen-session: done"), "{note}");
-    assert!(run.stderr.contains("1 removed"), "{}", run.stderr);
+    assert_contains(&run.stderr, "1 removed");
 
     // ls --all still shows it.
     let ls = env.ls_json();
@@ -202,11 +202,7 @@ fn human_report_names_what_was_removed_and_what_was_kept_and_why() {
             "removed  pub: published, clean and idle"
         ]
     );
-    assert!(
-        run.stderr.contains("gc: 1 removed, 1 kept"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "gc: 1 removed, 1 kept");
 }
 
 #[test]
@@ -365,7 +361,7 @@ fn wait_removes_a_busy_worktree_once_its_process_ends() {
     let _sleeper = sleeper_in(&wt, "2");
     let (run, entries) = gc(&env, &["--wait", "120"]);
     let run = run.ok();
-    assert!(run.stderr.contains("waiting up to"), "{}", run.stderr);
+    assert_contains(&run.stderr, "waiting up to");
     assert_eq!(session(&entries, "later")["action"], "removed");
     assert!(!wt.exists());
 }

@@ -1,6 +1,6 @@
 //! `git bullpen ls`: the table, the JSON contract, derived states, pipes.
 
-use crate::support::Env;
+use crate::support::{assert_contains, Env};
 
 #[test]
 fn table_and_json_show_the_session() {
@@ -74,11 +74,7 @@ fn ls_of_named_sessions_and_unknown_ids() {
     assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(json[0]["id"], "b");
     let run = env.bullpen(&["ls", "nope"]).fails();
-    assert!(
-        run.stderr.contains("no session named \"nope\""),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "no session named \"nope\"");
 }
 
 #[test]
@@ -133,10 +129,10 @@ fn unknown_keys_are_ignored_and_newer_schemas_refused() {
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(json[0]["id"], "u");
-    assert!(run.stderr.contains("schema 99 is newer"), "{}", run.stderr);
+    assert_contains(&run.stderr, "schema 99 is newer");
     // Asking for it by name is an error that says what to do.
     let run = env.bullpen(&["ls", "n"]).fails();
-    assert!(run.stderr.contains("upgrade git-bullpen"), "{}", run.stderr);
+    assert_contains(&run.stderr, "upgrade git-bullpen");
 }
 
 #[test]

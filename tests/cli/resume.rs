@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{make_executable, which_git, Env, Run, BIN};
+use crate::support::{assert_contains, make_executable, which_git, Env, Run, BIN};
 
 const MARKER: &str = "bullpen-marker";
 
@@ -165,8 +165,8 @@ fn recreates_a_worktree_deleted_by_hand() {
     )
     .ok();
     assert_eq!(run.stdout, "bullpen/x\n");
-    assert!(run.stderr.contains("recreating"), "{}", run.stderr);
-    assert!(run.stderr.contains("git worktree prune"), "{}", run.stderr);
+    assert_contains(&run.stderr, "recreating");
+    assert_contains(&run.stderr, "git worktree prune");
     assert!(wt.join("README").is_file());
     let log = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/x"]);
     assert!(log.contains("bullpen: x worktree recreated"), "{log}");
@@ -207,8 +207,8 @@ fn a_failed_recreation_leaves_nothing_behind() {
     let before = env.snapshot();
     env.path_prefix.insert(0, dir);
     let run = resume(&env, "x", &marker_cmd()).fails();
-    assert!(run.stderr.contains("cannot recreate"), "{}", run.stderr);
-    assert!(run.stderr.contains("injected"), "{}", run.stderr);
+    assert_contains(&run.stderr, "cannot recreate");
+    assert_contains(&run.stderr, "injected");
     assert!(
         wt.symlink_metadata().is_err(),
         "a half-made worktree is left"
@@ -532,11 +532,7 @@ fn a_lost_session_can_be_resumed() {
     }
     let run = resume(&env, "x", &["--", "pwd"]).ok();
     assert_eq!(run.stdout.trim(), s(&env.worktree_of("x")));
-    assert!(
-        run.stderr.contains("that process is gone"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "that process is gone");
 }
 
 // ----- path -----
@@ -578,11 +574,7 @@ fn path_of_an_unknown_session_fails_clearly() {
     let run = env.bullpen(&["path", "nope"]).fails();
     assert_eq!(run.code(), 128);
     assert_eq!(run.stdout, "");
-    assert!(
-        run.stderr.contains("no session named \"nope\""),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "no session named \"nope\"");
     let run = resume(&env, "nope", &["--", "true"]).fails();
     assert!(run.stderr.contains("no session named \"nope\""));
     assert_eq!(env.bullpen(&["path", "Not/Valid"]).code(), 129);
@@ -592,11 +584,7 @@ fn path_of_an_unknown_session_fails_clearly() {
 fn path_help_documents_cd() {
     let env = Env::new();
     let run = env.bullpen(&["path", "--help"]).ok();
-    assert!(
-        run.stdout.contains("cd \"$(git bullpen path"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, "cd \"$(git bullpen path");
 }
 
 #[test]
@@ -672,11 +660,7 @@ fn a_command_that_cannot_be_executed_exits_127_and_is_recorded() {
     spawn(&env, "x");
     let run = resume(&env, "x", &["--", "no-such-command-bullpen"]);
     assert_eq!(run.code(), 127, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("no-such-command-bullpen"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "no-such-command-bullpen");
     let json = env.ls_json();
     assert_eq!(json[0]["state"], "exited");
     assert_eq!(json[0]["exit_code"], 127);

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::{Env, Run};
+use crate::support::{assert_contains, Env, Run};
 
 #[test]
 fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
@@ -190,7 +190,7 @@ fn invalid_ids_are_usage_errors_before_anything_is_created() {
         let run = env.bullpen(&["spawn", bad, "--", "true"]);
         assert_eq!(run.code(), 129, "{bad}: {}", run.stderr);
         if !bad.starts_with('-') {
-            assert!(run.stderr.contains("invalid session id"), "{}", run.stderr);
+            assert_contains(&run.stderr, "invalid session id");
         }
     }
     assert_eq!(env.snapshot(), before);
@@ -202,11 +202,7 @@ fn an_id_in_use_is_refused_by_name() {
     env.bullpen(&["spawn", "dup", "--", "true"]).ok();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "dup", "--", "touch", "ran"]).fails();
-    assert!(
-        run.stderr.contains("\"dup\" is already in use"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "\"dup\" is already in use");
     assert_eq!(env.snapshot(), before);
     assert!(!env.worktree_of("dup").join("ran").exists());
 }
@@ -217,11 +213,7 @@ fn an_existing_branch_or_path_is_not_reused() {
     env.git_out(&["branch", "bullpen/taken"]);
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "taken", "--", "true"]).fails();
-    assert!(
-        run.stderr.contains("branch bullpen/taken already exists"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "branch bullpen/taken already exists");
     assert_eq!(env.snapshot(), before);
 
     // A leftover directory at the would-be worktree path is never taken over.
@@ -231,7 +223,7 @@ fn an_existing_branch_or_path_is_not_reused() {
     std::fs::write(occupied.join("precious"), "work").unwrap();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "occupied", "--", "true"]).fails();
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert_contains(&run.stderr, "already exists");
     assert_eq!(env.snapshot(), before);
     assert_eq!(
         std::fs::read_to_string(occupied.join("precious")).unwrap(),
@@ -296,11 +288,7 @@ fn no_git_on_path_fails_closed() {
         .unwrap();
     let run: Run = out.into();
     assert_eq!(run.code(), 128, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("git executable not found"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "git executable not found");
     assert!(!marker.exists());
     assert_eq!(env.snapshot(), before);
 }
@@ -340,7 +328,7 @@ fn a_partial_worktree_add_is_undone() {
     env.failing_post_checkout_hook();
     let before = env.snapshot();
     let run = assert_fails_closed(&env, &env.repo, &before, "cannot create the worktree");
-    assert!(run.stderr.contains("exit 1"), "{}", run.stderr);
+    assert_contains(&run.stderr, "exit 1");
     assert_eq!(env.git_out(&["branch", "--list", "bullpen/*"]), "");
 }
 
@@ -351,7 +339,7 @@ fn a_bad_base_fails_before_anything_is_created() {
     let run = env
         .bullpen(&["spawn", "x", "--base", "no-such-rev", "--", "true"])
         .fails();
-    assert!(run.stderr.contains("no-such-rev"), "{}", run.stderr);
+    assert_contains(&run.stderr, "no-such-rev");
     assert_eq!(env.snapshot(), before);
 }
 

@@ -304,6 +304,12 @@ fn walk(dir: &Path, out: &mut Vec<String>) {
     }
 }
 
+/// Assert that `text` (what a command printed) contains `part`, showing it all if not.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} not in:\n{text}");
+}
+
 pub fn which_git() -> String {
     let out = Command::new("sh")
         .args(["-c", "command -v git"])
