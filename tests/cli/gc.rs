@@ -182,30 +182,6 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
 }
 
 #[test]
-fn human_report_names_what_was_removed_and_what_was_kept_and_why() {
-    let env = setup();
-    spawn_pushed(&env, "pub", COMMIT);
-    spawn(
-        &env,
-        "local",
-        &format!("{COMMIT} && echo 2 > b && git add b && git commit -q -m b"),
-    );
-    let run = env.bullpen(&["gc"]).ok();
-    // Sessions are reported oldest first; both may share a second, so compare
-    // the lines whatever their order.
-    let mut lines: Vec<&str> = run.stdout.lines().collect();
-    lines.sort_unstable();
-    assert_eq!(
-        lines,
-        [
-            "kept     local: 2 commits not on any remote",
-            "removed  pub: published, clean and idle"
-        ]
-    );
-    assert_contains(&run.stderr, "gc: 1 removed, 1 kept");
-}
-
-#[test]
 fn an_unpushed_session_is_kept() {
     let env = setup();
     let wt = spawn(&env, "local", COMMIT);

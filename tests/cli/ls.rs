@@ -16,12 +16,9 @@ fn table_and_json_show_the_session() {
     .ok();
     let table = env.bullpen(&["ls"]).ok().stdout;
     let lines: Vec<&str> = table.lines().collect();
+    // A header and one row; what they say: snapshots::spawn_and_the_ls_table_...
     assert_eq!(lines.len(), 2, "{table}");
-    assert!(lines[0].starts_with("ID"), "{table}");
-    assert!(lines[0].contains("STATE") && lines[0].contains("WORKTREE"));
     assert!(lines[1].starts_with("demo "), "{table}");
-    assert!(lines[1].contains("exited 0"), "{table}");
-    assert!(lines[1].contains("bullpen/demo +1"), "{table}");
     assert!(!table.contains('\x1b'), "no colour when not a terminal");
 
     let json = env.bullpen(&["ls", "--json"]).ok().stdout;
