@@ -139,6 +139,21 @@ impl Bg {
         self.git_out(&["rev-parse", &record_ref(id)])
     }
 
+    /// What `resume --bg` starts, run by hand in worktree `wt`: a supervisor for
+    /// the record of `id` as it was at commit `expect`, to run `touch second`.
+    fn supervise_in(&self, wt: &Path, id: &str, expect: &str) -> Run {
+        let args = [
+            "__supervise",
+            id,
+            "--expect",
+            expect,
+            "--",
+            "touch",
+            "second",
+        ];
+        self.bullpen_in(wt, &args)
+    }
+
     /// A long-lived process owned by the test (killed by the guard).
     fn start_sleeper(&mut self) -> u32 {
         let child = self
@@ -544,22 +559,7 @@ fn ls_json_shows_the_log_outside_every_worktree() {
     env.wait_state("bg", "exited");
     let fg = env.row("fg");
     assert_eq!(fg["log"], Value::Null);
-    for key in [
-        "id",
-        "state",
-        "branch",
-        "base",
-        "worktree",
-        "command",
-        "created_at",
-        "exit_code",
-        "signal",
-        "pid",
-        "host",
-        "ahead",
-    ] {
-        assert!(fg.get(key).is_some(), "ls --json keeps {key}");
-    }
+    crate::ls::assert_row_keys(&fg);
     let bg = env.row("bg");
     let log = PathBuf::from(bg["log"].as_str().unwrap());
     let common = env.git_out(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
@@ -612,18 +612,7 @@ fn killing_the_supervisor_shows_lost_and_stop_still_cleans_up() {
     // A second start is refused while the lingering command lives.
     let commit = env.record_commit("a");
     let wt = env.worktree_of("a");
-    let second = env.bullpen_in(
-        &wt,
-        &[
-            "__supervise",
-            "a",
-            "--expect",
-            &commit,
-            "--",
-            "touch",
-            "second",
-        ],
-    );
+    let second = env.supervise_in(&wt, "a", &commit);
     assert_contains(&second.stderr, &format!("pid {}", child.pid));
     assert!(!wt.join("second").exists());
 
@@ -643,20 +632,7 @@ fn a_second_start_of_a_running_session_is_refused_naming_the_pid() {
     let before = env.record_commit("a");
     let wt = env.worktree_of("a");
     // What `resume --bg` would start: a supervisor for the record as it is now.
-    let run = env
-        .bullpen_in(
-            &wt,
-            &[
-                "__supervise",
-                "a",
-                "--expect",
-                &before,
-                "--",
-                "touch",
-                "second",
-            ],
-        )
-        .fails();
+    let run = env.supervise_in(&wt, "a", &before).fails();
     assert_contains(&run.stderr, &format!("pid {pid}"));
     assert!(!wt.join("second").exists(), "the second command never ran");
     assert_eq!(env.record_commit("a"), before, "the record is unchanged");
@@ -672,20 +648,7 @@ fn a_start_for_a_record_that_changed_meanwhile_runs_nothing() {
     let stale = env.git_out(&["rev-parse", "refs/bullpen/sessions/a~2"]);
     let before = env.record_commit("a");
     let wt = env.worktree_of("a");
-    let run = env
-        .bullpen_in(
-            &wt,
-            &[
-                "__supervise",
-                "a",
-                "--expect",
-                &stale,
-                "--",
-                "touch",
-                "second",
-            ],
-        )
-        .fails();
+    let run = env.supervise_in(&wt, "a", &stale).fails();
     assert_contains(&run.stderr, "changed since");
     assert!(!wt.join("second").exists(), "the command never ran");
     assert_eq!(env.record_commit("a"), before, "the record is unchanged");

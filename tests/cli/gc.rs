@@ -37,15 +37,9 @@ pub(crate) fn setup() -> Env {
     env
 }
 
-/// A session that ran `script` (in its worktree) and exited; its worktree.
-pub(crate) fn spawn(env: &Env, id: &str, script: &str) -> PathBuf {
-    env.bullpen(&["spawn", id, "--", "sh", "-c", script]).ok();
-    env.worktree_of(id)
-}
-
 /// A session that ran `script` and exited, its branch pushed to `origin`; its worktree.
 pub(crate) fn spawn_pushed(env: &Env, id: &str, script: &str) -> PathBuf {
-    let wt = spawn(env, id, script);
+    let wt = env.spawn_sh(id, script);
     env.git(
         &env.repo,
         &["push", "-q", "origin", &format!("bullpen/{id}")],
@@ -184,7 +178,7 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
 #[test]
 fn an_unpushed_session_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "local", COMMIT);
+    let wt = env.spawn_sh("local", COMMIT);
     let (run, entries) = gc(&env, &[]);
     run.ok();
     assert_kept(session(&entries, "local"), "1 commit not on any remote");
@@ -807,7 +801,7 @@ fn orphan_dir(env: &Env, root: &Path, name: &str) -> PathBuf {
 #[test]
 fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
     let env = setup();
-    let wt = spawn(&env, "anchor", "echo keep > keep.txt");
+    let wt = env.spawn_sh("anchor", "echo keep > keep.txt");
     let root = wt.parent().unwrap().to_path_buf();
     // What the reported crash left: a directory holding only a `.git` file whose
     // worktree entry is gone.
@@ -852,7 +846,7 @@ fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
 fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
     let env = setup();
     let published = spawn_pushed(&env, "gone-pub", COMMIT);
-    let unpublished = spawn(&env, "gone-local", COMMIT);
+    let unpublished = env.spawn_sh("gone-local", COMMIT);
     std::fs::remove_dir_all(&published).unwrap();
     std::fs::remove_dir_all(&unpublished).unwrap();
 
@@ -893,7 +887,7 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
 fn dry_run_changes_nothing_and_matches_what_gc_then_does() {
     let env = setup();
     let removed = spawn_pushed(&env, "a-removed", COMMIT);
-    spawn(&env, "b-local", COMMIT);
+    env.spawn_sh("b-local", COMMIT);
     spawn_pushed(&env, "c-untracked", "echo x > x");
     let gone = spawn_pushed(&env, "d-gone", "true");
     std::fs::remove_dir_all(&gone).unwrap();

@@ -2,18 +2,33 @@
 
 use crate::support::{assert_contains, Env};
 
+/// Every key of an `ls --json` row is there (null when unknown): the keys are a
+/// compatibility surface, added to but never renamed or removed.
+#[track_caller]
+pub(crate) fn assert_row_keys(row: &serde_json::Value) {
+    for key in [
+        "id",
+        "state",
+        "branch",
+        "base",
+        "worktree",
+        "command",
+        "created_at",
+        "exit_code",
+        "signal",
+        "pid",
+        "host",
+        "ahead",
+        "log",
+    ] {
+        assert!(row.get(key).is_some(), "ls --json keeps {key}: {row}");
+    }
+}
+
 #[test]
 fn table_and_json_show_the_session() {
     let env = Env::new();
-    env.bullpen(&[
-        "spawn",
-        "demo",
-        "--",
-        "sh",
-        "-c",
-        "git commit -q --allow-empty -m w",
-    ])
-    .ok();
+    env.spawn_sh("demo", "git commit -q --allow-empty -m w");
     let table = env.bullpen(&["ls"]).ok().stdout;
     let lines: Vec<&str> = table.lines().collect();
     // A header and one row; what they say: snapshots::spawn_and_the_ls_table_...
@@ -24,21 +39,7 @@ fn table_and_json_show_the_session() {
     let json = env.bullpen(&["ls", "--json"]).ok().stdout;
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let s = &json[0];
-    for key in [
-        "id",
-        "state",
-        "branch",
-        "base",
-        "worktree",
-        "command",
-        "created_at",
-        "exit_code",
-        "pid",
-        "host",
-        "ahead",
-    ] {
-        assert!(s.get(key).is_some(), "key {key} in {s}");
-    }
+    assert_row_keys(s);
     assert_eq!(s["id"], "demo");
     assert_eq!(s["state"], "exited");
     assert_eq!(s["exit_code"], 0);
@@ -185,18 +186,7 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
 fn a_record_naming_a_bad_branch_does_not_hide_the_others() {
     // The branch is derived from the id, never taken from a (hand-edited) record.
     let env = Env::new();
-    env.bullpen(&[
-        "spawn",
-        "a",
-        "--",
-        "git",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "w",
-    ])
-    .ok();
+    env.spawn_sh("a", "git commit -q --allow-empty -m w");
     env.bullpen(&["spawn", "b", "--", "true"]).ok();
     env.edit_record("a", |r| r["branch"] = "x..y".into());
     env.edit_record("b", |r| r["branch"] = "main".into());

@@ -7,7 +7,7 @@
 //! refs, records, that nothing ran) is checked by the other modules.
 
 use crate::bg::Bg;
-use crate::gc::{setup, spawn, spawn_pushed, COMMIT};
+use crate::gc::{setup, spawn_pushed, COMMIT};
 use crate::support::Env;
 
 /// Machine-specific parts of bullpen's output replaced by stable placeholders:
@@ -66,12 +66,21 @@ fn age_cell(line: &str) -> String {
     out
 }
 
-/// `git bullpen <args>` in the main worktree as a reader sees it: the command
-/// line, how it ended, and each stream that is not empty (a stream left out
-/// printed nothing).
-fn show(env: &Env, args: &[&str]) -> String {
+/// `git bullpen <args>` as typed (an argument with spaces in quotes).
+fn typed(args: &[&str]) -> String {
+    let quoted = |a: &&str| match a.contains(' ') {
+        true => format!("'{a}'"),
+        false => a.to_string(),
+    };
+    let words: Vec<String> = args.iter().map(quoted).collect();
+    format!("$ git bullpen {}", words.join(" "))
+}
+
+/// How `git bullpen <args>`, run in the main worktree, ended, and each stream
+/// that is not empty (a stream left out printed nothing).
+fn outcome(env: &Env, args: &[&str]) -> String {
     let run = env.bullpen(args);
-    let mut text = format!("$ git bullpen {}\nexit {}\n", args.join(" "), run.code());
+    let mut text = format!("exit {}\n", run.code());
     for (name, stream) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         if !stream.is_empty() {
             let stream = normalise(env, stream.trim_end());
@@ -79,6 +88,29 @@ fn show(env: &Env, args: &[&str]) -> String {
         }
     }
     text
+}
+
+/// A command as a reader sees it: the command line and its outcome.
+fn show(env: &Env, args: &[&str]) -> String {
+    format!("{}\n{}", typed(args), outcome(env, args))
+}
+
+/// Commands shown one after the other, a blank line between; consecutive ones
+/// that end the same way are listed together above their one outcome.
+fn show_all(env: &Env, commands: &[&[&str]]) -> String {
+    let mut groups: Vec<(Vec<String>, String)> = Vec::new();
+    for args in commands {
+        let outcome = outcome(env, args);
+        match groups.last_mut() {
+            Some((lines, last)) if *last == outcome => lines.push(typed(args)),
+            _ => groups.push((vec![typed(args)], outcome)),
+        }
+    }
+    let shown: Vec<String> = groups
+        .iter()
+        .map(|(lines, outcome)| format!("{}\n{outcome}", lines.join("\n")))
+        .collect();
+    shown.join("\n")
 }
 
 #[test]
@@ -97,25 +129,14 @@ fn the_normaliser_replaces_only_what_differs_between_machines() {
     ");
 }
 
+const EMPTY_COMMIT: &str = "git commit -q --allow-empty -m work";
+
 #[test]
 fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     let env = Bg::new();
     // Spawned in the order of their ids: `ls` lists by creation time, then id,
     // so the order holds whether or not two spawns share a second.
-    let spawned = show(
-        &env,
-        &[
-            "spawn",
-            "a-done",
-            "--",
-            "git",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "work",
-        ],
-    );
+    let spawned = show(&env, &["spawn", "a-done", "--", "sh", "-c", EMPTY_COMMIT]);
     env.bullpen(&["spawn", "b-failed", "--", "sh", "-c", "exit 3"])
         .fails();
     env.bullpen(&["spawn", "c-killed", "--", "sh", "-c", "kill -TERM $$"])
@@ -131,7 +152,7 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     let spawned_bg = show(&env, &["spawn", "--bg", "g-running", "--", "sleep", "300"]);
 
     insta::assert_snapshot!(spawned, @r"
-    $ git bullpen spawn a-done -- git commit -q --allow-empty -m work
+    $ git bullpen spawn a-done -- sh -c 'git commit -q --allow-empty -m work'
     exit 0
     --- stderr
     bullpen: session a-done on bullpen/a-done in [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-done
@@ -165,8 +186,7 @@ fn gc_report_dry_run_then_for_real() {
     let env = setup();
     // In the order of their ids, as gc reports sessions by creation time, then id.
     spawn_pushed(&env, "a-published", COMMIT);
-    spawn(
-        &env,
+    env.spawn_sh(
         "b-unpublished",
         &format!("{COMMIT} && echo 2 > b && git add b && git commit -q -m b"),
     );
@@ -251,27 +271,27 @@ fn refusals_and_errors() {
     env.git_out(&["worktree", "move", wt.to_str().unwrap(), outside]);
     env.edit_record("f-outside", |r| r["worktree"] = outside.into());
 
-    let table: Vec<String> = [
-        &["resume", "a-file", "--", "touch", "ran"][..],
-        &["resume", "b-empty-dir", "--", "touch", "ran"],
-        &["resume", "c-collected", "--", "touch", "ran"],
-        &["resume", "e-gone", "--", "touch", "ran"],
-        &["resume", "f-outside", "--", "touch", "ran"],
-        &["resume", "h-running", "--", "touch", "ran"],
-        &["spawn", "d-taken", "--", "touch", "ran"],
-        &["spawn", "--bg", "g-no-command"],
-        &["logs", "d-taken"],
-        &["stop", "d-taken"],
-        &["stop", "nope"],
-        &["logs", "nope"],
-        &["path", "nope"],
-        &["resume", "nope"],
-        &["spawn", "Not-Valid", "--", "true"],
-    ]
-    .iter()
-    .map(|args| show(&env, args))
-    .collect();
-    insta::assert_snapshot!(table.join("\n"), @r#"
+    let table = show_all(
+        &env,
+        &[
+            &["resume", "a-file", "--", "touch", "ran"][..],
+            &["resume", "b-empty-dir", "--", "touch", "ran"],
+            &["resume", "c-collected", "--", "touch", "ran"],
+            &["resume", "e-gone", "--", "touch", "ran"],
+            &["resume", "f-outside", "--", "touch", "ran"],
+            &["resume", "h-running", "--", "touch", "ran"],
+            &["spawn", "d-taken", "--", "touch", "ran"],
+            &["spawn", "--bg", "g-no-command"],
+            &["logs", "d-taken"],
+            &["stop", "d-taken"],
+            &["stop", "nope"],
+            &["logs", "nope"],
+            &["path", "nope"],
+            &["resume", "nope"],
+            &["spawn", "Not-Valid", "--", "true"],
+        ],
+    );
+    insta::assert_snapshot!(table, @r#"
     $ git bullpen resume a-file -- touch ran
     exit 3
     --- stderr
@@ -333,23 +353,8 @@ fn refusals_and_errors() {
     bullpen: session d-taken is not running (exited, exit 0); nothing to stop
 
     $ git bullpen stop nope
-    exit 128
-    --- stderr
-    error: no session named "nope"
-    hint: see `git bullpen ls --all` for the sessions there are
-
     $ git bullpen logs nope
-    exit 128
-    --- stderr
-    error: no session named "nope"
-    hint: see `git bullpen ls --all` for the sessions there are
-
     $ git bullpen path nope
-    exit 128
-    --- stderr
-    error: no session named "nope"
-    hint: see `git bullpen ls --all` for the sessions there are
-
     $ git bullpen resume nope
     exit 128
     --- stderr

@@ -191,6 +191,13 @@ impl Env {
         self.bullpen_in(&self.repo, args)
     }
 
+    /// Session `id`, spawned to run `sh -c <script>` in its worktree, which must
+    /// succeed; its worktree.
+    pub fn spawn_sh(&self, id: &str, script: &str) -> PathBuf {
+        self.bullpen(&["spawn", id, "--", "sh", "-c", script]).ok();
+        self.worktree_of(id)
+    }
+
     /// The worktree root bullpen uses for `self.repo`, found from a spawned session.
     pub fn worktree_of(&self, id: &str) -> PathBuf {
         let json = self.ls_json();
