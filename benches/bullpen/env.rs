@@ -20,35 +20,26 @@ pub struct Env {
 
 impl Env {
     pub fn new(keep: bool) -> Env {
-        let tmp = tempfile::Builder::new()
-            .prefix("bullpen-bench-")
-            .tempdir()
-            .expect("temp dir");
-        let root = tmp.path().canonicalize().expect("canonical temp dir");
-        let home = root.join("home");
-        let bullpen_home = root.join("bullpen-home");
-        for d in [&home, &bullpen_home] {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
+        let dirs = crate::hermetic::Dirs::new("bullpen-bench-");
         // No automatic gc or maintenance: git's `gc --auto` (run by `git commit`
         // in the fixture sessions) would pack at an arbitrary N and detach into
         // the background, over the measurements. The suite packs explicitly.
         std::fs::write(
-            home.join(".gitconfig"),
+            dirs.home.join(".gitconfig"),
             "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n",
         )
         .expect("write .gitconfig");
         let tmp = if keep {
-            let _ = tmp.keep();
+            let _ = dirs.tmp.keep();
             None
         } else {
-            Some(tmp)
+            Some(dirs.tmp)
         };
         Env {
             _tmp: tmp,
-            root,
-            home,
-            bullpen_home,
+            root: dirs.root,
+            home: dirs.home,
+            bullpen_home: dirs.bullpen_home,
         }
     }
 

@@ -69,23 +69,14 @@ impl From<Output> for Run {
 impl Env {
     /// A fresh repository `repo` with one commit on `main`.
     pub fn new() -> Env {
-        let tmp = tempfile::Builder::new()
-            .prefix("bullpen-test-")
-            .tempdir()
-            .expect("temp dir");
-        // Canonical, so paths printed by git and by bullpen compare equal.
-        let root = tmp.path().canonicalize().expect("canonical temp dir");
-        let home = root.join("home");
-        let bullpen_home = root.join("bullpen-home");
-        let repo = root.join("repo");
-        for d in [&home, &bullpen_home, &repo] {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
+        let dirs = crate::hermetic::Dirs::new("bullpen-test-");
+        let repo = dirs.root.join("repo");
+        std::fs::create_dir_all(&repo).expect("mkdir");
         let env = Env {
-            tmp,
+            tmp: dirs.tmp,
             repo,
-            home,
-            bullpen_home,
+            home: dirs.home,
+            bullpen_home: dirs.bullpen_home,
             path_prefix: Vec::new(),
         };
         env.git(&env.repo, &["init", "-q", "-b", "main"]).ok();

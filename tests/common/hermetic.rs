@@ -4,8 +4,38 @@
 //! Both include this file (`#[path = ...] mod hermetic;`), so the list lives once.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// The temp dir one run works in, with an empty `home` and `bullpen-home`.
+pub struct Dirs {
+    pub tmp: tempfile::TempDir,
+    /// `tmp`'s path, canonical, so the paths git and bullpen print compare equal.
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub bullpen_home: PathBuf,
+}
+
+impl Dirs {
+    pub fn new(prefix: &str) -> Dirs {
+        let tmp = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .expect("temp dir");
+        let root = tmp.path().canonicalize().expect("canonical temp dir");
+        let home = root.join("home");
+        let bullpen_home = root.join("bullpen-home");
+        for d in [&home, &bullpen_home] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        Dirs {
+            tmp,
+            root,
+            home,
+            bullpen_home,
+        }
+    }
+}
 
 /// Clear `cmd`'s environment and give it the hermetic one: `path` as PATH,
 /// `home` as HOME (the XDG directories and the global git config inside it),
