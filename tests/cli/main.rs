@@ -1,6 +1,8 @@
 //! One integration test binary: the real `git-bullpen` against real git
 //! repositories in temp dirs. One module per command.
 
+#[path = "../common/hermetic.rs"]
+mod hermetic;
 mod support;
 
 mod bg;
@@ -10,4 +12,5 @@ mod layout;
 mod ls;
 mod resume;
 mod ship;
+mod snapshots;
 mod spawn;

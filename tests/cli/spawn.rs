@@ -2,12 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::{Env, Run};
-
-fn record_json(env: &Env, id: &str) -> serde_json::Value {
-    let raw = env.git_out(&["show", &format!("refs/bullpen/sessions/{id}:session.json")]);
-    serde_json::from_str(&raw).expect("session.json is valid JSON")
-}
+use crate::support::{assert_contains, Env, Run};
 
 #[test]
 fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
@@ -48,7 +43,7 @@ fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
     assert!(!env.repo.join("f").exists());
     assert_eq!(env.git_out(&["status", "--porcelain"]), "");
 
-    let rec = record_json(&env, "demo");
+    let rec = env.record("demo");
     assert_eq!(rec["schema"], 1);
     assert_eq!(rec["id"], "demo");
     assert_eq!(rec["state"], "exited");
@@ -119,11 +114,11 @@ fn exit_status_and_environment_are_passed_through() {
     assert_eq!(run.code(), 7, "{}", run.stderr);
     let wt = env.worktree_of("st");
     assert_eq!(run.stdout, format!("st bullpen/st {}\n", wt.display()));
-    assert_eq!(record_json(&env, "st")["exit"]["code"], 7);
+    assert_eq!(env.record("st")["exit"]["code"], 7);
 
     let run = env.bullpen(&["spawn", "sig", "--", "sh", "-c", "kill -TERM $$"]);
     assert_eq!(run.code(), 128 + 15);
-    let rec = record_json(&env, "sig");
+    let rec = env.record("sig");
     assert_eq!(rec["exit"]["signal"], 15);
     assert!(rec["exit"]["code"].is_null());
 }
@@ -162,7 +157,7 @@ fn spawn_from_a_linked_worktree_belongs_to_the_repository() {
     // Visible from the main worktree, based on main.
     assert_eq!(env.ls_json().as_array().unwrap().len(), 2);
     assert_eq!(
-        record_json(&env, "second")["base"],
+        env.record("second")["base"],
         env.git_out(&["rev-parse", "main"])
     );
 }
@@ -195,7 +190,7 @@ fn invalid_ids_are_usage_errors_before_anything_is_created() {
         let run = env.bullpen(&["spawn", bad, "--", "true"]);
         assert_eq!(run.code(), 129, "{bad}: {}", run.stderr);
         if !bad.starts_with('-') {
-            assert!(run.stderr.contains("invalid session id"), "{}", run.stderr);
+            assert_contains(&run.stderr, "invalid session id");
         }
     }
     assert_eq!(env.snapshot(), before);
@@ -207,11 +202,7 @@ fn an_id_in_use_is_refused_by_name() {
     env.bullpen(&["spawn", "dup", "--", "true"]).ok();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "dup", "--", "touch", "ran"]).fails();
-    assert!(
-        run.stderr.contains("\"dup\" is already in use"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "\"dup\" is already in use");
     assert_eq!(env.snapshot(), before);
     assert!(!env.worktree_of("dup").join("ran").exists());
 }
@@ -222,11 +213,7 @@ fn an_existing_branch_or_path_is_not_reused() {
     env.git_out(&["branch", "bullpen/taken"]);
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "taken", "--", "true"]).fails();
-    assert!(
-        run.stderr.contains("branch bullpen/taken already exists"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "branch bullpen/taken already exists");
     assert_eq!(env.snapshot(), before);
 
     // A leftover directory at the would-be worktree path is never taken over.
@@ -236,7 +223,7 @@ fn an_existing_branch_or_path_is_not_reused() {
     std::fs::write(occupied.join("precious"), "work").unwrap();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "occupied", "--", "true"]).fails();
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert_contains(&run.stderr, "already exists");
     assert_eq!(env.snapshot(), before);
     assert_eq!(
         std::fs::read_to_string(occupied.join("precious")).unwrap(),
@@ -301,11 +288,7 @@ fn no_git_on_path_fails_closed() {
         .unwrap();
     let run: Run = out.into();
     assert_eq!(run.code(), 128, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("git executable not found"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "git executable not found");
     assert!(!marker.exists());
     assert_eq!(env.snapshot(), before);
 }
@@ -345,7 +328,7 @@ fn a_partial_worktree_add_is_undone() {
     env.failing_post_checkout_hook();
     let before = env.snapshot();
     let run = assert_fails_closed(&env, &env.repo, &before, "cannot create the worktree");
-    assert!(run.stderr.contains("exit 1"), "{}", run.stderr);
+    assert_contains(&run.stderr, "exit 1");
     assert_eq!(env.git_out(&["branch", "--list", "bullpen/*"]), "");
 }
 
@@ -356,7 +339,7 @@ fn a_bad_base_fails_before_anything_is_created() {
     let run = env
         .bullpen(&["spawn", "x", "--base", "no-such-rev", "--", "true"])
         .fails();
-    assert!(run.stderr.contains("no-such-rev"), "{}", run.stderr);
+    assert_contains(&run.stderr, "no-such-rev");
     assert_eq!(env.snapshot(), before);
 }
 
@@ -387,7 +370,7 @@ fn concurrent_spawns_without_ids_all_get_their_own_session() {
         assert_eq!(s["state"], "exited", "{s}");
         assert_eq!(s["exit_code"], 0);
         let id = s["id"].as_str().unwrap();
-        record_json(&env, id); // parses
+        env.record(id); // parses
         assert!(Path::new(s["worktree"].as_str().unwrap())
             .join("README")
             .is_file());
@@ -429,7 +412,7 @@ fn ctrl_c_reaches_the_command_and_bullpen_records_the_outcome() {
     unsafe { libc::kill(-pgid, libc::SIGINT) };
     let run: Run = child.wait_with_output().unwrap().into();
     assert_eq!(run.code(), 128 + 2, "{}", run.stderr);
-    let rec = record_json(&env, "int");
+    let rec = env.record("int");
     assert_eq!(rec["state"], "exited");
     assert_eq!(rec["exit"]["signal"], 2);
 }
