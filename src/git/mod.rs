@@ -265,11 +265,19 @@ fn canonical_or_self(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The common dir of a git dir: what its `commondir` file says, or itself.
+/// The common dir of a git dir: what its `commondir` file says (read whole, as
+/// git does, trailing `\n`/`\r` stripped), or itself.
 fn common_dir_of(git_dir: &Path) -> PathBuf {
-    match std::fs::read_to_string(git_dir.join("commondir")) {
+    match std::fs::read(git_dir.join("commondir")) {
         Ok(content) => {
-            let p = PathBuf::from(content.trim_end_matches(['\n', '\r']));
+            let end = content
+                .iter()
+                .rposition(|b| !matches!(b, b'\n' | b'\r'))
+                .map_or(0, |i| i + 1);
+            if end == 0 {
+                return git_dir.to_path_buf();
+            }
+            let p = worktrees::path_from_bytes(&content[..end]);
             if p.is_absolute() {
                 p
             } else {

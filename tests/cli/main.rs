@@ -8,6 +8,7 @@ mod docs;
 mod gc;
 mod layout;
 mod ls;
+mod repo;
 mod resume;
 mod ship;
 mod spawn;
