@@ -3,17 +3,25 @@
 
 use crate::support::Env;
 
-/// `env` with its repository moved to a fresh one at `root/<name>` (one
-/// commit on `main`, a bare `origin` with `main` pushed).
-fn repo_named(name: &str) -> Env {
+/// `env` with its repository replaced by a fresh one at `root/<name>`, made by
+/// `git init <init_args>`, with one commit on `main`.
+fn fresh_repo(name: &str, init_args: &[&str]) -> Env {
     let mut env = Env::new();
     let repo = env.root().join(name);
     std::fs::create_dir_all(&repo).unwrap();
-    env.git(&repo, &["init", "-q", "-b", "main"]).ok();
+    let mut args = vec!["init", "-q", "-b", "main"];
+    args.extend_from_slice(init_args);
+    env.git(&repo, &args).ok();
     std::fs::write(repo.join("README"), "hello\n").unwrap();
     env.git(&repo, &["add", "README"]).ok();
     env.git(&repo, &["commit", "-q", "-m", "initial"]).ok();
     env.repo = repo;
+    env
+}
+
+/// [`fresh_repo`] with a bare `origin` that has `main`.
+fn repo_named(name: &str) -> Env {
+    let env = fresh_repo(name, &[]);
     env.add_bare_remote();
     env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
     env
@@ -162,4 +170,90 @@ fn a_stale_branch_lock_in_gc_is_named_not_taken_for_a_moved_branch() {
     std::fs::remove_file(&lock).unwrap();
     env.bullpen(&["gc"]).ok();
     assert_eq!(env.ls_json()[0]["state"], "collected");
+}
+
+// ----- repositories this build cannot work in -----
+
+/// `spawn` and `ls` in `env.repo` fail up front with `cause` and `hint`, run
+/// nothing and create nothing.
+#[track_caller]
+fn assert_refused_up_front(env: &Env, cause: &str, hint: &str) {
+    let before = env.snapshot();
+    let marker = env.root().join("command-ran");
+    let marker_arg = marker.to_str().unwrap();
+    for args in [
+        &["spawn", "a", "--", "touch", marker_arg][..],
+        &["spawn", "--bg", "--", "touch", marker_arg][..],
+        &["ls"][..],
+    ] {
+        let run = env.bullpen(args).fails();
+        assert_eq!(run.code(), 128, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(cause),
+            "{args:?}: {cause:?} not in:\n{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&format!("hint: {hint}")),
+            "{args:?}: {hint:?} not in:\n{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("gix"), "library words: {}", run.stderr);
+    }
+    assert!(!marker.exists(), "the command must not run");
+    assert_eq!(env.snapshot(), before, "nothing is created");
+    assert!(!env.repo.join(".git/bullpen").exists());
+}
+
+#[test]
+fn a_sha256_repository_is_refused_up_front() {
+    let env = fresh_repo("sha256", &["--object-format=sha256"]);
+    assert_refused_up_front(
+        &env,
+        &format!(
+            "{} uses SHA-256 object ids (extensions.objectFormat in {}); this build of \
+             bullpen works in SHA-1 repositories only",
+            env.repo.join(".git").display(),
+            env.repo.join(".git/config").display()
+        ),
+        "nothing was changed; run bullpen in a SHA-1 repository",
+    );
+}
+
+#[test]
+fn a_repository_with_core_worktree_is_refused_up_front() {
+    let env = fresh_repo("gitdir", &[]);
+    let elsewhere = env.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    env.git(
+        &env.repo,
+        &["config", "core.worktree", elsewhere.to_str().unwrap()],
+    )
+    .ok();
+    assert_refused_up_front(
+        &env,
+        &format!(
+            "{} sets core.worktree ({}, the working tree {}): bullpen works only where the \
+             main working tree holds the git directory",
+            env.repo.join(".git/config").display(),
+            elsewhere.display(),
+            elsewhere.display()
+        ),
+        &format!(
+            "nothing was changed; run bullpen in a clone (`git clone {} <new dir>`)",
+            env.repo.join(".git").display()
+        ),
+    );
+}
+
+#[test]
+fn core_worktree_naming_the_directory_that_holds_the_git_dir_is_harmless() {
+    let env = fresh_repo("same", &[]);
+    env.git(
+        &env.repo,
+        &["config", "core.worktree", env.repo.to_str().unwrap()],
+    )
+    .ok();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    assert_eq!(env.ls_json()[0]["state"], "exited");
 }
