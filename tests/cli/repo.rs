@@ -257,3 +257,54 @@ fn core_worktree_naming_the_directory_that_holds_the_git_dir_is_harmless() {
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
     assert_eq!(env.ls_json()[0]["state"], "exited");
 }
+
+// ----- what a killed gc leaves behind -----
+
+/// A pid that belonged to a process that has ended (and was reaped).
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn gc_sweeps_the_temporary_indexes_of_killed_gcs_and_keeps_live_ones() {
+    let env = Env::new();
+    let tmp = env.repo.join(".git/bullpen/tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let dead = dead_pid();
+    let stale = [
+        tmp.join(format!("index-{dead}-1")),
+        tmp.join(format!("index-{dead}-1.lock")),
+        tmp.join(format!("index-{}-1700000000000000000", dead_pid())),
+    ];
+    // This test process is alive: its file may be in use.
+    let live = tmp.join(format!("index-{}-2", std::process::id()));
+    let other = tmp.join("not-an-index");
+    for f in stale.iter().chain([&live, &other]) {
+        std::fs::write(f, "DIRC").unwrap();
+    }
+
+    env.bullpen(&["gc", "--dry-run"]).ok();
+    assert!(
+        stale.iter().all(|f| f.exists()),
+        "a dry run changes nothing"
+    );
+
+    env.bullpen(&["gc"]).ok();
+    for f in &stale {
+        assert!(!f.exists(), "{} swept", f.display());
+    }
+    assert!(live.exists(), "a live gc's index is kept");
+    assert!(
+        other.exists(),
+        "a file that is not a temporary index is left alone"
+    );
+
+    // Once nothing is left in it, the directory goes too.
+    std::fs::remove_file(&other).unwrap();
+    std::fs::rename(&live, tmp.join(format!("index-{dead}-2"))).unwrap();
+    env.bullpen(&["gc"]).ok();
+    assert!(!tmp.exists(), "the empty tmp dir is removed");
+}
