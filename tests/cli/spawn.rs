@@ -478,6 +478,19 @@ fn ctrl_c_while_the_run_is_being_claimed_ends_the_command() {
         .spawn()
         .unwrap();
     let bullpen = child.id();
+    // Whatever happens, nothing of this run outlives the test (a failure above
+    // the release would leave bullpen blocked on the FIFO).
+    // Disarmed once bullpen has been waited for (its group id may be reused then).
+    struct KillGroup(Option<i32>);
+    impl Drop for KillGroup {
+        fn drop(&mut self) {
+            if let Some(pgid) = self.0 {
+                // SAFETY: kill(2) on the process group this test created.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            }
+        }
+    }
+    let mut group = KillGroup(Some(bullpen as i32));
     let deadline = Instant::now() + Duration::from_secs(60);
     for event in ["provisioning", "ready"] {
         let entry = entries
@@ -501,6 +514,7 @@ fn ctrl_c_while_the_run_is_being_claimed_ends_the_command() {
 
     let started = Instant::now();
     let run: Run = child.wait_with_output().unwrap().into();
+    group.0 = None;
     stop.store(true, atomic::Ordering::SeqCst);
     // Release the reader from waiting for another writer: open the FIFO
     // without blocking (that succeeds only while it waits) until it is done.
