@@ -7,7 +7,7 @@
 
 pub mod undo;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -18,6 +18,16 @@ use crate::model::{names, time, Error, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
 
+/// A session [`create_session`] made: its `ready` record, and the directories it
+/// created on the way to the worktree (outermost first), so that a background
+/// start that fails can take them away again ([`start_background`]).
+pub struct Created {
+    pub stored: Stored,
+    /// The commit the session branch was created at.
+    pub base: Oid,
+    pub created_dirs: Vec<PathBuf>,
+}
+
 /// Create the record, branch and worktree of a new session, leaving it `ready`.
 /// On failure nothing it created is left behind. With no `id`, ids are generated
 /// until one is free (the record's create-if-absent is the arbiter under races).
@@ -26,7 +36,7 @@ pub fn create_session(
     id: Option<&SessionId>,
     base: &str,
     command: &[String],
-) -> Result<Stored> {
+) -> Result<Created> {
     let base_oid = ctx
         .repo
         .resolve_commit(base)
@@ -85,7 +95,7 @@ fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     Ok(None)
 }
 
-fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Stored> {
+fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Created> {
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let record = Record {
@@ -120,8 +130,15 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
         }
     })?;
     match add_worktree(ctx, id, &path, base) {
-        Ok(()) => store::update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready)
-            .context("the worktree was created but its record could not be marked ready"),
+        Ok(created_dirs) => {
+            let stored = store::update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready)
+                .context("the worktree was created but its record could not be marked ready")?;
+            Ok(Created {
+                stored,
+                base,
+                created_dirs,
+            })
+        }
         Err(e) => {
             if let Err(undo) = store::delete(&ctx.repo, &stored, "bullpen: spawn failed") {
                 ctx.ui.warn(format!(
@@ -133,24 +150,31 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
     }
 }
 
-/// `git worktree add -b` under the per-repository lock; undoes its own traces on failure.
-fn add_worktree(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<()> {
+/// `git worktree add -b` under the per-repository lock; undoes its own traces on
+/// failure. Returns the directories it created for the worktree's parent.
+fn add_worktree(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<Vec<PathBuf>> {
     let parent = path
         .parent()
         .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
     let created_dirs = create_dirs(parent)?;
-    let result = add_worktree_locked(ctx, id, path, base);
-    if result.is_err() {
-        // Leave the worktree root as it was: remove the (empty) dirs we made.
-        for dir in created_dirs.iter().rev() {
-            let _ = std::fs::remove_dir(dir);
+    match add_worktree_locked(ctx, id, path, base) {
+        Ok(()) => Ok(created_dirs),
+        Err(e) => {
+            remove_empty_dirs(&created_dirs);
+            Err(e)
         }
     }
-    result
+}
+
+/// Leave the worktree root as it was: remove the (empty) dirs we made, innermost first.
+fn remove_empty_dirs(created_dirs: &[PathBuf]) {
+    for dir in created_dirs.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
 }
 
 /// `create_dir_all`, returning the directories it created, outermost first.
-fn create_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     let missing: Vec<_> = dir
         .ancestors()
         .take_while(|d| d.symlink_metadata().is_err())
@@ -194,5 +218,63 @@ fn undo_worktree(ctx: &Ctx, branch_ref: &str, path: &Path, base: Oid) {
                 ctx.ui.warn(format!("could not delete {branch_ref}: {e:#}"));
             }
         }
+    }
+}
+
+/// `spawn --bg`: start the session's background run. If it could not be started
+/// (no log, no supervisor, a supervisor that failed before it claimed the
+/// record), spawn fails closed as it does when `git worktree add` fails: the
+/// record, the branch, the worktree and the directories made for it go.
+///
+/// The record decides: it is deleted only if it is still the `ready` commit
+/// spawn wrote (one compare-and-swap). A supervisor that claimed it (and then,
+/// say, could not execute the command: `exited` 127) moved it, and then
+/// everything stays, as for any run that started. A supervisor still on its way
+/// loses the race instead: its claim finds no record, and it runs nothing.
+pub fn start_background(ctx: &Ctx, created: Created, command: &[String]) -> Result<i32> {
+    let Created {
+        stored,
+        base,
+        created_dirs,
+    } = created;
+    let err = match crate::run::run_background(ctx, stored.clone(), command, "running") {
+        Ok(status) => return Ok(status),
+        Err(err) => err,
+    };
+    match store::delete(&ctx.repo, &stored, "bullpen: spawn --bg failed") {
+        Ok(()) => {}
+        Err(e) if store::is_conflict(&e) => {
+            // Claimed: the run started (and its record says how it went).
+            return Err(err);
+        }
+        Err(e) => {
+            ctx.ui.warn(format!(
+                "could not remove the record of the session that did not start, so its \
+                 worktree and branch stay too: {e:#}"
+            ));
+            return Err(err);
+        }
+    }
+    let id = &stored.record.id;
+    let path = ctx.layout.worktree_path(id);
+    match Lock::acquire(&ctx.layout.lock_path()) {
+        Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
+        Err(e) => ctx.ui.warn(format!(
+            "could not remove the worktree of the session that did not start: {e:#}"
+        )),
+    }
+    remove_empty_dirs(&created_dirs);
+    remove_empty_log(&ctx.layout.log_path(id));
+    Err(err.context(format!("session {id} did not start; nothing of it is left")))
+}
+
+/// The log the dispatcher opened for a run that never started, if nobody wrote
+/// to it (what a supervisor wrote before it failed is kept: it says why).
+fn remove_empty_log(log: &Path) {
+    if std::fs::metadata(log).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        let _ = std::fs::remove_file(log);
+    }
+    if let Some(dir) = log.parent() {
+        let _ = std::fs::remove_dir(dir); // only when empty
     }
 }

@@ -665,6 +665,11 @@ fn a_command_that_cannot_start_is_recorded_127() {
     let row = env.row("a");
     assert_eq!(row["state"], "exited", "{row}");
     assert_eq!(row["exit_code"], 127);
+    // The run was claimed (it started, then failed): unlike a run that never
+    // started, the session stays whole.
+    assert!(env.worktree_of("a").is_dir(), "the worktree stays");
+    env.git(&env.repo, &["rev-parse", "--verify", "-q", "bullpen/a"])
+        .ok();
 }
 
 #[test]
@@ -674,6 +679,101 @@ fn spawn_bg_without_a_command_is_refused_before_anything_is_created() {
     let run = env.bullpen(&["spawn", "--bg", "a"]).fails();
     assert_contains(&run.stderr, "needs a command");
     assert_eq!(env.snapshot(), before);
+}
+
+/// `spawn --bg` failed before its run started: exit 128 with `cause`, the
+/// command never ran, and nothing of the session is left.
+#[track_caller]
+fn assert_bg_failed_closed(env: &Bg, run: &Run, cause: &str, before: &str, marker: &Path) {
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(cause),
+        "{cause:?} not in:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("session a did not start; nothing of it is left"),
+        "{}",
+        run.stderr
+    );
+    assert!(!marker.exists(), "the command never ran");
+    assert_eq!(
+        env.snapshot(),
+        before,
+        "no record, branch or worktree is left"
+    );
+    assert!(
+        !env.repo.join(".git/bullpen/logs/a.log").exists(),
+        "no empty log is left"
+    );
+}
+
+#[test]
+fn spawn_bg_that_cannot_open_its_log_leaves_nothing_behind() {
+    let env = Bg::new();
+    let state = env.repo.join(".git/bullpen");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("logs"), "a file where the log directory goes\n").unwrap();
+    let before = env.snapshot();
+    let marker = env.root().join("command-ran");
+    let run = env
+        .bullpen(&[
+            "spawn",
+            "--bg",
+            "a",
+            "--",
+            "touch",
+            marker.to_str().unwrap(),
+        ])
+        .fails();
+    assert_bg_failed_closed(
+        &env,
+        &run,
+        "cannot create the log directory",
+        &before,
+        &marker,
+    );
+
+    // Nothing holds the id: once the log can be written, the same spawn runs.
+    std::fs::remove_file(state.join("logs")).unwrap();
+    env.spawn_bg("a", &["touch", marker.to_str().unwrap()]);
+    env.wait_state("a", "exited");
+    assert!(marker.exists());
+}
+
+#[test]
+fn spawn_bg_whose_supervisor_cannot_start_leaves_nothing_behind() {
+    let env = Bg::new();
+    // The supervisor is bullpen itself (`current_exe`): a copy that a hook
+    // removes while spawn creates the worktree (as an upgrade or uninstall
+    // might) cannot be started again.
+    let bin = env.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("git-bullpen");
+    std::fs::copy(BIN, &exe).unwrap();
+    let hooks = env.repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let hook = hooks.join("post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\nrm -f '{}'\n", exe.display())).unwrap();
+    crate::support::make_executable(&hook);
+    let before = env.snapshot();
+    let marker = env.root().join("command-ran");
+    let run: Run = env
+        .cmd(&exe, &env.repo)
+        .args([
+            "spawn",
+            "--bg",
+            "a",
+            "--",
+            "touch",
+            marker.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap()
+        .into();
+    assert!(!exe.exists(), "the hook ran");
+    assert_bg_failed_closed(&env, &run, "cannot start the supervisor", &before, &marker);
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod docs;
 mod gc;
 mod layout;
 mod ls;
+mod repo;
 mod resume;
 mod ship;
 mod snapshots;
