@@ -13,10 +13,12 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::local::Local;
 
 /// Create the record, branch and worktree of a new session, leaving it `ready`.
 /// On failure nothing it created is left behind. With no `id`, ids are generated
@@ -103,6 +105,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
         process: None,
         exit: None,
         log: None,
+        spawner: Some(procfs::process_ref(std::process::id())),
         extra: Default::default(),
     };
     if !ctx.layout.is_confined(&path) {
@@ -112,24 +115,70 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
             ctx.layout.worktree_root.display()
         );
     }
+    let spawner = record.spawner.clone();
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
-            e.context(format!("session id \"{id}\" is already in use"))
+            e.context(Error::refused(format!(
+                "session id \"{id}\" is already in use"
+            )))
         } else {
             e
         }
     })?;
-    match add_worktree(ctx, id, &path, base) {
-        Ok(()) => store::update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready)
-            .context("the worktree was created but its record could not be marked ready"),
+    // The record's create won the id; what this machine knows about the session
+    // is written before anything else exists (see `trust::local`).
+    let local = Local::of(&ctx.layout, id);
+    let written = spawner
+        .context("internal: the new record names no spawner")
+        .and_then(|spawner| {
+            local.write_created(&Created {
+                schema: LOCAL_SCHEMA,
+                worktree: stored.record.worktree.clone(),
+                worktree_root: ctx.layout.worktree_root.to_string_lossy().into_owned(),
+                created_at: stored.record.created_at.clone(),
+                spawner,
+            })
+        })
+        .and_then(|()| local.write_command(command));
+    let result = written.and_then(|()| add_worktree(ctx, id, &path, base));
+    if let Err(e) = result {
+        forget(ctx, &stored, &local);
+        return Err(e);
+    }
+    // One compare-and-swap from the record this spawn created: if anything
+    // changed it meanwhile, the session is not this spawn's to hand out.
+    match store::try_update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready) {
+        Ok(ready) => Ok(ready),
         Err(e) => {
-            if let Err(undo) = store::delete(&ctx.repo, &stored, "bullpen: spawn failed") {
-                ctx.ui.warn(format!(
-                    "could not remove the record of the failed session: {undo:#}"
-                ));
+            undo_worktree(ctx, &id.branch_ref(), &path, base);
+            if let Err(undo) = local.remove() {
+                ctx.ui.warn(format!("{undo:#}"));
             }
-            Err(e)
+            if store::is_conflict(&e) {
+                Err(e.context(
+                    Error::failed(format!(
+                    "the record of session {id} changed while it was being created (by another \
+                     bullpen, or by hand); its worktree and branch were removed again"
+                ))
+                    .hint(format!("see `git log refs/bullpen/sessions/{id}`")),
+                ))
+            } else {
+                forget(ctx, &stored, &local);
+                Err(e.context("the worktree was created but its record could not be marked ready"))
+            }
         }
+    }
+}
+
+/// Undo a spawn's record and local state (its worktree is gone or never was).
+fn forget(ctx: &Ctx, stored: &Stored, local: &Local) {
+    if let Err(undo) = store::delete(&ctx.repo, stored, "bullpen: spawn failed") {
+        ctx.ui.warn(format!(
+            "could not remove the record of the failed session: {undo:#}"
+        ));
+    }
+    if let Err(undo) = local.remove() {
+        ctx.ui.warn(format!("{undo:#}"));
     }
 }
 

@@ -8,6 +8,8 @@ mod docs;
 mod gc;
 mod layout;
 mod ls;
+mod provisioning;
 mod resume;
 mod ship;
 mod spawn;
+mod trust;
