@@ -13,15 +13,17 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::local::Local;
 
 /// A session [`create_session`] made: its `ready` record, and the directories it
 /// created on the way to the worktree (outermost first), so that a background
 /// start that fails can take them away again ([`start_background`]).
-pub struct Created {
+pub struct Provisioned {
     pub stored: Stored,
     /// The commit the session branch was created at.
     pub base: Oid,
@@ -36,7 +38,7 @@ pub fn create_session(
     id: Option<&SessionId>,
     base: &str,
     command: &[String],
-) -> Result<Created> {
+) -> Result<Provisioned> {
     let base_oid = ctx
         .repo
         .resolve_commit(base)
@@ -95,7 +97,7 @@ fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     Ok(None)
 }
 
-fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Created> {
+fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Provisioned> {
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let record = Record {
@@ -113,6 +115,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
         process: None,
         exit: None,
         log: None,
+        spawner: Some(procfs::process_ref(std::process::id())),
         extra: Default::default(),
     };
     if !ctx.layout.is_confined(&path) {
@@ -122,31 +125,77 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
             ctx.layout.worktree_root.display()
         );
     }
+    let spawner = record.spawner.clone();
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
-            e.context(format!("session id \"{id}\" is already in use"))
+            e.context(Error::refused(format!(
+                "session id \"{id}\" is already in use"
+            )))
         } else {
             e
         }
     })?;
-    match add_worktree(ctx, id, &path, base) {
-        Ok(created_dirs) => {
-            let stored = store::update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready)
-                .context("the worktree was created but its record could not be marked ready")?;
-            Ok(Created {
-                stored,
-                base,
-                created_dirs,
+    // The record's create won the id; what this machine knows about the session
+    // is written before anything else exists (see `trust::local`).
+    let local = Local::of(&ctx.layout, id);
+    let written = spawner
+        .context("internal: the new record names no spawner")
+        .and_then(|spawner| {
+            local.write_created(&Created {
+                schema: LOCAL_SCHEMA,
+                worktree: stored.record.worktree.clone(),
+                worktree_root: ctx.layout.worktree_root.to_string_lossy().into_owned(),
+                created_at: stored.record.created_at.clone(),
+                spawner,
             })
-        }
+        })
+        .and_then(|()| local.write_command(command));
+    let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base)) {
+        Ok(dirs) => dirs,
         Err(e) => {
-            if let Err(undo) = store::delete(&ctx.repo, &stored, "bullpen: spawn failed") {
-                ctx.ui.warn(format!(
-                    "could not remove the record of the failed session: {undo:#}"
-                ));
-            }
-            Err(e)
+            forget(ctx, &stored, &local);
+            return Err(e);
         }
+    };
+    // One compare-and-swap from the record this spawn created: if anything
+    // changed it meanwhile, the session is not this spawn's to hand out.
+    match store::try_update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready) {
+        Ok(ready) => Ok(Provisioned {
+            stored: ready,
+            base,
+            created_dirs,
+        }),
+        Err(e) => {
+            undo_worktree(ctx, &id.branch_ref(), &path, base);
+            remove_empty_dirs(&created_dirs);
+            if let Err(undo) = local.remove() {
+                ctx.ui.warn(format!("{undo:#}"));
+            }
+            if store::is_conflict(&e) {
+                Err(e.context(
+                    Error::failed(format!(
+                        "the record of session {id} changed while it was being created (by \
+                         another bullpen, or by hand); its worktree and branch were removed again"
+                    ))
+                    .hint(format!("see `git log refs/bullpen/sessions/{id}`")),
+                ))
+            } else {
+                forget(ctx, &stored, &local);
+                Err(e.context("the worktree was created but its record could not be marked ready"))
+            }
+        }
+    }
+}
+
+/// Undo a spawn's record and local state (its worktree is gone or never was).
+fn forget(ctx: &Ctx, stored: &Stored, local: &Local) {
+    if let Err(undo) = store::delete(&ctx.repo, stored, "bullpen: spawn failed") {
+        ctx.ui.warn(format!(
+            "could not remove the record of the failed session: {undo:#}"
+        ));
+    }
+    if let Err(undo) = local.remove() {
+        ctx.ui.warn(format!("{undo:#}"));
     }
 }
 
@@ -231,8 +280,8 @@ fn undo_worktree(ctx: &Ctx, branch_ref: &str, path: &Path, base: Oid) {
 /// say, could not execute the command: `exited` 127) moved it, and then
 /// everything stays, as for any run that started. A supervisor still on its way
 /// loses the race instead: its claim finds no record, and it runs nothing.
-pub fn start_background(ctx: &Ctx, created: Created, command: &[String]) -> Result<i32> {
-    let Created {
+pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> Result<i32> {
+    let Provisioned {
         stored,
         base,
         created_dirs,
@@ -265,6 +314,9 @@ pub fn start_background(ctx: &Ctx, created: Created, command: &[String]) -> Resu
     }
     remove_empty_dirs(&created_dirs);
     remove_empty_log(&ctx.layout.log_path(id));
+    if let Err(e) = Local::of(&ctx.layout, id).remove() {
+        ctx.ui.warn(format!("{e:#}"));
+    }
     Err(err.context(format!("session {id} did not start; nothing of it is left")))
 }
 

@@ -649,7 +649,7 @@ fn a_start_for_a_record_that_changed_meanwhile_runs_nothing() {
     let before = env.record_commit("a");
     let wt = env.worktree_of("a");
     let run = env.supervise_in(&wt, "a", &stale).fails();
-    assert_contains(&run.stderr, "changed since");
+    assert_contains(&run.stderr, "changed while this run was starting");
     assert!(!wt.join("second").exists(), "the command never ran");
     assert_eq!(env.record_commit("a"), before, "the record is unchanged");
 }
@@ -864,11 +864,23 @@ fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
         );
     }
     assert!(!env.worktree_of("a").join("second").exists());
-    env.bullpen(&["stop", "a"]).ok();
+    // Neither the command nor the supervisor lives to prove the leftover is the
+    // session's (its ids could have been reused): stop refuses, naming it.
+    let run = env.bullpen(&["stop", "a"]).fails();
+    assert_eq!(run.code(), 3, "{}", run.stderr);
     assert!(
-        group_members(leader, sup).is_empty(),
-        "stop ended the leftovers"
+        run.stderr.contains(&format!("kill {}", left[0])),
+        "{}",
+        run.stderr
     );
+    assert_eq!(group_members(leader, sup), left, "nothing was signalled");
+    assert_eq!(env.state("a"), "lost");
+    kill(left[0], libc::SIGKILL);
+    wait_for("the leftover to end", || {
+        group_members(leader, sup).is_empty().then_some(())
+    });
+    env.bullpen(&["stop", "a"]).ok();
+    assert_eq!(env.state("a"), "stopped");
 }
 
 #[test]

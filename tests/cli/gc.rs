@@ -752,17 +752,41 @@ fn a_record_naming_another_branch_is_never_acted_on() {
 }
 
 #[test]
-fn a_session_still_provisioning_is_kept() {
+fn a_session_still_provisioning_is_kept_while_its_spawner_lives_then_finished() {
     let env = setup();
     let wt = spawn_pushed(&env, "young", "true");
-    env.edit_record("young", |v| v["state"] = "provisioning".into());
+    // A spawn still at work (any live process stands in for it): kept.
+    let mut spawner = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pref = crate::support::process_ref(spawner.id());
+    env.edit_record("young", |v| {
+        v["state"] = "provisioning".into();
+        v["spawner"] = pref;
+    });
     let e = gc_session(&env, "young");
     assert_eq!(e["action"], "kept");
     assert!(
-        e["reason"].as_str().unwrap().contains("provisioning"),
+        e["reason"].as_str().unwrap().contains(&format!(
+            "still being created (by `git bullpen spawn`, pid {})",
+            spawner.id()
+        )),
         "{e}"
     );
     assert!(wt.exists());
+    // The spawn was interrupted: its clean worktree and its branch, still at the
+    // base, hold nothing; gc finishes it.
+    spawner.kill().unwrap();
+    spawner.wait().unwrap();
+    let e = gc_session(&env, "young");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert!(!wt.exists());
+    assert_eq!(
+        env.git(&env.repo, &["rev-parse", "--verify", "-q", "bullpen/young"])
+            .code(),
+        1
+    );
 }
 
 #[test]

@@ -601,7 +601,7 @@ fn concurrent_foreground_resumes_run_the_command_once() {
         for r in runs.iter().filter(|r| !r.status.success()) {
             assert!(
                 r.stderr.contains("is already running")
-                    || r.stderr.contains("changed while starting"),
+                    || r.stderr.contains("changed while this run was starting"),
                 "{}",
                 r.stderr
             );
@@ -674,7 +674,20 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
     let bullpen = first.id() as i32;
     // SAFETY: signals to the process this test started.
     unsafe { libc::kill(bullpen, libc::SIGSTOP) };
-    std::thread::sleep(Duration::from_millis(1500)); // `sleep 1` has ended
+    // Wait for `sleep 1` itself to end (a zombie until the stopped bullpen reaps it).
+    let command = env.ls_json()[0]["pid"].as_u64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(format!("/proc/{command}/stat"))
+        .is_ok_and(|s| !s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the command never ended: {command} {:?} {}",
+            std::fs::read_to_string(format!("/proc/{command}/stat")),
+            env.ls_json()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let refused = resume(&env, "x", &marker_cmd());
     unsafe { libc::kill(bullpen, libc::SIGCONT) };
     let status = first.wait().unwrap();

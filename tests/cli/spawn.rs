@@ -516,7 +516,7 @@ fn ctrl_c_while_the_run_is_being_claimed_ends_the_command() {
         "the command ran instead of ending"
     );
     std::fs::remove_file(&fifo).unwrap();
-    let rec = record_json(&env, "int");
+    let rec = env.record("int");
     assert_eq!(rec["state"], "exited", "{rec}");
     assert_eq!(rec["exit"]["signal"], 2, "{rec}");
 }

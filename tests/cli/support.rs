@@ -322,3 +322,15 @@ pub fn make_executable(path: &Path) {
     p.set_mode(0o755);
     std::fs::set_permissions(path, p).expect("chmod");
 }
+
+/// `{pid, start_time, boot_id}` of a live process, as bullpen records one, read
+/// from `/proc` independently of the code under test.
+pub fn process_ref(pid: u32) -> serde_json::Value {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read stat");
+    let fields: Vec<&str> = text[text.rfind(')').expect("stat") + 1..]
+        .split_whitespace()
+        .collect();
+    let start: u64 = fields[19].parse().expect("start time");
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").expect("boot id");
+    serde_json::json!({"pid": pid, "start_time": start, "boot_id": boot.trim()})
+}
