@@ -157,3 +157,44 @@ fn the_purity_check_catches_a_foreign_import() {
         code_only("use crate::model::Oid;\nuse crate::git::Repo;\n// crate::sys in a comment\n");
     assert_eq!(crate_modules(&code), ["model", "git"]);
 }
+
+/// ARCHITECTURE.md's map names every source file (a folder's `mod.rs` is its
+/// folder line), and nothing that is not there.
+#[test]
+fn the_architecture_map_matches_the_tree() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/ARCHITECTURE.md"))
+        .expect("read ARCHITECTURE.md");
+    let start = doc.find("## Map").expect("a Map section");
+    let block = &doc[start..];
+    let block = &block[block.find("```").expect("the map's code block") + 3..];
+    let block = &block[..block.find("```").expect("its end")];
+    let mut mapped = std::collections::BTreeSet::new();
+    let mut folder = String::new();
+    for line in block.lines() {
+        let word = line.split_whitespace().next().unwrap_or("");
+        if let Some(rest) = word.strip_prefix("src/") {
+            if let Some(dir) = rest.strip_suffix('/') {
+                folder = format!("{dir}/");
+                mapped.insert(format!("{folder}mod.rs"));
+            } else {
+                folder.clear();
+                mapped.insert(rest.to_owned());
+            }
+        } else if line.starts_with("  ") && word.ends_with(".rs") && !folder.is_empty() {
+            // `  a.rs b.rs c.rs   what they are`: several files of a folder.
+            for w in line.split_whitespace().take_while(|w| w.ends_with(".rs")) {
+                mapped.insert(format!("{folder}{w}"));
+            }
+        } else if !line.starts_with(' ') {
+            folder.clear();
+        }
+    }
+    let files: std::collections::BTreeSet<String> =
+        sources().into_iter().map(|(rel, _)| rel).collect();
+    let missing: Vec<_> = files.difference(&mapped).collect();
+    let stale: Vec<_> = mapped.difference(&files).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "ARCHITECTURE.md's map lacks {missing:?} and names {stale:?}, which do not exist"
+    );
+}
