@@ -3,9 +3,67 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::{Oid, Repo};
+
+/// A git command that ran and failed: what it was, how it ended, its words.
+#[derive(Debug)]
+pub(super) struct GitFailed {
+    argv: String,
+    /// `None`: killed by a signal.
+    code: Option<i32>,
+    stderr: String,
+}
+
+impl std::fmt::Display for GitFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = match self.code {
+            Some(code) => format!("exit {code}"),
+            None => "killed by a signal".to_string(),
+        };
+        write!(f, "`{}` failed ({status}): {}", self.argv, self.stderr)
+    }
+}
+
+impl std::error::Error for GitFailed {}
+
+/// How `git worktree remove` ended, classified by git's own words (its
+/// messages in `builtin/worktree.c`, with `LC_ALL=C`). Each failure carries
+/// the whole message, argv and git's stderr, to quote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorktreeRemoval {
+    Removed,
+    /// "'<path>' is not a working tree": its admin entry is already gone; git
+    /// deleted nothing.
+    NotAWorktree(String),
+    /// "failed to delete '<path>'": git had checked the tree clean and begun
+    /// deleting, and something (a late writer) stood in its way.
+    Incomplete(String),
+    /// "working trees containing submodules cannot be moved or removed": git
+    /// never removes such a worktree; it deleted nothing.
+    Submodules(String),
+    /// git was killed part-way (after deleting `.git`, perhaps more).
+    Died(String),
+    /// Any other refusal (modified or untracked files, locked, validation
+    /// failed, ...), or git could not be run: nothing was deleted.
+    Refused(String),
+}
+
+/// Pure: the class of a failed `git worktree remove`, from its exit and stderr.
+fn classify_remove(code: Option<i32>, stderr: &str, message: String) -> WorktreeRemoval {
+    if code.is_none() {
+        WorktreeRemoval::Died(message)
+    } else if stderr.contains("working trees containing submodules cannot be moved or removed") {
+        WorktreeRemoval::Submodules(message)
+    } else if stderr.contains("' is not a working tree") {
+        WorktreeRemoval::NotAWorktree(message)
+    } else if stderr.contains("failed to delete '") {
+        WorktreeRemoval::Incomplete(message)
+    } else {
+        WorktreeRemoval::Refused(message)
+    }
+}
 
 impl Repo {
     /// `git -C <dir> <args>` through [`Repo::run_git_env`], with no extra environment.
@@ -38,12 +96,14 @@ impl Repo {
             .output()
             .with_context(|| format!("could not run `{argv}` ({})", self.git.display()))?;
         if !output.status.success() {
-            let status = match output.status.code() {
-                Some(code) => format!("exit {code}"),
-                None => "killed by a signal".to_string(),
-            };
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            bail!("`{argv}` failed ({status}): {}", stderr.trim_end());
+            return Err(GitFailed {
+                argv,
+                code: output.status.code(),
+                stderr: String::from_utf8_lossy(&output.stderr)
+                    .trim_end()
+                    .to_owned(),
+            }
+            .into());
         }
         Ok(output.stdout)
     }
@@ -79,19 +139,21 @@ impl Repo {
         .map(drop)
     }
 
-    /// `git worktree remove <path>` (no --force).
-    pub fn worktree_remove(&self, path: &Path) -> Result<()> {
-        self.run_git(
+    /// `git worktree remove <path>` (no --force), and how it ended.
+    pub fn worktree_remove(&self, path: &Path) -> WorktreeRemoval {
+        match self.run_git(
             None,
             &["worktree".as_ref(), "remove".as_ref(), path.as_os_str()],
-        )
-        .map(drop)
-    }
-
-    /// `git worktree prune`.
-    pub fn worktree_prune(&self) -> Result<()> {
-        self.run_git(None, &["worktree".as_ref(), "prune".as_ref()])
-            .map(drop)
+        ) {
+            Ok(_) => WorktreeRemoval::Removed,
+            Err(e) => {
+                let message = format!("{e:#}");
+                match e.downcast_ref::<GitFailed>() {
+                    Some(f) => classify_remove(f.code, &f.stderr, message),
+                    None => WorktreeRemoval::Refused(message),
+                }
+            }
+        }
     }
 
     /// `git fetch --all --prune`.
@@ -112,5 +174,57 @@ impl Repo {
             &["gc".as_ref(), "--auto".as_ref(), "--quiet".as_ref()],
         )
         .map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// git's own messages (builtin/worktree.c), as `git worktree remove` prints them.
+    #[test]
+    fn classifies_git_worktree_remove_by_its_words() {
+        let cases = [
+            (Some(128), "fatal: '/w/x' is not a working tree", "NotAWorktree"),
+            (
+                Some(128),
+                "fatal: working trees containing submodules cannot be moved or removed",
+                "Submodules",
+            ),
+            (
+                Some(255),
+                "error: failed to delete '/w/x': Directory not empty",
+                "Incomplete",
+            ),
+            (
+                Some(128),
+                "fatal: '/w/x' contains modified or untracked files, use --force to delete it",
+                "Refused",
+            ),
+            (
+                Some(128),
+                "fatal: cannot remove a locked working tree;\nuse 'remove -f -f' to override or unlock first",
+                "Refused",
+            ),
+            (
+                Some(128),
+                "fatal: validation failed, cannot remove working tree: '/w/x/.git' does not exist",
+                "Refused",
+            ),
+            (Some(128), "fatal: injected", "Refused"),
+            (None, "", "Died"),
+        ];
+        for (code, stderr, want) in cases {
+            let got = classify_remove(code, stderr, stderr.to_owned());
+            let name = match got {
+                WorktreeRemoval::Removed => "Removed",
+                WorktreeRemoval::NotAWorktree(_) => "NotAWorktree",
+                WorktreeRemoval::Incomplete(_) => "Incomplete",
+                WorktreeRemoval::Submodules(_) => "Submodules",
+                WorktreeRemoval::Died(_) => "Died",
+                WorktreeRemoval::Refused(_) => "Refused",
+            };
+            assert_eq!(name, want, "{stderr}");
+        }
     }
 }

@@ -11,8 +11,10 @@
 //! (registered worktrees, `.git` entries), `status` (dirt), and `cli` (the one
 //! runner every `git` subprocess goes through).
 
+mod admin;
 mod cli;
 mod history;
+mod nested;
 mod notes;
 mod records;
 mod status;
@@ -27,6 +29,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 pub use crate::model::{Dirt, Oid};
+pub use admin::EntryRemoval;
+pub use cli::WorktreeRemoval;
 
 use worktrees::dot_git_file_target;
 

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::nested::nested_of;
 use super::{Dirt, Oid, Repo};
+use crate::model::Nested;
 
 impl Repo {
     /// Modified/staged/untracked counts of the worktree at `path` (ignored files excluded).
@@ -75,6 +77,7 @@ impl Repo {
                 match (entry[0], entry[1]) {
                     (b'?', b'?') => dirt.untracked += 1,
                     (_, b' ') => {}
+                    (_, b'D') => dirt.deleted += 1,
                     _ => dirt.modified += 1,
                 }
             }
@@ -95,45 +98,58 @@ impl Repo {
     /// [`Repo::dirt`] of many worktrees, on a few threads: with hundreds of
     /// sessions the status walks dominate gc's time.
     pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 8)
-            .min(worktrees.len().max(1));
-        if threads <= 1 {
-            return worktrees.iter().map(|w| dirt_of(w)).collect();
-        }
-        let chunk = worktrees.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = worktrees
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || part.iter().map(|w| dirt_of(w)).collect::<Vec<_>>())
-                })
-                .collect();
-            handles
-                .into_iter()
-                .zip(worktrees.chunks(chunk))
-                .flat_map(|(h, part)| {
-                    h.join().unwrap_or_else(|_| {
-                        part.iter()
-                            .map(|w| {
-                                Err(anyhow::anyhow!(
-                                    "the status of {} could not be computed (a thread failed)",
-                                    w.display()
-                                ))
-                            })
-                            .collect()
-                    })
-                })
-                .collect()
-        })
+        on_threads(worktrees, |w| dirt_of(w))
     }
+
+    /// [`Repo::nested_repositories`] of many (worktree, admin entry) pairs, on a
+    /// few threads: each walks the whole tree, ignored directories included.
+    pub fn nested_many(
+        &self,
+        targets: &[(Option<PathBuf>, Option<String>)],
+    ) -> Vec<Result<Vec<Nested>>> {
+        let items: Vec<(Option<PathBuf>, Option<PathBuf>)> = targets
+            .iter()
+            .map(|(w, a)| (w.clone(), a.as_deref().map(|a| self.modules_dir(a))))
+            .collect();
+        on_threads(&items, |(w, m)| nested_of(w.as_deref(), m.as_deref()))
+    }
+}
+
+/// `f` over `items` on a few threads, results in order. A thread that panics
+/// gives errors for its items, never a panic here.
+fn on_threads<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> Result<T> + Sync) -> Vec<Result<T>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+        .min(items.len().max(1));
+    if threads <= 1 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .zip(items.chunks(chunk))
+            .flat_map(|(h, part)| {
+                h.join().unwrap_or_else(|_| {
+                    part.iter()
+                        .map(|_| Err(anyhow::anyhow!("could not be computed (a thread failed)")))
+                        .collect()
+                })
+            })
+            .collect()
+    })
 }
 
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
 /// (a gix repository is not `Sync`; each call opens its worktree anyway).
-fn dirt_of(worktree: &Path) -> Result<Dirt> {
+pub(super) fn dirt_of(worktree: &Path) -> Result<Dirt> {
     use gix::status::index_worktree::iter::Summary;
     let repo = gix::open(worktree).with_context(|| {
         format!(
@@ -158,6 +174,7 @@ fn dirt_of(worktree: &Path) -> Result<Dirt> {
             gix::status::Item::IndexWorktree(item) => match item.summary() {
                 None => {}
                 Some(Summary::Added) => dirt.untracked += 1,
+                Some(Summary::Removed) => dirt.deleted += 1,
                 Some(_) => dirt.modified += 1,
             },
         }

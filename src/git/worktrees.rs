@@ -192,7 +192,7 @@ pub(super) fn dot_git_file_target(worktree: &Path) -> Option<PathBuf> {
 
 /// The worktree path registered in a `<common>/worktrees/<id>` admin dir, from
 /// its `gitdir` file (which names the worktree's `.git` file); `None` without one.
-fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
+pub(super) fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
     let gitdir_file = admin_dir.join("gitdir");
     let content = match std::fs::read_to_string(&gitdir_file) {
         Ok(content) => content,

@@ -521,7 +521,11 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
     drop(writer);
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    assert_eq!(session(&entries, "late")["action"], "removed");
+    assert_eq!(
+        session(&entries, "late")["action"],
+        "removed",
+        "{entries:#?}"
+    );
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "late"));
@@ -592,16 +596,37 @@ fn the_admin_entry_gone_with_work_in_the_directory_keeps_it() {
 }
 
 #[test]
-fn worktree_remove_failing_takes_the_fallback() {
+fn worktree_remove_refusing_for_a_reason_of_its_own_keeps_it_and_quotes_git() {
+    let mut env = setup();
+    let wt = spawn(&env, "refused", "true");
+    push(&env, "refused");
+    env.fail_git_when("worktree remove");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "refused");
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("git worktree remove refused: ")
+            && reason.contains("fatal: injected failure of 'worktree remove'"),
+        "{reason}"
+    );
+    assert!(wt.join("README").exists());
+    assert!(registered(&env, &wt));
+    assert!(branch_exists(&env, "refused"));
+    assert!(record(&env, "refused").get("gc_teardown").is_none());
+}
+
+#[test]
+fn worktree_remove_failing_half_way_takes_the_fallback() {
     let mut env = setup();
     let wt = spawn(&env, "fallback", "true");
     push(&env, "fallback");
-    env.fail_git_when("worktree remove");
+    on_worktree_remove(&mut env, "true");
     let (run, entries) = gc(&env, &[]);
     let run = run.ok();
     assert!(
-        run.stderr.contains("injected failure of 'worktree remove'")
-            && run.stderr.contains("took the fallback"),
+        run.stderr.contains("failed to delete") && run.stderr.contains("took the fallback"),
         "{}",
         run.stderr
     );
@@ -612,13 +637,16 @@ fn worktree_remove_failing_takes_the_fallback() {
 }
 
 /// Put a `git` first on PATH that, asked to remove a worktree, runs `snippet`
-/// (in sh) and fails without removing anything: the world changing between
-/// gc's checks and git's.
+/// (in sh) and fails the way git does when something stands in the way of its
+/// deleting ("failed to delete"), without removing anything: the world changing
+/// between gc's checks and git's.
 fn on_worktree_remove(env: &mut Env, snippet: &str) {
     let dir = env.root().join("race-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; echo 'fatal: injected' >&2; exit 128;; esac\nexec {} \"$@\"\n",
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; \
+         echo \"error: failed to delete '$5': Directory not empty\" >&2; exit 255;; esac\n\
+         exec {} \"$@\"\n",
         which_git()
     );
     std::fs::write(dir.join("git"), script).unwrap();
@@ -738,6 +766,101 @@ fn the_fallback_checks_again_that_nobody_uses_the_directory() {
         "{e}"
     );
     assert!(wt.join("README").exists());
+}
+
+// ----- nested repositories -----
+
+/// A bare repository with one commit on `main`: a submodule's upstream.
+fn lib_upstream(env: &Env) -> PathBuf {
+    let up = env.root().join("lib.git");
+    env.git(
+        &env.root(),
+        &["init", "-q", "--bare", "-b", "main", up.to_str().unwrap()],
+    )
+    .ok();
+    let seed = env.root().join("lib-seed");
+    env.git(
+        &env.root(),
+        &["init", "-q", "-b", "main", seed.to_str().unwrap()],
+    )
+    .ok();
+    std::fs::write(seed.join("lib.txt"), "lib\n").unwrap();
+    env.git(&seed, &["add", "lib.txt"]).ok();
+    env.git(&seed, &["commit", "-q", "-m", "lib"]).ok();
+    env.git(&seed, &["push", "-q", up.to_str().unwrap(), "main"])
+        .ok();
+    up
+}
+
+#[test]
+fn a_submodule_with_an_unpushed_commit_keeps_the_worktree_until_it_is_pushed() {
+    let env = setup();
+    let up = lib_upstream(&env);
+    // The agent adds a submodule, commits inside it, records that in the
+    // worktree: the session branch is clean and pushed, the submodule's commit
+    // exists only in the worktree's admin entry (modules/lib).
+    let wt = spawn(
+        &env,
+        "sub",
+        &format!(
+            "git -c protocol.file.allow=always submodule add -q {} lib && \
+             git commit -q -m 'add lib' && \
+             (cd lib && echo local > local.txt && git add local.txt && git commit -q -m local) && \
+             git add lib && git commit -q -m 'bump lib'",
+            up.display()
+        ),
+    );
+    push(&env, "sub");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "sub");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "submodule lib holds work: main not on any of its remotes"
+    );
+    assert!(wt.join("lib/local.txt").exists());
+    assert!(registered(&env, &wt));
+
+    env.git(&wt.join("lib"), &["push", "-q", "origin", "main"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "sub");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert!(!env.repo.join(".git/worktrees/sub").exists());
+    assert!(!branch_exists(&env, "sub"));
+    assert_eq!(record(&env, "sub")["state"], "collected");
+}
+
+#[test]
+fn a_nested_repository_in_an_ignored_directory_with_an_unpushed_commit_keeps_the_worktree() {
+    let env = setup();
+    let wt = spawn(
+        &env,
+        "nest",
+        "mkdir -p .cache/tool && cd .cache/tool && git init -q -b main && \
+         echo x > f && git add f && git commit -q -m mine",
+    );
+    push(&env, "nest");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "nest");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "nested repository .cache/tool holds work: main not on any of its remotes"
+    );
+    assert!(wt.join(".cache/tool/f").exists());
+
+    // Once it is no repository (only ignored files are left), gc removes it.
+    std::fs::remove_dir_all(wt.join(".cache/tool/.git")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "nest")["action"], "removed");
+    assert!(!wt.exists());
 }
 
 // ----- untrusted records -----
@@ -1004,6 +1127,80 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
     }
     assert!(!env.repo.join(".git/worktrees/gone-pub").exists());
     assert!(!registered(&env, &published));
+}
+
+/// A user's own worktree (not bullpen's), its directory away as on a disk that is
+/// not mounted: no bullpen command unregisters it. The old code ran a bare `git
+/// worktree prune` in each of these four places, which would have.
+#[test]
+fn a_users_worktree_on_an_unmounted_disk_keeps_its_registration_through_every_command() {
+    let mut env = setup();
+    let disk = env.root().join("usb");
+    let mine = disk.join("mine");
+    env.git(
+        &env.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "mine",
+            mine.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let away = env.root().join("usb-unmounted");
+    std::fs::rename(&disk, &away).unwrap();
+    assert!(registered(&env, &mine));
+    let still_mine = |env: &Env, after: &str| {
+        assert!(
+            registered(env, &mine),
+            "the user's worktree lost its registration after {after}:\n{}",
+            env.git_out(&["worktree", "list", "--porcelain"])
+        );
+    };
+
+    // gc, with a session's vanished worktree for its leftovers pass to handle.
+    let gone = spawn(&env, "gone", "true");
+    push(&env, "gone");
+    std::fs::remove_dir_all(&gone).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    still_mine(&env, "gc");
+    assert!(!registered(&env, &gone), "the session's own entry went");
+    assert!(
+        !entries
+            .iter()
+            .any(|e| e["worktree"] == mine.to_str().unwrap()),
+        "not gc's to report: {entries:#?}"
+    );
+
+    // resume, recreating a worktree whose directory was deleted by hand.
+    let back = spawn(&env, "back", "true");
+    std::fs::remove_dir_all(&back).unwrap();
+    env.bullpen(&["resume", "back", "--", "true"]).ok();
+    assert!(back.join("README").exists());
+    still_mine(&env, "resume");
+
+    // A spawn whose `git worktree add` fails.
+    env.fail_git_when("worktree add");
+    env.bullpen(&["spawn", "fails", "--", "true"]).fails();
+    env.path_prefix.remove(0);
+    still_mine(&env, "a failed spawn");
+
+    // gc's teardown fallback (git fails half-way).
+    let down = spawn(&env, "down", "true");
+    push(&env, "down");
+    on_worktree_remove(&mut env, "true");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "down")["action"], "removed");
+    assert!(!down.exists());
+    still_mine(&env, "gc's teardown fallback");
+
+    // Plugged back in, it is a healthy worktree.
+    std::fs::rename(&away, &disk).unwrap();
+    env.git(&mine, &["status", "--porcelain"]).ok();
 }
 
 // ----- dry run -----
