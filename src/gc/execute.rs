@@ -138,7 +138,7 @@ impl Gc<'_> {
                             Step::Done(self.planned(&stored.record, &decision))
                         } else {
                             match decision {
-                                Decision::Keep(_) => {
+                                Decision::Keep(_) if !whole_with_note(&f) => {
                                     Step::Done(self.planned(&stored.record, &decision))
                                 }
                                 _ => self.execute(&stored, waiting),
@@ -269,6 +269,22 @@ impl Gc<'_> {
         let decision = plan::plan_session(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
+            Decision::Keep(_) if whole_with_note(&facts) => {
+                // An earlier gc noted a teardown but the worktree is whole (its
+                // `.git` and admin entry point at each other: gc died before git
+                // ran, or git refused): nothing to finish. The note would only
+                // keep the session from running again.
+                let r = &fresh.record;
+                if let Err(e) = store::try_update(repo, &fresh, "gc: the worktree is whole", |r| {
+                    r.extra.remove(MARKER_KEY);
+                }) {
+                    self.ctx.ui.warn(format!(
+                        "{}: could not clear the teardown note in its record: {e:#}",
+                        r.id
+                    ));
+                }
+                Step::Done(self.planned(r, &decision))
+            }
             Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision)),
             Decision::Collect { tip } => {
                 if let Some(reg) = facts.registration.as_ref().filter(|r| !r.locked) {
@@ -638,4 +654,9 @@ impl Gc<'_> {
             }
         }
     }
+}
+
+/// A teardown note on a worktree that is whole: kept, it is cleared (under the lock).
+fn whole_with_note(f: &SessionFacts) -> bool {
+    f.marker.is_some() && plan::via(f) == Some(Via::GitWorktreeRemove)
 }

@@ -198,7 +198,11 @@ impl Reason {
             Reason::RemnantHoldsNew(d) => format!(
                 "an earlier gc started removing it, but what is left holds what {branch} does \
                  not: {}; look inside, and remove it by hand if nothing there is needed",
-                dirt_words(d)
+                // Its deletions are the teardown's own.
+                dirt_words(&Dirt {
+                    deleted: 0,
+                    ..d.clone()
+                })
             ),
             Reason::Nested(repos) => repos
                 .iter()
@@ -1063,6 +1067,82 @@ mod tests {
                     });
                 },
                 keep(vec![Reason::DirtUnknown("no".into())]),
+            ),
+            (
+                "git died in the teardown: entry left, .git gone, only deletions",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: tip(),
+                    });
+                    f.dirt = Some(Ok(Dirt {
+                        deleted: 3,
+                        ..Dirt::default()
+                    }));
+                },
+                Decision::Remove {
+                    via: Via::FinishTeardown,
+                    tip: tip(),
+                },
+            ),
+            (
+                "git died in the teardown, and something new appeared",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: tip(),
+                    });
+                    f.dirt = Some(Ok(Dirt {
+                        deleted: 3,
+                        untracked: 1,
+                        ..Dirt::default()
+                    }));
+                },
+                keep(vec![Reason::RemnantHoldsNew(Dirt {
+                    deleted: 3,
+                    untracked: 1,
+                    ..Dirt::default()
+                })]),
+            ),
+            (
+                "git died in the teardown, the branch moved since",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: other_tip(),
+                    });
+                },
+                keep(vec![Reason::MarkerStale]),
+            ),
+            (
+                "git died in the teardown, its entry locked since",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: tip(),
+                    });
+                    if let Some(r) = f.registration.as_mut() {
+                        r.locked = true
+                    }
+                },
+                keep(vec![Reason::Locked]),
+            ),
+            (
+                "no .git, registered, the note names another entry: not ours",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "t".into(),
+                        tip: tip(),
+                    });
+                },
+                keep(vec![Reason::NotOurs(
+                    "its .git does not match the worktree entry s registered for it (it has no .git file); run `git worktree repair`".into(),
+                )]),
             ),
             (
                 "interrupted teardown marker, registered again: full checks",

@@ -636,6 +636,125 @@ fn worktree_remove_failing_half_way_takes_the_fallback() {
     assert!(!branch_exists(&env, "fallback"));
 }
 
+/// Put a `git` first on PATH that, asked to remove a worktree, does what git does
+/// first (deletes `.git`, then some files) and is killed before it is done: no
+/// message, the admin entry still there.
+fn git_dies_during_worktree_remove(env: &mut Env) {
+    let dir = env.root().join("dying-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) \
+         rm -f \"$5/.git\" \"$5/README\"; kill -9 $$;; esac\nexec {} \"$@\"\n",
+        which_git()
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+}
+
+#[test]
+fn a_teardown_git_died_in_is_finished_by_the_next_gc() {
+    let mut env = setup();
+    let wt = spawn(&env, "dying", COMMIT);
+    push(&env, "dying");
+    git_dies_during_worktree_remove(&mut env);
+    let (run, entries) = gc(&env, &[]);
+    assert_eq!(run.code(), 1, "degraded exits 1\n{}", run.stderr);
+    let e = session(&entries, "dying");
+    assert_eq!(e["action"], "degraded", "{e}");
+    assert!(
+        e["reason"].as_str().unwrap().contains("killed by a signal"),
+        "{e}"
+    );
+    assert_eq!(
+        e["hint"],
+        "run `git bullpen gc` again: it finishes the removal"
+    );
+    assert!(!wt.join(".git").exists() && !wt.join("README").exists());
+    assert!(wt.join("work.txt").exists(), "git died half-way");
+    assert!(
+        registered(&env, &wt),
+        "git died before it removed the entry"
+    );
+    assert!(record(&env, "dying").get("gc_teardown").is_some());
+    // Until then, nothing runs there; the hint says what to do.
+    let run = env.bullpen(&["resume", "dying", "--", "true"]).fails();
+    assert!(
+        run.stderr
+            .contains("hint: run `git bullpen gc` to finish it"),
+        "{}",
+        run.stderr
+    );
+
+    // Following the hint finishes it: no `git worktree repair`, no prune.
+    env.path_prefix.remove(0);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "dying");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert_eq!(e["reason"], "finished the removal an earlier gc started");
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert!(!env.repo.join(".git/worktrees/dying").exists());
+    assert!(!branch_exists(&env, "dying"));
+    assert_eq!(record(&env, "dying")["state"], "collected");
+}
+
+#[test]
+fn what_a_dead_teardown_left_is_not_finished_when_it_holds_something_new() {
+    let mut env = setup();
+    let wt = spawn(&env, "revived", COMMIT);
+    push(&env, "revived");
+    git_dies_during_worktree_remove(&mut env);
+    gc(&env, &[]).0.fails();
+    env.path_prefix.remove(0);
+    // Something writes into what is left before the next gc.
+    std::fs::write(wt.join("notes.md"), "new\n").unwrap();
+    std::fs::write(wt.join("work.txt"), "edited\n").unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "revived");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "an earlier gc started removing it, but what is left holds what bullpen/revived \
+         does not: 1 modified file, 1 untracked file; look inside, and remove it by hand if \
+         nothing there is needed"
+    );
+    assert!(wt.join("notes.md").exists() && wt.join("work.txt").exists());
+    // As the reason says: once the new things are moved away, gc finishes it.
+    std::fs::remove_file(wt.join("notes.md")).unwrap();
+    std::fs::write(wt.join("work.txt"), "revived\n").unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "revived")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn a_teardown_note_on_a_whole_worktree_is_cleared_so_the_session_can_run_again() {
+    let env = setup();
+    let wt = spawn(&env, "whole", COMMIT);
+    push(&env, "whole");
+    let tip = env.git_out(&["rev-parse", "bullpen/whole"]);
+    // A gc that died right after writing its note, before git ran; then the
+    // session got new work.
+    rewrite_record(&env, "whole", |v| {
+        v["gc_teardown"] = serde_json::json!({"admin_id": "whole", "tip": tip});
+    });
+    std::fs::write(wt.join("more.txt"), "more\n").unwrap();
+    let run = env.bullpen(&["resume", "whole", "--", "true"]).fails();
+    assert!(run.stderr.contains("run `git bullpen gc` to finish it"));
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "whole");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], "1 untracked file");
+    assert!(record(&env, "whole").get("gc_teardown").is_none());
+    env.bullpen(&["resume", "whole", "--", "true"]).ok();
+    assert!(wt.join("more.txt").exists());
+}
+
 /// Put a `git` first on PATH that, asked to remove a worktree, runs `snippet`
 /// (in sh) and fails the way git does when something stands in the way of its
 /// deleting ("failed to delete"), without removing anything: the world changing
