@@ -28,6 +28,13 @@ impl std::fmt::Display for GitFailed {
 
 impl std::error::Error for GitFailed {}
 
+impl GitFailed {
+    /// Exit 1 without a word: how `git check-ignore` says "none of these".
+    pub(super) fn none_matched(&self) -> bool {
+        self.code == Some(1) && self.stderr.is_empty()
+    }
+}
+
 /// How `git worktree remove` ended, classified by git's own words (its
 /// messages in `builtin/worktree.c`, with `LC_ALL=C`). Each failure carries
 /// the whole message, argv and git's stderr, to quote.
@@ -71,16 +78,29 @@ impl Repo {
         self.run_git_env(dir, args, &[])
     }
 
-    /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
-    /// plus `env` for the child, stdin from /dev/null and output captured. Returns
-    /// stdout; a failure names the argv and carries git's stderr. `dir` defaults
-    /// to the main worktree.
+    /// `git -C <dir> <args>` through [`Repo::run_git_input`], stdin from /dev/null.
     pub(super) fn run_git_env(
         &self,
         dir: Option<&Path>,
         args: &[&std::ffi::OsStr],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Result<Vec<u8>> {
+        self.run_git_input(dir, args, env, None)
+    }
+
+    /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
+    /// plus `env` for the child, `input` on its stdin (else /dev/null) and output
+    /// captured. Returns stdout; a failure names the argv and carries git's
+    /// stderr. `dir` defaults to the main worktree.
+    pub(super) fn run_git_input(
+        &self,
+        dir: Option<&Path>,
+        args: &[&std::ffi::OsStr],
+        env: &[(&str, &std::ffi::OsStr)],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>> {
+        use std::io::Write;
+        use std::process::Stdio;
         let dir = dir.unwrap_or(&self.main_worktree);
         let argv = std::iter::once("git".to_string())
             .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
@@ -91,10 +111,37 @@ impl Repo {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let output = cmd
-            .stdin(std::process::Stdio::null())
-            .output()
-            .with_context(|| format!("could not run `{argv}` ({})", self.git.display()))?;
+        let cant_run = || format!("could not run `{argv}` ({})", self.git.display());
+        let output = match input {
+            None => cmd.stdin(Stdio::null()).output().with_context(cant_run)?,
+            Some(input) => {
+                let mut child = cmd
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .with_context(cant_run)?;
+                let stdin = child.stdin.take();
+                // Written on a thread: git may fill its stdout before it has read all.
+                let written = std::thread::scope(|scope| {
+                    let writer = scope.spawn(move || match stdin {
+                        Some(mut stdin) => stdin.write_all(input),
+                        None => Ok(()),
+                    });
+                    let output = child.wait_with_output();
+                    (writer.join(), output)
+                });
+                match written {
+                    (_, Err(e)) => return Err(anyhow::Error::new(e).context(cant_run())),
+                    (Ok(Err(e)), _) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                        return Err(
+                            anyhow::Error::new(e).context(format!("could not write to `{argv}`"))
+                        )
+                    }
+                    (_, Ok(output)) => output,
+                }
+            }
+        };
         if !output.status.success() {
             return Err(GitFailed {
                 argv,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::Hiding;
 use std::collections::HashSet;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -732,4 +733,64 @@ fn an_admin_entry_holding_an_unpublished_submodule_git_dir_stays() {
         repo.remove_admin_entry("s", &wt).unwrap(),
         EntryRemoval::Removed
     );
+}
+
+#[test]
+fn dirt_sees_what_git_status_hides() {
+    let (tmp, repo_dir) = init_repo();
+    std::fs::write(repo_dir.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(repo_dir.join("b.txt"), "b\n").unwrap();
+    git(&repo_dir, &["add", ".gitignore", "b.txt"]);
+    git(&repo_dir, &["commit", "-q", "-m", "more"]);
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let tip = repo.resolve_commit("HEAD").unwrap();
+    let wt = tmp.path().join("wt");
+    repo.worktree_add_new_branch(&wt, "bullpen/hide", tip)
+        .unwrap();
+    assert!(repo.dirt(&wt).unwrap().is_clean());
+
+    // A .gitignore that ignores itself and everything beside it.
+    std::fs::create_dir_all(wt.join("secret/deep")).unwrap();
+    std::fs::write(wt.join("secret/.gitignore"), "*\n").unwrap();
+    for f in ["secret/a", "secret/b", "secret/deep/c"] {
+        std::fs::write(wt.join(f), "x").unwrap();
+    }
+    // One inside an ignored directory hides nothing more: target/ is ignored anyway.
+    std::fs::create_dir_all(wt.join("target/x")).unwrap();
+    std::fs::write(wt.join("target/.gitignore"), "*\n").unwrap();
+    std::fs::write(wt.join("target/x/o"), "x").unwrap();
+    let hiding = vec![Hiding {
+        dir: "secret/".into(),
+        files: 3,
+    }];
+    let d = repo.dirt(&wt).unwrap();
+    assert_eq!(d.hiding, hiding, "{d:?}");
+    assert_eq!(d.untracked, 0, "git status sees nothing: {d:?}");
+    assert!(!d.is_clean());
+    // The same seen from the branch tip (a worktree whose entry is gone).
+    let against = repo.dirt_against(&wt, tip).unwrap();
+    assert_eq!(against.hiding, hiding, "{against:?}");
+    // An untracked .gitignore that does not ignore itself: it counts as
+    // untracked, and so do the files it hides.
+    std::fs::write(wt.join("secret/.gitignore"), "a\nb\ndeep/\n").unwrap();
+    let d = repo.dirt(&wt).unwrap();
+    assert_eq!(d.untracked, 1);
+    assert_eq!(d.hiding, hiding, "{d:?}");
+    std::fs::remove_dir_all(wt.join("secret")).unwrap();
+    assert!(repo.dirt(&wt).unwrap().is_clean());
+    assert!(repo.dirt_against(&wt, tip).unwrap().is_clean());
+
+    // Edits under skip-worktree and assume-unchanged: status does not look.
+    git(&wt, &["update-index", "--skip-worktree", "a.txt"]);
+    git(&wt, &["update-index", "--assume-unchanged", "b.txt"]);
+    assert!(repo.dirt(&wt).unwrap().is_clean(), "unchanged yet");
+    std::fs::write(wt.join("a.txt"), "edited\n").unwrap();
+    std::fs::write(wt.join("b.txt"), "edited\n").unwrap();
+    let d = repo.dirt(&wt).unwrap();
+    assert_eq!(d.unseen, 2, "{d:?}");
+    assert_eq!(d.modified, 0, "{d:?}");
+    // Missing (a sparse checkout leaves it out): no change of content.
+    std::fs::remove_file(wt.join("a.txt")).unwrap();
+    std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+    assert!(repo.dirt(&wt).unwrap().is_clean());
 }

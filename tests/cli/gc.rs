@@ -293,6 +293,79 @@ fn only_ignored_files_do_not_count() {
 }
 
 #[test]
+fn an_untracked_gitignore_that_hides_files_keeps_the_worktree() {
+    let env = setup();
+    // `*` hides the .gitignore itself and everything beside it: git status is empty.
+    let wt = spawn(
+        &env,
+        "hider",
+        "mkdir -p secret/keys && printf '*\\n' > secret/.gitignore && \
+         echo a > secret/a && echo b > secret/b && echo k > secret/keys/k",
+    );
+    push(&env, "hider");
+    assert_eq!(
+        env.git_out(&["-C", wt.to_str().unwrap(), "status", "--porcelain"]),
+        ""
+    );
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "hider");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "an untracked .gitignore in secret/ hides 3 files"
+    );
+    assert!(wt.join("secret/keys/k").exists());
+
+    std::fs::remove_dir_all(wt.join("secret")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "hider")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn an_edit_under_skip_worktree_or_assume_unchanged_keeps_the_worktree() {
+    let env = setup();
+    let wt = spawn(
+        &env,
+        "unseen",
+        "git update-index --skip-worktree README && echo edited >> README && \
+         git update-index --assume-unchanged .gitignore && echo '*.tmp' >> .gitignore",
+    );
+    push(&env, "unseen");
+    assert_eq!(
+        env.git_out(&["-C", wt.to_str().unwrap(), "status", "--porcelain"]),
+        ""
+    );
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "unseen");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "2 modified files marked skip-worktree or assume-unchanged (git status does not show them)"
+    );
+    assert!(std::fs::read_to_string(wt.join("README"))
+        .unwrap()
+        .contains("edited"));
+
+    env.git(&wt, &["update-index", "--no-skip-worktree", "README"])
+        .ok();
+    env.git(
+        &wt,
+        &["update-index", "--no-assume-unchanged", ".gitignore"],
+    )
+    .ok();
+    env.git(&wt, &["checkout", "--", "README", ".gitignore"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "unseen")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
 fn a_staged_change_keeps_the_worktree() {
     let env = setup();
     let wt = spawn(&env, "staged", "echo changed > README && git add README");
