@@ -347,6 +347,14 @@ fn choose_via(f: &SessionFacts) -> Chosen {
                 ..
             },
         ) => Via::AdminEntryGone,
+        (Some(reg), Link::Repository) => {
+            // `git worktree repair` cannot help: it never replaces a `.git` directory.
+            return Chosen::NotOurs(Reason::NotOurs(format!(
+                "git registers worktree entry {} for it, but {}; not gc's to remove",
+                reg.admin_id,
+                describe_link(&Link::Repository)
+            )))
+        }
         (Some(reg), link) => {
             return Chosen::NotOurs(Reason::NotOurs(format!(
                 "its .git does not match the worktree entry {} registered for it ({}); run `git worktree repair`",
@@ -685,7 +693,8 @@ pub enum OrphanDecision {
 }
 
 /// Pure: an orphaned directory is removed only when it holds no work and nobody
-/// uses it; a live `.git` pointer (to an existing entry) is left for `git worktree repair`.
+/// uses it; a `.git` file pointing at a live entry (registered elsewhere) is left
+/// for a person to judge.
 pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
     let why = match &f.contents {
         Contents::NoWork { dot_git } => match dot_git {
@@ -703,13 +712,14 @@ pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
                 admin_id,
                 admin_exists: true,
             } => {
+                // Not `git worktree repair <path>`: that would move the live entry
+                // (registered for another directory) here.
                 return OrphanDecision::Keep(format!(
-                    "its .git file points at the live worktree entry {admin_id}; run `git worktree repair`"
-                ))
+                    "its only file is a .git file pointing at worktree entry {admin_id}, which \
+                     is registered for another directory; remove it by hand if you do not need it"
+                ));
             }
-            Link::Repository => {
-                return OrphanDecision::Keep("it holds a repository".to_owned())
-            }
+            Link::Repository => return OrphanDecision::Keep("it holds a repository".to_owned()),
         },
         Contents::Files(n) => {
             return OrphanDecision::Keep(format!(
@@ -961,6 +971,13 @@ mod tests {
                 |f| f.link = Link::Foreign("its .git file points at /x".into()),
                 keep(vec![Reason::NotOurs(
                     "its .git does not match the worktree entry s registered for it (its .git file points at /x); run `git worktree repair`".into(),
+                )]),
+            ),
+            (
+                "registered, but a repository of its own is there",
+                |f| f.link = Link::Repository,
+                keep(vec![Reason::NotOurs(
+                    "git registers worktree entry s for it, but it holds a repository of its own (.git directory); not gc's to remove".into(),
                 )]),
             ),
             (

@@ -91,7 +91,7 @@ fn open_git_dir(git_dir: &Path) -> Result<gix::Repository> {
 }
 
 /// Directories below `top` (never `top` itself) that hold a `.git` entry, with
-/// whether it is a directory. Symlinks are not followed and `.git` entries are
+/// whether it is a directory (or a symlink) rather than a gitdir file. Symlinks are not followed and `.git` entries are
 /// not entered; a nested repository's own tree is searched too.
 fn find_nested(top: &Path) -> Result<Vec<(PathBuf, bool)>> {
     let mut found = Vec::new();
@@ -105,8 +105,10 @@ fn find_nested(top: &Path) -> Result<Vec<(PathBuf, bool)>> {
                 .file_type()
                 .with_context(|| format!("could not read {}", entry.path().display()))?;
             if entry.file_name() == ".git" {
-                if dir != top && (ft.is_dir() || ft.is_file()) {
-                    found.push((dir.clone(), ft.is_dir()));
+                // A directory, a gitdir file, or a symlink to a git dir elsewhere
+                // (its checkout and untracked files still go with the worktree).
+                if dir != top {
+                    found.push((dir.clone(), !ft.is_file()));
                 }
                 continue;
             }

@@ -1028,6 +1028,89 @@ fn a_submodule_with_an_unpushed_commit_keeps_the_worktree_until_it_is_pushed() {
 }
 
 #[test]
+fn a_deinitialised_submodule_whose_git_dir_holds_a_commit_keeps_the_worktree() {
+    let env = setup();
+    let up = lib_upstream(&env);
+    // `submodule deinit` empties lib/; its git dir, and the commit, stay in the
+    // worktree's admin entry.
+    let wt = spawn(
+        &env,
+        "deinit",
+        &format!(
+            "git -c protocol.file.allow=always submodule add -q {} lib && \
+             (cd lib && echo local > local.txt && git add local.txt && git commit -q -m local) && \
+             git add lib && git commit -q -m 'add lib' && git submodule deinit -q -f lib",
+            up.display()
+        ),
+    );
+    push(&env, "deinit");
+    assert!(!wt.join("lib/local.txt").exists());
+    let modules = env.repo.join(".git/worktrees/deinit/modules/lib");
+    assert!(modules.join("HEAD").is_file());
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "deinit");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        format!(
+            "submodule git dir {} holds work: main not on any of its remotes",
+            modules.display()
+        )
+    );
+    assert!(modules.join("HEAD").is_file());
+}
+
+#[test]
+fn a_worktree_whose_git_file_was_deleted_by_hand_is_kept_and_the_hint_works() {
+    let env = setup();
+    let wt = spawn(&env, "nogit", "true");
+    push(&env, "nogit");
+    std::fs::remove_file(wt.join(".git")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "nogit");
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(reason.ends_with("run `git worktree repair`"), "{reason}");
+    assert!(wt.join("README").exists());
+    env.git(&env.repo, &["worktree", "repair"]).ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "nogit")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn the_admin_entry_vanishing_just_before_git_runs_takes_the_fallback() {
+    let mut env = setup();
+    let wt = spawn(&env, "vanish", "true");
+    push(&env, "vanish");
+    let admin = env.repo.join(".git/worktrees/vanish");
+    // Gone between gc's check and git's: git says "is not a working tree".
+    let dir = env.root().join("vanish-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) rm -rf {};; esac\nexec {} \"$@\"\n",
+        admin.display(),
+        which_git()
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+    let (run, entries) = gc(&env, &[]);
+    let run = run.ok();
+    assert!(
+        run.stderr.contains("is not a working tree") && run.stderr.contains("took the fallback"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(session(&entries, "vanish")["action"], "removed");
+    assert!(!wt.exists());
+    assert!(!branch_exists(&env, "vanish"));
+}
+
+#[test]
 fn a_nested_repository_in_an_ignored_directory_with_an_unpushed_commit_keeps_the_worktree() {
     let env = setup();
     let wt = spawn(
