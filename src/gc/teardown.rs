@@ -170,7 +170,7 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
                 "removed the directory, but its worktree entry {} stays: {why}",
                 t.admin_id
             ),
-            hint: "publish what it names from that repository (`git --git-dir=<its git dir> \
+            hint: "resolve what it names (a submodule's commits: `git --git-dir=<its git dir> \
                    --work-tree=. push <remote> <branch>`), then run `git bullpen gc` again"
                 .to_owned(),
         },
