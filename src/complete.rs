@@ -331,6 +331,7 @@ mod tests {
             process: None,
             exit: None,
             log: None,
+            spawner: None,
             extra: Default::default(),
         }
     }

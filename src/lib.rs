@@ -14,4 +14,5 @@ pub mod run;
 pub mod spawn;
 pub mod stop;
 pub mod sys;
+pub mod trust;
 pub mod ui;

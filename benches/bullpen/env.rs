@@ -1,6 +1,7 @@
 //! The hermetic environment the suite runs everything in: a temp dir holding the
-//! fixture repositories, a HOME, a BULLPEN_HOME and a global git config, like
-//! `tests/cli/support.rs`, so nothing of the machine's own git setup leaks in.
+//! fixture repositories, a HOME, a BULLPEN_HOME and a global git config, with the
+//! tests' environment variables (`tests/common/hermetic.rs`), so nothing of the
+//! machine's own git setup leaks in.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -19,62 +20,35 @@ pub struct Env {
 
 impl Env {
     pub fn new(keep: bool) -> Env {
-        let tmp = tempfile::Builder::new()
-            .prefix("bullpen-bench-")
-            .tempdir()
-            .expect("temp dir");
-        let root = tmp.path().canonicalize().expect("canonical temp dir");
-        let home = root.join("home");
-        let bullpen_home = root.join("bullpen-home");
-        for d in [&home, &bullpen_home] {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
+        let dirs = crate::hermetic::Dirs::new("bullpen-bench-");
         // No automatic gc or maintenance: git's `gc --auto` (run by `git commit`
         // in the fixture sessions) would pack at an arbitrary N and detach into
         // the background, over the measurements. The suite packs explicitly.
         std::fs::write(
-            home.join(".gitconfig"),
+            dirs.home.join(".gitconfig"),
             "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n",
         )
         .expect("write .gitconfig");
         let tmp = if keep {
-            let _ = tmp.keep();
+            let _ = dirs.tmp.keep();
             None
         } else {
-            Some(tmp)
+            Some(dirs.tmp)
         };
         Env {
             _tmp: tmp,
-            root,
-            home,
-            bullpen_home,
+            root: dirs.root,
+            home: dirs.home,
+            bullpen_home: dirs.bullpen_home,
         }
     }
 
-    /// A command with the hermetic environment, run in `cwd`, with no stdin.
+    /// A command with the hermetic environment (`tests/common/hermetic.rs`, the
+    /// tests' own), run in `cwd`, with no stdin. Commit dates are the real ones.
     pub fn cmd(&self, program: impl AsRef<OsStr>, cwd: &Path) -> Command {
         let mut c = Command::new(program);
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_DATA_HOME", self.home.join(".local/share"))
-            .env("XDG_CACHE_HOME", self.home.join(".cache"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("BULLPEN_HOME", &self.bullpen_home)
-            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Bench Author")
-            .env("GIT_AUTHOR_EMAIL", "author@example.com")
-            .env("GIT_COMMITTER_NAME", "Bench Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-            .env("GIT_EDITOR", ":")
-            .env("GIT_PAGER", "cat")
-            .env("LC_ALL", "C")
-            .env("TZ", "UTC")
-            .env("SHELL", "/bin/sh")
-            .current_dir(cwd)
-            .stdin(Stdio::null());
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        crate::hermetic::apply(&mut c, &path, &self.home, &self.bullpen_home).current_dir(cwd);
         c
     }
 

@@ -20,6 +20,8 @@
 
 mod env;
 mod fixtures;
+#[path = "../../tests/common/hermetic.rs"]
+mod hermetic;
 mod measure;
 mod report;
 
@@ -280,11 +282,7 @@ fn bench_ls(
         baseline_cpu: s.median_cpu(3),
         budget: None,
     });
-    for (i, c) in cases.iter().enumerate() {
-        report
-            .details
-            .push((format!("{} [{fixture}]", c.name), s.walls(i)));
-    }
+    report.samples(&fixture, &cases, &s);
     if at_max || n == 500 {
         for (i, what) in [(1, "`ls --json`"), (2, "`ls`")] {
             report.mem(MemRow {
@@ -386,11 +384,7 @@ fn bench_gc(
         baseline_cpu: s.median_cpu(2),
         budget: None,
     });
-    for (i, c) in cases.iter().enumerate() {
-        report
-            .details
-            .push((format!("{} [{fixture}]", c.name), s.walls(i)));
-    }
+    report.samples(&fixture, &cases, &s);
     if at_max {
         report.mem(MemRow {
             what: "`gc --dry-run`".into(),
@@ -443,11 +437,7 @@ fn bench_spawn(
         baseline_cpu: s.median_cpu(0),
         budget,
     });
-    for (i, c) in cases.iter().enumerate() {
-        report
-            .details
-            .push((format!("{} [{fixture}]", c.name), s.walls(i)));
-    }
+    report.samples(fixture, &cases, &s);
 }
 
 /// Issue 3: how long `spawn --bg` takes to return, next to a foreground
@@ -491,11 +481,7 @@ fn bench_bg(env: &Env, cfg: &Config, repo: &Repo, errlog: &Path, report: &mut Re
         baseline_cpu: s.median_cpu(0),
         budget: None,
     });
-    for (i, c) in cases.iter().enumerate() {
-        report
-            .details
-            .push((format!("{} [small repo]", c.name), s.walls(i)));
-    }
+    report.samples("small repo", &cases, &s);
 }
 
 fn print_machine(env: &Env, cfg: &Config) {

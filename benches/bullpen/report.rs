@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::measure::{mib, ms};
+use crate::measure::{mib, ms, Case, Samples};
 
 pub struct TimeRow {
     pub what: String,
@@ -69,6 +69,14 @@ impl Report {
             mib(row.kib)
         );
         self.mems.push(row);
+    }
+
+    /// Every sample of every case, for the list at the end.
+    pub fn samples(&mut self, fixture: &str, cases: &[Case], s: &Samples) {
+        for (i, c) in cases.iter().enumerate() {
+            self.details
+                .push((format!("{} [{fixture}]", c.name), s.walls(i)));
+        }
     }
 
     pub fn note(&mut self, note: String) {

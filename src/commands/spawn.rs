@@ -8,7 +8,7 @@ use super::RunArgs;
 use crate::context::Ctx;
 use crate::model::{config, Error, SessionId};
 use crate::run::{self, env};
-use crate::spawn::create_session;
+use crate::spawn::{self, create_session};
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
@@ -62,13 +62,14 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     } else {
         command
     };
-    let stored = create_session(&ctx, args.id.as_ref(), &args.base, &command)?;
+    let created = create_session(&ctx, args.id.as_ref(), &args.base, &command)?;
+    let record = &created.stored.record;
     ui.info(format!(
         "session {} on {} in {}",
-        stored.record.id, stored.record.branch, stored.record.worktree
+        record.id, record.branch, record.worktree
     ));
     if bg {
-        return run::run_background(&ctx, stored, &command, "running");
+        return spawn::start_background(&ctx, created, &command);
     }
-    run::run_foreground(&ctx, stored, &command, "running")
+    run::run_foreground(&ctx, created.stored, &command, "running")
 }

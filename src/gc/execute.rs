@@ -34,6 +34,14 @@ pub struct Options {
 
 /// Decide and act for every session and leftover; the report, in order.
 pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
+    if !opts.dry_run {
+        // Temporary indexes of gcs that were killed (each file names its gc's pid).
+        if let Err(e) = ctx.repo.sweep_temp_indexes(procfs::pid_exists) {
+            ctx.ui.warn(format!(
+                "could not sweep the temporary indexes of earlier gcs: {e:#}"
+            ));
+        }
+    }
     let mut gc = Gc {
         ctx,
         dry_run: opts.dry_run,

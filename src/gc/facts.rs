@@ -19,8 +19,9 @@ use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::usage::Busy;
 use crate::model::{Oid, Record, State};
-use crate::run::liveness::live_process;
+use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::procfs::{self, Scan};
+use crate::trust::{self, local::Local};
 
 /// The key paths are compared under: canonical when the path exists, else its
 /// canonical parent joined with its name, else lexically normalised.
@@ -105,8 +106,11 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
     let mut partial = Vec::with_capacity(sessions.len());
     for (s, tip) in sessions.iter().zip(tips) {
         partial.push(tip.and_then(|tip| {
+            let at_base = s.record.state == State::Provisioning
+                && tip.is_some_and(|t| s.record.base.parse::<Oid>().ok() == Some(t));
             let branch = match tip {
                 None => Branch::Missing,
+                Some(tip) if at_base => Branch::AtBase { tip },
                 Some(tip) if unpublished.contains(&tip) => Branch::Unpublished {
                     tip,
                     ahead: ahead.get(&tip).copied(),
@@ -300,7 +304,19 @@ fn session_facts(
         busy: Busy::Idle,
         marker,
         checked_out_elsewhere,
+        created_here: created_here(ctx, r),
+        spawner_alive: live_spawner(ctx, r),
     })
+}
+
+/// The local proof that bullpen created the session's worktree here.
+fn created_here(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
+    let created = Local::of(&ctx.layout, &r.id).created();
+    let created = created
+        .as_ref()
+        .map(Option::as_ref)
+        .map_err(|e| format!("{e:#}"));
+    trust::decide::created_here(&r.worktree, created).map_err(|why| why.describe())
 }
 
 /// Is the session's own process alive? Only asked for records in `running`.

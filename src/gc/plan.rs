@@ -55,13 +55,20 @@ pub enum Branch {
         tip: Oid,
         ahead: Option<usize>,
     },
+    /// An interrupted spawn's branch, still at the base it was made from: it
+    /// holds no commit of its own, so deleting it loses nothing.
+    AtBase {
+        tip: Oid,
+    },
 }
 
 impl Branch {
     pub fn tip(self) -> Option<Oid> {
         match self {
             Branch::Missing => None,
-            Branch::Published { tip } | Branch::Unpublished { tip, .. } => Some(tip),
+            Branch::Published { tip }
+            | Branch::Unpublished { tip, .. }
+            | Branch::AtBase { tip } => Some(tip),
         }
     }
 }
@@ -115,6 +122,11 @@ pub struct SessionFacts {
     pub marker: Option<Marker>,
     /// Other worktrees (main included) whose HEAD is on the session branch.
     pub checked_out_elsewhere: Vec<String>,
+    /// Local proof that bullpen created this worktree here, at this path (`Err`:
+    /// why there is none): the authority to delete the worktree and the branch.
+    pub created_here: Result<(), String>,
+    /// While `provisioning`: the spawn that is creating it, if it still lives.
+    pub spawner_alive: Option<u32>,
 }
 
 /// How a worktree that may go is removed.
@@ -134,7 +146,12 @@ pub enum Via {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reason {
     Untrusted(String),
-    Provisioning,
+    /// A spawn (this pid) is still creating it.
+    Provisioning {
+        pid: u32,
+    },
+    /// Nothing on this machine proves bullpen created it: why.
+    NotCreatedHere(String),
     NotADirectory(String),
     NotOurs(String),
     HeadElsewhere(Option<String>),
@@ -177,9 +194,10 @@ impl Reason {
     pub fn describe(&self, branch: &str) -> String {
         match self {
             Reason::Untrusted(why) => format!("untrusted record: {why}"),
-            Reason::Provisioning => {
-                "still provisioning (a spawn is running or was interrupted)".to_owned()
+            Reason::Provisioning { pid } => {
+                format!("still being created (by `git bullpen spawn`, pid {pid})")
             }
+            Reason::NotCreatedHere(why) => why.clone(),
             Reason::NotADirectory(what) => format!("the recorded worktree path is {what}"),
             Reason::NotOurs(why) => why.clone(),
             Reason::HeadElsewhere(Some(r)) => {
@@ -386,9 +404,12 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     if let Some(why) = &f.untrusted {
         return Decision::Keep(vec![Reason::Untrusted(why.clone())]);
     }
-    if f.state == State::Provisioning {
-        return Decision::Keep(vec![Reason::Provisioning]);
+    if let (State::Provisioning, Some(pid)) = (f.state, f.spawner_alive) {
+        return Decision::Keep(vec![Reason::Provisioning { pid }]);
     }
+    // A provisioning session whose spawner is gone is an interrupted spawn: it is
+    // collected like any other, its branch still at the base counting as nothing
+    // to lose (`Branch::AtBase`); whatever holds work keeps it.
     let mut reasons = Vec::new();
     match &f.on_disk {
         OnDisk::Other(what) => return Decision::Keep(vec![Reason::NotADirectory(what.clone())]),
@@ -403,6 +424,11 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
                 reasons.push(Reason::CheckedOutElsewhere(f.checked_out_elsewhere.clone()));
             }
             liveness_reasons(f, &mut reasons);
+            // Deleting the branch or git's entry needs the local proof; marking a
+            // record whose worktree and branch are both gone collected does not.
+            if f.branch_state.tip().is_some() || f.registration.is_some() {
+                created_here_reason(f, &mut reasons);
+            }
             // Its admin entry, if still registered, goes too: with it any
             // submodule git dir under its `modules/`.
             let nested_pending = f.registration.is_some() && nested_reasons(f, &mut reasons);
@@ -427,8 +453,9 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     match f.branch_state {
         Branch::Missing => reasons.push(Reason::BranchMissing),
         Branch::Unpublished { ahead, .. } => reasons.push(Reason::Unpublished { ahead }),
-        Branch::Published { .. } => {}
+        Branch::Published { .. } | Branch::AtBase { .. } => {}
     }
+    created_here_reason(f, &mut reasons);
     if !f.checked_out_elsewhere.is_empty() {
         reasons.push(Reason::CheckedOutElsewhere(f.checked_out_elsewhere.clone()));
     }
@@ -477,6 +504,12 @@ fn nested_reasons(f: &SessionFacts, reasons: &mut Vec<Reason>) -> bool {
             false
         }
         None => true,
+    }
+}
+
+fn created_here_reason(f: &SessionFacts, reasons: &mut Vec<Reason>) {
+    if let Err(why) = &f.created_here {
+        reasons.push(Reason::NotCreatedHere(why.clone()));
     }
 }
 
@@ -781,6 +814,8 @@ mod tests {
             busy: Busy::Idle,
             marker: None,
             checked_out_elsewhere: Vec::new(),
+            created_here: Ok(()),
+            spawner_alive: None,
         }
     }
 
@@ -828,9 +863,40 @@ mod tests {
                 keep(vec![Reason::Untrusted("x".into())]),
             ),
             (
-                "provisioning",
-                |f| f.state = State::Provisioning,
-                keep(vec![Reason::Provisioning]),
+                "provisioning, its spawner alive",
+                |f| {
+                    f.state = State::Provisioning;
+                    f.spawner_alive = Some(7);
+                },
+                keep(vec![Reason::Provisioning { pid: 7 }]),
+            ),
+            (
+                "an interrupted spawn, its branch at the base",
+                |f| {
+                    f.state = State::Provisioning;
+                    f.branch_state = Branch::AtBase { tip: tip() };
+                },
+                remove.clone(),
+            ),
+            (
+                "an interrupted spawn with a dirty worktree",
+                |f| {
+                    f.state = State::Provisioning;
+                    f.branch_state = Branch::AtBase { tip: tip() };
+                    f.dirt = Some(Ok(Dirt {
+                        untracked: 1,
+                        ..Dirt::default()
+                    }));
+                },
+                keep(vec![Reason::Dirty(Dirt {
+                    untracked: 1,
+                    ..Dirt::default()
+                })]),
+            ),
+            (
+                "not created on this machine",
+                |f| f.created_here = Err("no local state".into()),
+                keep(vec![Reason::NotCreatedHere("no local state".into())]),
             ),
             (
                 "a file at the path",
@@ -1279,6 +1345,35 @@ mod tests {
                     f.branch_state = Branch::Missing;
                 },
                 Decision::Collect { tip: None },
+            ),
+            (
+                "worktree and branch gone, not created here: only the record changes",
+                |f| {
+                    f.on_disk = OnDisk::Missing;
+                    f.registration = None;
+                    f.branch_state = Branch::Missing;
+                    f.created_here = Err("no local state".into());
+                },
+                Decision::Collect { tip: None },
+            ),
+            (
+                "worktree gone, branch published, not created here",
+                |f| {
+                    f.on_disk = OnDisk::Missing;
+                    f.registration = None;
+                    f.created_here = Err("no local state".into());
+                },
+                keep(vec![Reason::NotCreatedHere("no local state".into())]),
+            ),
+            (
+                "an interrupted spawn that never made its worktree",
+                |f| {
+                    f.state = State::Provisioning;
+                    f.on_disk = OnDisk::Missing;
+                    f.registration = None;
+                    f.branch_state = Branch::AtBase { tip: tip() };
+                },
+                Decision::Collect { tip: Some(tip()) },
             ),
             (
                 "worktree gone, unpublished",

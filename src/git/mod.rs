@@ -134,7 +134,8 @@ pub struct Repo {
 impl Repo {
     /// Discover the repository containing `cwd` (also from inside a linked worktree).
     /// Fails with a clear message outside a repository, in a bare repository, in a
-    /// reftable repository, or when no `git` executable is on PATH.
+    /// reftable or SHA-256 repository, with `core.worktree` set elsewhere, or when
+    /// no `git` executable is on PATH.
     pub fn discover(cwd: &Path) -> Result<Repo> {
         let git =
             which::which("git").map_err(|_| anyhow::anyhow!("git executable not found on PATH"))?;
@@ -185,6 +186,9 @@ impl Repo {
                 canonical_or_self(&common_guess).display()
             );
         }
+        // What this build cannot work with is refused here, before gix opens the
+        // repository (and fails in its own words) and before anything is created.
+        refuse_unsupported(&canonical_or_self(&common_guess))?;
 
         let mut repo = gix::discover(cwd).with_context(|| {
             format!(
@@ -269,11 +273,19 @@ fn canonical_or_self(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The common dir of a git dir: what its `commondir` file says, or itself.
+/// The common dir of a git dir: what its `commondir` file says (read whole, as
+/// git does, trailing `\n`/`\r` stripped), or itself.
 fn common_dir_of(git_dir: &Path) -> PathBuf {
-    match std::fs::read_to_string(git_dir.join("commondir")) {
+    match std::fs::read(git_dir.join("commondir")) {
         Ok(content) => {
-            let p = PathBuf::from(content.trim_end_matches(['\n', '\r']));
+            let end = content
+                .iter()
+                .rposition(|b| !matches!(b, b'\n' | b'\r'))
+                .map_or(0, |i| i + 1);
+            if end == 0 {
+                return git_dir.to_path_buf();
+            }
+            let p = worktrees::path_from_bytes(&content[..end]);
             if p.is_absolute() {
                 p
             } else {
@@ -284,25 +296,87 @@ fn common_dir_of(git_dir: &Path) -> PathBuf {
     }
 }
 
+/// The repository's own config file (`<common>/config`), parsed by gix's config
+/// parser without includes (git reads the repository format from that file
+/// alone); `None` when it cannot be read, and gix will say why when it opens it.
+fn repository_config(common: &Path) -> Option<gix::config::File> {
+    gix::config::File::from_path_no_includes(common.join("config"), gix::config::Source::Local).ok()
+}
+
 /// Whether the repository with this common dir stores its refs in reftable format.
 fn is_reftable(common: &Path) -> bool {
-    if common.join("reftable").is_dir() {
-        return true;
-    }
-    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
-        return false;
+    common.join("reftable").is_dir()
+        || repository_config(common)
+            .and_then(|c| c.string("extensions.refStorage"))
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"reftable"))
+}
+
+/// Refuse, with the cause and what to do, a repository this build cannot work in:
+/// one whose objects are not SHA-1 (gix is built here with SHA-1 only), and one
+/// with `core.worktree` (the main working tree is not where its git directory
+/// is, so `git worktree` run there fails late, after the record was written).
+fn refuse_unsupported(common: &Path) -> Result<()> {
+    let Some(config) = repository_config(common) else {
+        return Ok(());
     };
-    config.lines().any(|line| {
-        let compact: String = line
-            .split(['#', ';'])
-            .next()
-            .unwrap_or("")
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        compact == "refstorage=reftable"
-    })
+    let config_path = common.join("config");
+    if let Some(format) = config.string("extensions.objectFormat") {
+        if !format.eq_ignore_ascii_case(b"sha1") {
+            return Err(crate::model::Error::failed(format!(
+                "{} uses {} object ids (extensions.objectFormat in {}); this build of bullpen \
+                 works in SHA-1 repositories only",
+                common.display(),
+                if format.eq_ignore_ascii_case(b"sha256") {
+                    "SHA-256".into()
+                } else {
+                    String::from_utf8_lossy(&format)
+                },
+                config_path.display()
+            ))
+            .hint("nothing was changed; run bullpen in a SHA-1 repository (git's default object format)")
+            .into());
+        }
+    }
+    let worktree_config = config
+        .boolean("extensions.worktreeConfig")
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+    let main_worktree_config = worktree_config
+        .then(|| {
+            let path = common.join("config.worktree");
+            gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Worktree)
+                .ok()
+                .map(|c| (c, path))
+        })
+        .flatten();
+    for (file, path) in std::iter::once((config, config_path)).chain(main_worktree_config) {
+        let Some(value) = file.string("core.worktree") else {
+            continue;
+        };
+        let value = worktrees::path_from_bytes(&value);
+        let work_tree = crate::model::paths::normalize(&common.join(&value));
+        // Set to where the git directory is anyway (`<dir>/.git` → `<dir>`): harmless.
+        if common.file_name() == Some(std::ffi::OsStr::new(".git"))
+            && common.parent().map(canonical_or_self) == Some(canonical_or_self(&work_tree))
+        {
+            continue;
+        }
+        return Err(crate::model::Error::failed(format!(
+            "{} sets core.worktree ({}, the working tree {}): bullpen works only where the \
+             main working tree holds the git directory, or a `.git` file pointing at it",
+            path.display(),
+            value.display(),
+            work_tree.display()
+        ))
+        .hint(format!(
+            "nothing was changed; run bullpen in a clone (`git clone {} <new dir>`), whose \
+             git directory is inside its working tree",
+            common.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Walk up from `start` to the first thing that looks like a repository and

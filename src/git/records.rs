@@ -211,10 +211,16 @@ impl Repo {
         {
             Ok(_) => Ok(()),
             Err(err) => {
-                // A lost precondition is a conflict; so is a lock held by another writer
-                // (gix classifies that as retryable): both mean "re-read and retry".
+                // A lock file that exists (gix waited core.filesRefLockTimeout /
+                // core.packedRefsTimeout for it, as git does) is not a lost race:
+                // another git process holds it, or one crashed and left it. Say
+                // which file, with git's advice; re-reading and retrying cannot help.
+                // (gix's own words repeat the path three times: ours replace them.)
+                if lock_exists(&err) {
+                    return Err(anyhow::Error::new(self.held_lock(refname)));
+                }
+                // A lost precondition is a conflict: "re-read and retry".
                 let conflict = err.is_conflict()
-                    || err.is_retryable()
                     || (must_exist
                         && err.is_not_found()
                         && matches!(self.ref_target(refname), Ok(None)));
@@ -228,6 +234,39 @@ impl Repo {
             }
         }
     }
+
+    /// The error for a ref update that found a lock file in its way: the
+    /// packed-refs lock (gix takes it first, when it exists) or the ref's own.
+    fn held_lock(&self, refname: &str) -> crate::model::Error {
+        let packed = self.common_dir.join("packed-refs.lock");
+        let own = self.common_dir.join(format!("{refname}.lock"));
+        let path = if packed.symlink_metadata().is_ok() {
+            packed
+        } else {
+            own
+        };
+        crate::model::Error::failed(format!("cannot lock {}: it exists", path.display()))
+            .hints(GIT_LOCK_ADVICE.iter().map(|l| (*l).to_owned()))
+    }
+}
+
+/// git's advice for a lock file that exists (lockfile.c, `unable_to_lock_message`).
+const GIT_LOCK_ADVICE: [&str; 5] = [
+    "Another git process seems to be running in this repository, e.g.",
+    "an editor opened by 'git commit'. Please make sure all processes",
+    "are terminated then try again. If it still fails, a git process",
+    "may have crashed in this repository earlier:",
+    "remove the file manually to continue.",
+];
+
+/// Whether gix failed because a lock file exists: its lock acquisition marks
+/// exactly that case retryable, with the `AlreadyExists` of the exclusive create
+/// as the cause (gix-lock `lock_with_mode`).
+fn lock_exists(err: &gix::Error) -> bool {
+    err.classify().any(|c| {
+        c.class() == gix::error::Class::Retryable
+            && c.io_kind() == Some(std::io::ErrorKind::AlreadyExists)
+    })
 }
 
 fn full_name(refname: &str) -> Result<gix::refs::FullName> {

@@ -28,7 +28,7 @@ impl Repo {
     /// the repository's ignore rules. `staged` is always 0: the index went with the
     /// admin entry.
     pub fn dirt_against(&self, dir: &Path, tip: Oid) -> Result<Dirt> {
-        let tmp_dir = self.common_dir.join("bullpen").join("tmp");
+        let tmp_dir = self.temp_index_dir();
         std::fs::create_dir_all(&tmp_dir)
             .with_context(|| format!("could not create {}", tmp_dir.display()))?;
         let index = tmp_dir.join(format!(
@@ -148,6 +148,53 @@ impl Repo {
         })
     }
 
+    /// Where [`Repo::dirt_against`] puts its temporary indexes.
+    fn temp_index_dir(&self) -> PathBuf {
+        self.common_dir.join("bullpen").join("tmp")
+    }
+
+    /// Remove the temporary indexes (and their `.lock`s) that a gc killed while it
+    /// compared a directory left behind: `index-<pid>-<nanos>` whose `<pid>` is not
+    /// a live process (`alive`). A live pid's file is kept (that gc may still be
+    /// using it; a reused pid keeps it until that process ends). Other names are
+    /// not ours and stay. The directory goes when it is empty. Returns what was
+    /// removed. Nothing here is work: a temporary index only ever holds a tree that
+    /// is in the object store.
+    pub fn sweep_temp_indexes(&self, alive: impl Fn(u32) -> bool) -> Result<Vec<PathBuf>> {
+        let dir = self.temp_index_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => {
+                return Err(
+                    anyhow::Error::new(err).context(format!("could not list {}", dir.display()))
+                )
+            }
+        };
+        let mut removed = Vec::new();
+        for entry in entries {
+            let entry = entry.with_context(|| format!("could not list {}", dir.display()))?;
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(temp_index_pid) else {
+                continue;
+            };
+            if alive(pid) {
+                continue;
+            }
+            let path = entry.path();
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed.push(path),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => {
+                    return Err(anyhow::Error::new(err)
+                        .context(format!("could not remove {}", path.display())))
+                }
+            }
+        }
+        let _ = std::fs::remove_dir(&dir); // only when empty
+        Ok(removed)
+    }
+
     /// [`Repo::dirt`] of many worktrees, on a few threads: with hundreds of
     /// sessions the status walks dominate gc's time.
     pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
@@ -198,6 +245,19 @@ fn on_threads<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> Result<T> + Sync)
             })
             .collect()
     })
+}
+
+/// The pid in the name of a temporary index of [`Repo::dirt_against`]
+/// (`index-<pid>-<nanos>`, or its `.lock`); `None` for any other name.
+fn temp_index_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("index-")?;
+    let rest = rest.strip_suffix(".lock").unwrap_or(rest);
+    let (pid, nanos) = rest.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(nanos) {
+        return None;
+    }
+    pid.parse().ok()
 }
 
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
@@ -444,4 +504,21 @@ fn unseen_changes(repo: &gix::Repository, index: &gix::index::State) -> Result<u
         }
     }
     Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::temp_index_pid;
+
+    #[test]
+    fn only_names_of_temporary_indexes_are_recognised() {
+        assert_eq!(temp_index_pid("index-42-1700000000000000000"), Some(42));
+        assert_eq!(temp_index_pid("index-42-17.lock"), Some(42));
+        assert_eq!(temp_index_pid("index-42"), None);
+        assert_eq!(temp_index_pid("index--1"), None);
+        assert_eq!(temp_index_pid("index-x-1"), None);
+        assert_eq!(temp_index_pid("index-1-2-3"), None);
+        assert_eq!(temp_index_pid("index-99999999999-1"), None);
+        assert_eq!(temp_index_pid("notes.txt"), None);
+    }
 }

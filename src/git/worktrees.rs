@@ -180,9 +180,8 @@ impl Repo {
 
 /// Where the `.git` file at the top of a (linked) worktree points, if it is one.
 pub(super) fn dot_git_file_target(worktree: &Path) -> Option<PathBuf> {
-    let content = std::fs::read_to_string(worktree.join(".git")).ok()?;
-    let target = content.lines().next()?.strip_prefix("gitdir:")?.trim();
-    let target = PathBuf::from(target);
+    let content = std::fs::read(worktree.join(".git")).ok()?;
+    let target = path_from_bytes(gitfile_target(&content)?);
     Some(if target.is_absolute() {
         target
     } else {
@@ -190,11 +189,45 @@ pub(super) fn dot_git_file_target(worktree: &Path) -> Option<PathBuf> {
     })
 }
 
+/// The path a `.git` file names, read as git reads it (`read_gitfile_gently` in
+/// git's setup.c): the whole content must start with `gitdir: `, trailing `\n` and
+/// `\r` are stripped, and everything else, a newline inside a path included, is
+/// the path. `None` when it is not such a file.
+pub(super) fn gitfile_target(content: &[u8]) -> Option<&[u8]> {
+    let rest = content.strip_prefix(b"gitdir: ")?;
+    let end = rest
+        .iter()
+        .rposition(|b| !matches!(b, b'\n' | b'\r'))
+        .map_or(0, |i| i + 1);
+    let target = &rest[..end];
+    (!target.is_empty()).then_some(target)
+}
+
+/// The path in an admin entry's `gitdir` file, read as git reads it
+/// (`get_linked_worktree` in git's worktree.c): the whole content with trailing
+/// whitespace (git's `isspace`: space, tab, `\n`, `\r`) trimmed. `None` when
+/// nothing is left.
+pub(super) fn plain_path_file(content: &[u8]) -> Option<&[u8]> {
+    let end = content
+        .iter()
+        .rposition(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .map_or(0, |i| i + 1);
+    let path = &content[..end];
+    (!path.is_empty()).then_some(path)
+}
+
+/// Bytes from a git file as a path (paths are bytes on unix, not UTF-8).
+pub(super) fn path_from_bytes(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
 /// The worktree path registered in a `<common>/worktrees/<id>` admin dir, from
-/// its `gitdir` file (which names the worktree's `.git` file); `None` without one.
+/// its `gitdir` file (which names the worktree's `.git` file); `None` without one
+/// (or with an empty one: git does not count that as a worktree either).
 pub(super) fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
     let gitdir_file = admin_dir.join("gitdir");
-    let content = match std::fs::read_to_string(&gitdir_file) {
+    let content = match std::fs::read(&gitdir_file) {
         Ok(content) => content,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => {
@@ -202,7 +235,9 @@ pub(super) fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
                 .context(format!("could not read {}", gitdir_file.display())))
         }
     };
-    let dot_git = PathBuf::from(content.trim_end_matches(['\n', '\r']));
+    let Some(dot_git) = plain_path_file(&content).map(path_from_bytes) else {
+        return Ok(None);
+    };
     let dot_git = if dot_git.is_absolute() {
         dot_git
     } else {
@@ -222,4 +257,37 @@ fn read_head_ref(git_dir: &Path) -> Option<String> {
     let content = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
     let target = content.trim_end().strip_prefix("ref:")?.trim();
     (!target.is_empty()).then(|| target.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gitfile_is_read_whole_as_git_reads_it() {
+        let t = |c: &[u8]| gitfile_target(c).map(<[u8]>::to_vec);
+        assert_eq!(t(b"gitdir: /a/b\n"), Some(b"/a/b".to_vec()));
+        assert_eq!(t(b"gitdir: /a/b\r\n\n"), Some(b"/a/b".to_vec()));
+        // A newline inside the path is part of it.
+        assert_eq!(
+            t(b"gitdir: /tmp/re\npo/.git/worktrees/x\n"),
+            Some(b"/tmp/re\npo/.git/worktrees/x".to_vec())
+        );
+        // Trailing spaces are the path's own (git strips only \n and \r).
+        assert_eq!(t(b"gitdir: /a/b \n"), Some(b"/a/b ".to_vec()));
+        assert_eq!(t(b"gitdir:/a/b\n"), None);
+        assert_eq!(t(b" gitdir: /a/b\n"), None);
+        assert_eq!(t(b"gitdir: \n"), None);
+        assert_eq!(t(b""), None);
+    }
+
+    #[test]
+    fn an_admin_gitdir_file_is_read_whole_with_trailing_whitespace_trimmed() {
+        let t = |c: &[u8]| plain_path_file(c).map(<[u8]>::to_vec);
+        assert_eq!(t(b"/w/x/.git\n"), Some(b"/w/x/.git".to_vec()));
+        assert_eq!(t(b"/w/x/.git \t\r\n"), Some(b"/w/x/.git".to_vec()));
+        assert_eq!(t(b"/w/a\nb/.git\n"), Some(b"/w/a\nb/.git".to_vec()));
+        assert_eq!(t(b" \n"), None);
+        assert_eq!(t(b""), None);
+    }
 }

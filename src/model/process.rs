@@ -12,6 +12,27 @@ pub struct Identity {
     pub boot_id: Option<String>,
 }
 
+/// A process as bullpen notes it down: pid, start time and boot id. Equal start
+/// time and boot id make it the same process; anything less proves nothing.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessRef {
+    pub pid: u32,
+    #[serde(default)]
+    pub start_time: Option<u64>,
+    #[serde(default)]
+    pub boot_id: Option<String>,
+}
+
+impl ProcessRef {
+    /// Pure: is this the process observed now (`now`: what `/proc` shows for `pid`)?
+    pub fn is(&self, now: &Identity) -> bool {
+        matches!(
+            (self.start_time, now.start_time, &self.boot_id, &now.boot_id),
+            (Some(a), Some(b), Some(x), Some(y)) if a == b && x == y
+        )
+    }
+}
+
 /// Pure: is the recorded process the one observed now? A recorded process without
 /// a start time or boot id can't be proven alive, so it is not.
 pub fn same_process(recorded: &Process, now: &Identity) -> bool {

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::id::SessionId;
+use super::process::ProcessRef;
 
 /// The record schema this build writes and understands.
 pub const SCHEMA: u32 = 1;
@@ -136,6 +137,10 @@ pub struct Record {
     /// Background log file, when the session ever ran with `--bg`.
     #[serde(default)]
     pub log: Option<String>,
+    /// The `git bullpen spawn` that created the session (while `provisioning`,
+    /// resume, stop and gc leave it alone as long as this process lives).
+    #[serde(default)]
+    pub spawner: Option<ProcessRef>,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
@@ -245,6 +250,7 @@ mod tests {
                 at: "2026-01-01T00:00:00Z".into(),
             }),
             log: None,
+            spawner: None,
             extra: Default::default(),
         }
     }

@@ -13,9 +13,12 @@ use anyhow::{anyhow, Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::EntryRemoval;
-use crate::model::{config, Error, SessionId, State};
-use crate::run::{self, env};
+use crate::model::command::render_command;
+use crate::model::{Error, SessionId, State};
+use crate::run;
 use crate::sys::lock::Lock;
+use crate::trust::decide::{may_run_recorded, Distrust};
+use crate::trust::local::Local;
 use decide::{decide, explain, start_again_hint, Placement};
 
 /// What to resume, and how.
@@ -30,28 +33,16 @@ pub struct Request {
 pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     let stored = store::require(&ctx.repo, &req.id)?;
     refuse_collected(ctx, &stored)?;
+    run::liveness::ensure_provisioned(ctx, &stored.record)?;
     run::liveness::ensure_not_running(ctx, &stored)?;
     note_lost(ctx, &stored);
-    if req.bg
-        && req.command.is_empty()
-        && stored.record.command.is_empty()
-        && !env::has_configured_command(ctx)
-    {
-        return Err(Error::failed("resume --bg needs a command")
-            .hint(format!(
-                "give one after `--`, or set git config {}",
-                config::COMMAND
-            ))
-            .into());
-    }
-    let stored = place(ctx, stored)?;
-    let argv = if !req.command.is_empty() {
-        req.command
-    } else if !stored.record.command.is_empty() {
+    let argv = if req.command.is_empty() {
+        ensure_recorded_here(ctx, &stored)?;
         stored.record.command.clone()
     } else {
-        env::default_command(ctx)
+        req.command
     };
+    let stored = place(ctx, stored)?;
     ctx.ui.info(format!(
         "resuming session {} on {} in {}",
         stored.record.id, stored.record.branch, stored.record.worktree
@@ -76,6 +67,39 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
     .into())
+}
+
+/// A plain resume runs the record's command only when this machine recorded
+/// exactly that command: a record may come from a fetch or a hand edit.
+fn ensure_recorded_here(ctx: &Ctx, stored: &Stored) -> Result<()> {
+    let record = &stored.record;
+    let local = Local::of(&ctx.layout, &record.id).command();
+    let local = local
+        .as_ref()
+        .map(Option::as_ref)
+        .map_err(|e| format!("{e:#}"));
+    let Err(why) = may_run_recorded(&record.command, local) else {
+        return Ok(());
+    };
+    let id = &record.id;
+    let shown = match render_command(&record.command) {
+        s if s.is_empty() => "(none)".to_owned(),
+        s => s,
+    };
+    let mut e = Error::refused(format!(
+        "not running the recorded command of session {id}, `{shown}`: {}",
+        why.describe()
+    ))
+    .hint(format!(
+        "if you mean to run it, name it: git bullpen resume {id} -- {shown}"
+    ));
+    if let Distrust::CommandDiffers { local } = &why {
+        e = e.hint(format!(
+            "the command this machine recorded for it: git bullpen resume {id} -- {}",
+            render_command(local)
+        ));
+    }
+    Err(e.into())
 }
 
 /// A session recorded running whose process is gone (lost) may be resumed: say so.

@@ -5,10 +5,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use super::claim::{claim, Claim};
 use super::finish::finish;
 use super::gate::{self, Attach, Spec};
 use crate::context::Ctx;
-use crate::git::store::{self, Stored};
+use crate::git::store::Stored;
 use crate::model::{time, Exit, Process, State};
 use crate::sys::procfs;
 
@@ -30,23 +31,17 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
     // concurrent starts only one runs, and the record names the command's pid
     // before it runs.
     let gated = gate::start_gated(&spec, Attach::Terminal, |pid| {
-        store::try_update(&ctx.repo, &stored, event, |r| {
-            r.state = State::Running;
-            r.command = argv.to_vec();
-            r.process = Some(foreground_process(pid));
-            r.exit = None;
-            r.run_start = run_start.map(|o| o.to_string());
-        })
-        .map_err(|e| {
-            if store::is_conflict(&e) {
-                e.context(format!(
-                    "session {id} changed while starting (another bullpen started or stopped \
-                     it); nothing was run; try again"
-                ))
-            } else {
-                e.context(format!("cannot record that session {id} is running"))
-            }
-        })
+        claim(
+            ctx,
+            &stored,
+            Claim {
+                event,
+                argv,
+                process: foreground_process(pid),
+                run_start,
+                log: None,
+            },
+        )
     })?;
     let _interrupts = gated.interrupts;
     let (running, mut child) = match (gated.admitted, gated.child) {

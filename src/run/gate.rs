@@ -119,6 +119,24 @@ pub fn spawn_detached(
     Ok(child.id())
 }
 
+/// The signals a terminal (Ctrl-C, Ctrl-\\, hang-up) and `stop` send to a
+/// command: blocked while it is held at the gate, default once it runs.
+const HELD_SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
+
+/// [`HELD_SIGNALS`] as a signal set.
+fn held_signals() -> libc::sigset_t {
+    // SAFETY: sigemptyset initialises the set before sigaddset adds to it; both
+    // only write to the set.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        for sig in HELD_SIGNALS {
+            libc::sigaddset(&mut set, sig);
+        }
+        set
+    }
+}
+
 /// The outcome of [`start_gated`].
 pub struct Gated<T> {
     /// What `admit` returned when it was called and succeeded.
@@ -140,6 +158,12 @@ pub struct Gated<T> {
 /// exec'd, so it runs on a helper thread while this thread reads the pid, calls
 /// `admit`, and then either sends the go byte or closes the pipe (the child then
 /// fails with ECANCELED and never execs).
+///
+/// Signals: while held, the child has SIGINT, SIGQUIT, SIGTERM and SIGHUP
+/// blocked and at their default dispositions; it unblocks them just before exec.
+/// A Ctrl-C or a `stop` during the claim therefore ends the command as the gate
+/// opens, and its end is recorded with that signal; a refused start dies with it
+/// pending, running nothing.
 pub fn start_gated<T>(
     spec: &Spec,
     attach: Attach,
@@ -170,10 +194,24 @@ pub fn start_gated<T>(
         cmd.env(k, v);
     }
     let interrupts = (attach == Attach::Terminal).then(IgnoreInterrupts::new);
-    // SAFETY: only async-signal-safe calls (setpgid, signal, close, getpid, write,
-    // read) between fork and exec; the closure captures plain integers.
+    let held = held_signals();
+    // SAFETY: only async-signal-safe calls (sigprocmask, signal, setpgid, close,
+    // getpid, write, read) between fork and exec; the closure captures plain
+    // integers and a sigset_t by value.
     unsafe {
         cmd.pre_exec(move || {
+            // The signals a terminal and `stop` send are blocked from the fork on
+            // (the forking thread blocked them, and the mask is inherited; again
+            // here in case it was not) and get their default dispositions at once,
+            // instead of bullpen's (a foreground bullpen ignores Ctrl-C). So one
+            // that arrives while the run is being claimed stays pending, and ends
+            // the command the moment the gate opens and they are unblocked.
+            if libc::sigprocmask(libc::SIG_BLOCK, &held, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            for sig in HELD_SIGNALS {
+                libc::signal(sig, libc::SIG_DFL);
+            }
             if own_group && libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -195,16 +233,16 @@ pub fn start_gated<T>(
             };
             libc::close(go_r_fd);
             if n == 1 && go == b'g' {
-                // Whatever the dispatcher inherited, the command starts with the
-                // default reaction to the signals `stop` and terminals send. Only
-                // now: while held at the gate it keeps bullpen's dispositions (a
-                // foreground bullpen ignores Ctrl-C), so a Ctrl-C during the claim
-                // cannot kill a command whose run is being recorded.
-                for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
-                    libc::signal(sig, libc::SIG_DFL);
+                // The run is recorded: unblock (the mask survives exec). A signal
+                // that arrived meanwhile is delivered now and ends the command as
+                // it would have a moment later: the record names its pid, and its
+                // end is recorded with the signal.
+                if libc::sigprocmask(libc::SIG_UNBLOCK, &held, std::ptr::null_mut()) != 0 {
+                    return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             } else {
+                // Refused: nothing runs, and a pending signal dies with us.
                 Err(std::io::Error::from_raw_os_error(libc::ECANCELED))
             }
         });
@@ -213,7 +251,18 @@ pub fn start_gated<T>(
         // The helper thread owns the child's ends of both pipes and closes them
         // once the fork is done, so a child that dies early shows up as EOF here.
         let spawner = scope.spawn(move || {
+            // Block the held signals in this thread only (the process still gets
+            // them on its other threads), so that the child is born with them
+            // blocked: no instant between fork and the first line of `pre_exec`
+            // in which bullpen's dispositions could swallow one.
+            let mut old = held;
+            // SAFETY: both sets are valid; this changes only this thread's mask.
+            let blocked = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &held, &mut old) } == 0;
             let child = cmd.spawn();
+            if blocked {
+                // SAFETY: restores the mask saved above.
+                unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+            }
             drop(pid_w);
             drop(go_r);
             child

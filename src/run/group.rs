@@ -1,27 +1,47 @@
-//! Signalling a background run's process group.
+//! Signalling a background run's process group: only what the trust model's
+//! [`Authority`] allows (`trust::decide::signal_authority`).
 
 use anyhow::{Context, Result};
 
-use crate::model::process::Group;
 use crate::sys::procfs;
+use crate::trust::decide::Authority;
 
-/// Send `signal` to the whole group, if it still has a living member (checked
-/// right before, so a group id freed and reused is not signalled). Returns
-/// whether a signal was sent.
-pub fn signal(group: &Group, signal: i32) -> Result<bool> {
-    if procfs::group_members(group).is_empty() {
-        return Ok(false);
+/// Send `signal` as `authority` allows: the whole group while its leader lives
+/// exactly as started, else each process still in the group and in the
+/// supervisor's session, checked right before. Returns whether anything was
+/// signalled.
+pub fn signal(authority: Authority, signal: i32) -> Result<bool> {
+    match authority {
+        Authority::Nothing | Authority::Unproven(_) => Ok(false),
+        Authority::Group(group) => {
+            if procfs::group_members(&group).is_empty() {
+                return Ok(false);
+            }
+            let pgid = libc::pid_t::try_from(group.pgid)
+                .with_context(|| format!("process group {} is out of range", group.pgid))?;
+            kill(-pgid, signal).with_context(|| format!("cannot signal process group {pgid}"))
+        }
+        Authority::Members(group) => {
+            let mut sent = false;
+            for pid in procfs::group_members(&group) {
+                let pid = libc::pid_t::try_from(pid)
+                    .with_context(|| format!("pid {pid} is out of range"))?;
+                sent |= kill(pid, signal).with_context(|| format!("cannot signal pid {pid}"))?;
+            }
+            Ok(sent)
+        }
     }
-    let pgid = libc::pid_t::try_from(group.pgid)
-        .with_context(|| format!("process group {} is out of range", group.pgid))?;
+}
+
+/// kill(2); `Ok(false)` when the target is gone already.
+fn kill(target: libc::pid_t, signal: i32) -> std::io::Result<bool> {
     // SAFETY: kill(2) has no memory-safety preconditions.
-    let rc = unsafe { libc::kill(-pgid, signal) };
-    if rc == 0 {
+    if unsafe { libc::kill(target, signal) } == 0 {
         return Ok(true);
     }
     let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::ESRCH) {
-        return Ok(false); // ended in the meantime
+    match err.raw_os_error() {
+        Some(libc::ESRCH) => Ok(false),
+        _ => Err(err),
     }
-    Err(err).with_context(|| format!("cannot signal process group {}", group.pgid))
 }

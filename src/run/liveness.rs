@@ -8,6 +8,7 @@ use crate::model::id::GC_TEARDOWN_KEY;
 use crate::model::process::Group;
 use crate::model::{Error, Record, State};
 use crate::sys::procfs;
+use crate::trust::local::Local;
 
 /// Fail, naming the pid, when a process of the session is alive: its command,
 /// its supervisor, or (background) anything left in the command's process
@@ -38,6 +39,45 @@ pub fn ensure_not_running(ctx: &Ctx, stored: &Stored) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// The spawn still creating a `provisioning` session, if it lives (the record's
+/// word, or this machine's: either keeps the others away, which is safe).
+pub fn live_spawner(ctx: &Ctx, record: &Record) -> Option<u32> {
+    if record.state != State::Provisioning {
+        return None;
+    }
+    let local = Local::of(&ctx.layout, &record.id)
+        .created()
+        .ok()
+        .flatten()
+        .map(|c| c.spawner);
+    record
+        .spawner
+        .iter()
+        .chain(local.iter())
+        .find(|s| s.is(&procfs::identity(s.pid)))
+        .map(|s| s.pid)
+}
+
+/// A `provisioning` session is its spawner's: refuse to act on it (saying why
+/// and what to do), whether the spawn still runs or was interrupted.
+pub fn ensure_provisioned(ctx: &Ctx, record: &Record) -> Result<()> {
+    if record.state != State::Provisioning {
+        return Ok(());
+    }
+    let id = &record.id;
+    Err(match live_spawner(ctx, record) {
+        Some(pid) => Error::refused(format!(
+            "session {id} is still being created (by `git bullpen spawn`, pid {pid})"
+        ))
+        .hint("wait for the spawn to finish, then try again"),
+        None => Error::refused(format!(
+            "session {id} was never finished: the spawn that created it was interrupted"
+        ))
+        .hint("`git bullpen gc` cleans it up (it keeps anything that holds work)"),
+    }
+    .into())
 }
 
 /// A living process of the session's recorded run, if any (see `ensure_not_running`).

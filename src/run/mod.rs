@@ -4,6 +4,7 @@
 //! provenance notes; what of a run still lives; signalling a run's group.
 
 pub mod background;
+pub mod claim;
 pub mod env;
 pub mod finish;
 pub mod foreground;

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use super::claim::{claim, Claim};
 use super::finish::finish;
 use super::gate::{self, Attach, Spec};
 use super::liveness::ensure_not_running;
@@ -143,24 +144,17 @@ fn start<'ui>(
             supervisor_start_time: me_started,
             stop_requested_at: None,
         };
-        store::try_update(&ctx.repo, &stored, &req.event, |r| {
-            r.state = State::Running;
-            r.command = req.argv.clone();
-            r.process = Some(proc_rec);
-            r.exit = None;
-            r.run_start = run_start.map(|o| o.to_string());
-            r.log = Some(log.clone());
-        })
-        .map_err(|e| {
-            if store::is_conflict(&e) {
-                e.context(format!(
-                    "the record of session {id} changed since this run was requested (another \
-                     start or stop got there first); nothing was run: check `git bullpen ls {id}`"
-                ))
-            } else {
-                e.context(format!("cannot record that session {id} is running"))
-            }
-        })
+        claim(
+            &ctx,
+            &stored,
+            Claim {
+                event: &req.event,
+                argv: &req.argv,
+                process: proc_rec,
+                run_start,
+                log: Some(log.clone()),
+            },
+        )
     })?;
     match (gated.admitted, gated.child) {
         (Some(running), Ok(child)) => Ok((ctx, running, child)),

@@ -7,16 +7,28 @@
 
 pub mod undo;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::local::Local;
+
+/// A session [`create_session`] made: its `ready` record, and the directories it
+/// created on the way to the worktree (outermost first), so that a background
+/// start that fails can take them away again ([`start_background`]).
+pub struct Provisioned {
+    pub stored: Stored,
+    /// The commit the session branch was created at.
+    pub base: Oid,
+    pub created_dirs: Vec<PathBuf>,
+}
 
 /// Create the record, branch and worktree of a new session, leaving it `ready`.
 /// On failure nothing it created is left behind. With no `id`, ids are generated
@@ -26,7 +38,7 @@ pub fn create_session(
     id: Option<&SessionId>,
     base: &str,
     command: &[String],
-) -> Result<Stored> {
+) -> Result<Provisioned> {
     let base_oid = ctx
         .repo
         .resolve_commit(base)
@@ -85,7 +97,7 @@ fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     Ok(None)
 }
 
-fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Stored> {
+fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Provisioned> {
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let record = Record {
@@ -103,6 +115,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
         process: None,
         exit: None,
         log: None,
+        spawner: Some(procfs::process_ref(std::process::id())),
         extra: Default::default(),
     };
     if !ctx.layout.is_confined(&path) {
@@ -112,45 +125,105 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
             ctx.layout.worktree_root.display()
         );
     }
+    let spawner = record.spawner.clone();
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
-            e.context(format!("session id \"{id}\" is already in use"))
+            e.context(Error::refused(format!(
+                "session id \"{id}\" is already in use"
+            )))
         } else {
             e
         }
     })?;
-    match add_worktree(ctx, id, &path, base) {
-        Ok(()) => store::update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready)
-            .context("the worktree was created but its record could not be marked ready"),
+    // The record's create won the id; what this machine knows about the session
+    // is written before anything else exists (see `trust::local`).
+    let local = Local::of(&ctx.layout, id);
+    let written = spawner
+        .context("internal: the new record names no spawner")
+        .and_then(|spawner| {
+            local.write_created(&Created {
+                schema: LOCAL_SCHEMA,
+                worktree: stored.record.worktree.clone(),
+                worktree_root: ctx.layout.worktree_root.to_string_lossy().into_owned(),
+                created_at: stored.record.created_at.clone(),
+                spawner,
+            })
+        })
+        .and_then(|()| local.write_command(command));
+    let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base)) {
+        Ok(dirs) => dirs,
         Err(e) => {
-            if let Err(undo) = store::delete(&ctx.repo, &stored, "bullpen: spawn failed") {
-                ctx.ui.warn(format!(
-                    "could not remove the record of the failed session: {undo:#}"
-                ));
+            forget(ctx, &stored, &local);
+            return Err(e);
+        }
+    };
+    // One compare-and-swap from the record this spawn created: if anything
+    // changed it meanwhile, the session is not this spawn's to hand out.
+    match store::try_update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready) {
+        Ok(ready) => Ok(Provisioned {
+            stored: ready,
+            base,
+            created_dirs,
+        }),
+        Err(e) => {
+            undo_worktree(ctx, &id.branch_ref(), &path, base);
+            remove_empty_dirs(&created_dirs);
+            if let Err(undo) = local.remove() {
+                ctx.ui.warn(format!("{undo:#}"));
             }
+            if store::is_conflict(&e) {
+                Err(e.context(
+                    Error::failed(format!(
+                        "the record of session {id} changed while it was being created (by \
+                         another bullpen, or by hand); its worktree and branch were removed again"
+                    ))
+                    .hint(format!("see `git log refs/bullpen/sessions/{id}`")),
+                ))
+            } else {
+                forget(ctx, &stored, &local);
+                Err(e.context("the worktree was created but its record could not be marked ready"))
+            }
+        }
+    }
+}
+
+/// Undo a spawn's record and local state (its worktree is gone or never was).
+fn forget(ctx: &Ctx, stored: &Stored, local: &Local) {
+    if let Err(undo) = store::delete(&ctx.repo, stored, "bullpen: spawn failed") {
+        ctx.ui.warn(format!(
+            "could not remove the record of the failed session: {undo:#}"
+        ));
+    }
+    if let Err(undo) = local.remove() {
+        ctx.ui.warn(format!("{undo:#}"));
+    }
+}
+
+/// `git worktree add -b` under the per-repository lock; undoes its own traces on
+/// failure. Returns the directories it created for the worktree's parent.
+fn add_worktree(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<Vec<PathBuf>> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
+    let created_dirs = create_dirs(parent)?;
+    match add_worktree_locked(ctx, id, path, base) {
+        Ok(()) => Ok(created_dirs),
+        Err(e) => {
+            remove_empty_dirs(&created_dirs);
             Err(e)
         }
     }
 }
 
-/// `git worktree add -b` under the per-repository lock; undoes its own traces on failure.
-fn add_worktree(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<()> {
-    let parent = path
-        .parent()
-        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
-    let created_dirs = create_dirs(parent)?;
-    let result = add_worktree_locked(ctx, id, path, base);
-    if result.is_err() {
-        // Leave the worktree root as it was: remove the (empty) dirs we made.
-        for dir in created_dirs.iter().rev() {
-            let _ = std::fs::remove_dir(dir);
-        }
+/// Leave the worktree root as it was: remove the (empty) dirs we made, innermost first.
+fn remove_empty_dirs(created_dirs: &[PathBuf]) {
+    for dir in created_dirs.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
     }
-    result
 }
 
 /// `create_dir_all`, returning the directories it created, outermost first.
-fn create_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     let missing: Vec<_> = dir
         .ancestors()
         .take_while(|d| d.symlink_metadata().is_err())
@@ -194,5 +267,66 @@ fn undo_worktree(ctx: &Ctx, branch_ref: &str, path: &Path, base: Oid) {
                 ctx.ui.warn(format!("could not delete {branch_ref}: {e:#}"));
             }
         }
+    }
+}
+
+/// `spawn --bg`: start the session's background run. If it could not be started
+/// (no log, no supervisor, a supervisor that failed before it claimed the
+/// record), spawn fails closed as it does when `git worktree add` fails: the
+/// record, the branch, the worktree and the directories made for it go.
+///
+/// The record decides: it is deleted only if it is still the `ready` commit
+/// spawn wrote (one compare-and-swap). A supervisor that claimed it (and then,
+/// say, could not execute the command: `exited` 127) moved it, and then
+/// everything stays, as for any run that started. A supervisor still on its way
+/// loses the race instead: its claim finds no record, and it runs nothing.
+pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> Result<i32> {
+    let Provisioned {
+        stored,
+        base,
+        created_dirs,
+    } = created;
+    let err = match crate::run::run_background(ctx, stored.clone(), command, "running") {
+        Ok(status) => return Ok(status),
+        Err(err) => err,
+    };
+    match store::delete(&ctx.repo, &stored, "bullpen: spawn --bg failed") {
+        Ok(()) => {}
+        Err(e) if store::is_conflict(&e) => {
+            // Claimed: the run started (and its record says how it went).
+            return Err(err);
+        }
+        Err(e) => {
+            ctx.ui.warn(format!(
+                "could not remove the record of the session that did not start, so its \
+                 worktree and branch stay too: {e:#}"
+            ));
+            return Err(err);
+        }
+    }
+    let id = &stored.record.id;
+    let path = ctx.layout.worktree_path(id);
+    match Lock::acquire(&ctx.layout.lock_path()) {
+        Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
+        Err(e) => ctx.ui.warn(format!(
+            "could not remove the worktree of the session that did not start: {e:#}"
+        )),
+    }
+    remove_empty_dirs(&created_dirs);
+    remove_empty_log(&ctx.layout.log_path(id));
+    if let Err(e) = Local::of(&ctx.layout, id).remove() {
+        ctx.ui.warn(format!("{e:#}"));
+    }
+    Err(err.context(format!("session {id} did not start; nothing of it is left")))
+}
+
+/// The log the dispatcher opened for a run that never started, if nobody wrote
+/// to it (what a supervisor wrote before it failed is kept: it says why).
+fn remove_empty_log(log: &Path) {
+    if std::fs::metadata(log).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        let _ = std::fs::remove_file(log);
+    }
+    if let Some(dir) = log.parent() {
+        let _ = std::fs::remove_dir(dir); // only when empty
     }
 }

@@ -9,11 +9,13 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
-use crate::model::process::Group;
 use crate::model::{time, Error, Exit, Record, SessionId, State};
 use crate::run::finish::finish;
 use crate::run::group;
 use crate::sys::procfs;
+use crate::trust::{
+    self, decide::signal_authority, decide::Authority, decide::Distrust, local::Local,
+};
 use plan::{plan, Facts, Plan};
 
 /// How long, after SIGKILL, the group may take to disappear before stop gives up.
@@ -48,9 +50,54 @@ pub fn stop(ctx: &Ctx, id: &SessionId, timeout: Duration) -> Result<i32> {
         ))
         .hint(format!("end it there (Ctrl-C), or with `kill {pid}`"))
         .into()),
-        Plan::Supervised { group } => stop_supervised(ctx, stored, group, timeout),
-        Plan::Orphaned { group } => stop_orphaned(ctx, stored, group, timeout),
+        Plan::Supervised => {
+            let authority = authority(ctx, &stored)?;
+            stop_supervised(ctx, stored, authority, timeout)
+        }
+        Plan::Orphaned { background } => {
+            let authority = match background {
+                true => authority(ctx, &stored)?,
+                false => Authority::Nothing,
+            };
+            stop_orphaned(ctx, stored, authority, timeout)
+        }
     }
+}
+
+/// What this machine may signal for the recorded run: only a run it started
+/// itself, proven by its local state and the live system. A record that fails
+/// the proof is reported and left alone (nothing is marked or signalled).
+fn authority(ctx: &Ctx, stored: &Stored) -> Result<Authority> {
+    let record = &stored.record;
+    let id = &record.id;
+    let local = Local::of(&ctx.layout, id).run();
+    let decided = match (&local, &record.process) {
+        (Err(e), _) => Err(Distrust::NoLocalRun(Some(format!("{e:#}")))),
+        (Ok(_), None) => Err(Distrust::RunMismatch),
+        (Ok(run), Some(p)) => {
+            let facts = run.as_ref().map(trust::signal_facts).unwrap_or_else(|| {
+                trust::decide::SignalFacts {
+                    boot_id: procfs::boot_id(),
+                    command_now: procfs::identity(p.pid),
+                    supervisor_now: None,
+                    own_pgrp: procfs::own_pgrp(),
+                }
+            });
+            signal_authority(p, run.as_ref(), &facts)
+        }
+    };
+    decided.map_err(|why| {
+        let pid = record.process.as_ref().map_or(0, |p| p.pid);
+        Error::refused(format!(
+            "not stopping session {id}: {}; nothing was signalled",
+            why.describe()
+        ))
+        .hint(format!(
+            "if pid {pid} is yours to end, end it yourself; the record's history is in \
+             `git log -p refs/bullpen/sessions/{id}`"
+        ))
+        .into()
+    })
 }
 
 /// "exited 0", "stopped", "ready", ...
@@ -66,7 +113,7 @@ fn describe(record: &Record) -> String {
 fn stop_supervised(
     ctx: &Ctx,
     stored: Stored,
-    group: Option<Group>,
+    authority: Authority,
     timeout: Duration,
 ) -> Result<i32> {
     let id = stored.record.id.clone();
@@ -78,7 +125,7 @@ fn stop_supervised(
         ));
         return Ok(0);
     };
-    let how = terminate(&id, group, timeout)?;
+    let how = terminate(&id, authority, timeout)?;
     let done = wait_recorded(ctx, &marked)?;
     report(ctx, &done.record, how);
     Ok(0)
@@ -87,14 +134,14 @@ fn stop_supervised(
 fn stop_orphaned(
     ctx: &Ctx,
     stored: Stored,
-    group: Option<Group>,
+    authority: Authority,
     timeout: Duration,
 ) -> Result<i32> {
     let id = stored.record.id.clone();
     ctx.ui.info(format!(
         "session {id} is lost (its supervisor is gone); ending what is left of it"
     ));
-    let how = terminate(&id, group, timeout)?;
+    let how = terminate(&id, authority, timeout)?;
     let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
     report(ctx, &done.record, how);
     Ok(0)
@@ -157,18 +204,41 @@ enum Signalled {
     Kill,
 }
 
-/// SIGTERM the group, wait up to `timeout` for every member to end, then SIGKILL.
-fn terminate(id: &SessionId, group: Option<Group>, timeout: Duration) -> Result<Signalled> {
-    let Some(group) = group else {
-        return Ok(Signalled::Nothing);
+/// SIGTERM what `authority` allows, wait up to `timeout` for every member of the
+/// group to end, then SIGKILL; return once they are gone.
+fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<Signalled> {
+    let group = match authority {
+        Authority::Nothing => return Ok(Signalled::Nothing),
+        Authority::Unproven(g) => {
+            let left = procfs::group_members(&g);
+            if left.is_empty() {
+                return Ok(Signalled::Nothing);
+            }
+            let pids = left
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(Error::refused(format!(
+                "not stopping session {id}: pids {pids} are still in its process group, but \
+                 neither its command nor its supervisor lives to prove they are the session's; \
+                 nothing was signalled"
+            ))
+            .hint(format!(
+                "if they are the session's leftovers, end them yourself (`kill {pids}`), then \
+                 run `git bullpen stop {id}` again"
+            ))
+            .into());
+        }
+        Authority::Group(g) | Authority::Members(g) => g,
     };
-    if !group::signal(&group, libc::SIGTERM)? {
+    if !group::signal(authority, libc::SIGTERM)? {
         return Ok(Signalled::Nothing);
     }
     if wait_until(timeout, || procfs::group_members(&group).is_empty()) {
         return Ok(Signalled::Term);
     }
-    group::signal(&group, libc::SIGKILL)?;
+    group::signal(authority, libc::SIGKILL)?;
     if wait_until(KILL_GRACE, || procfs::group_members(&group).is_empty()) {
         return Ok(Signalled::Kill);
     }

@@ -1,7 +1,6 @@
 //! What `stop` does, decided as a pure function of the record and what is
 //! observed of its run.
 
-use crate::model::process::Group;
 use crate::model::{Record, State};
 
 /// What is observed about the recorded run right now.
@@ -20,11 +19,13 @@ pub enum Plan {
     NotRunning,
     /// A foreground run belongs to its terminal: refuse, naming its pid.
     Foreground { pid: u32 },
-    /// Mark the record, signal the group, let the supervisor record `stopped`.
-    Supervised { group: Option<Group> },
-    /// Nobody will record the end (lost): signal what is left of the group, if
-    /// anything, and record `stopped` here.
-    Orphaned { group: Option<Group> },
+    /// Mark the record, signal the group (if this machine proves it is the
+    /// run's: `trust::decide::signal_authority`), let the supervisor record
+    /// `stopped`.
+    Supervised,
+    /// Nobody will record the end (lost): signal what is left of the group of a
+    /// background run (with the same proof), and record `stopped` here.
+    Orphaned { background: bool },
 }
 
 /// Pure: the plan for a record and the facts about its run.
@@ -33,17 +34,13 @@ pub fn plan(record: &Record, facts: &Facts) -> Plan {
         return Plan::NotRunning;
     }
     let Some(p) = record.process.as_ref() else {
-        return Plan::Orphaned { group: None };
+        return Plan::Orphaned { background: false };
     };
     match (p.background, facts.supervisor_alive, facts.command_alive) {
         (false, _, true) => Plan::Foreground { pid: p.pid },
-        (false, _, false) => Plan::Orphaned { group: None },
-        (true, true, _) => Plan::Supervised {
-            group: Group::of(p),
-        },
-        (true, false, _) => Plan::Orphaned {
-            group: Group::of(p),
-        },
+        (false, _, false) => Plan::Orphaned { background: false },
+        (true, true, _) => Plan::Supervised,
+        (true, false, _) => Plan::Orphaned { background: true },
     }
 }
 
@@ -69,6 +66,7 @@ mod tests {
             process,
             exit: None,
             log: None,
+            spawner: None,
             extra: Default::default(),
         }
     }
@@ -95,11 +93,6 @@ mod tests {
 
     #[test]
     fn plans() {
-        let group = Some(Group {
-            pgid: 100,
-            session: 99,
-            not_before: 5,
-        });
         let bg = Some(proc_(true));
         let fg = Some(proc_(false));
         let table = [
@@ -120,27 +113,27 @@ mod tests {
                 State::Running,
                 bg.clone(),
                 facts(true, true),
-                Plan::Supervised { group },
+                Plan::Supervised,
             ),
             // The command ended, the supervisor is about to record it: still its job.
             (
                 State::Running,
                 bg.clone(),
                 facts(true, false),
-                Plan::Supervised { group },
+                Plan::Supervised,
             ),
             // Lost: the supervisor is gone, whether or not its command lingers.
             (
                 State::Running,
                 bg.clone(),
                 facts(false, true),
-                Plan::Orphaned { group },
+                Plan::Orphaned { background: true },
             ),
             (
                 State::Running,
                 bg,
                 facts(false, false),
-                Plan::Orphaned { group },
+                Plan::Orphaned { background: true },
             ),
             (
                 State::Running,
@@ -152,13 +145,13 @@ mod tests {
                 State::Running,
                 fg,
                 facts(false, false),
-                Plan::Orphaned { group: None },
+                Plan::Orphaned { background: false },
             ),
             (
                 State::Running,
                 None,
                 facts(false, false),
-                Plan::Orphaned { group: None },
+                Plan::Orphaned { background: false },
             ),
         ];
         for (state, process, f, want) in table {

@@ -55,6 +55,11 @@ impl Layout {
         self.state_dir.join("logs").join(format!("{id}.log"))
     }
 
+    /// What this machine knows about a session (`trust::local`): never fetched.
+    pub fn local_dir(&self, id: &SessionId) -> PathBuf {
+        self.state_dir.join("local").join(id.as_str())
+    }
+
     /// The per-repository lock held around `git worktree add`.
     pub fn lock_path(&self) -> PathBuf {
         self.state_dir.join("worktree.lock")

@@ -1,6 +1,7 @@
-//! The operating system: `/proc` (read in one place), the repository lock, and
-//! where bullpen puts things on disk.
+//! The operating system: `/proc` (read in one place), the repository lock,
+//! atomic file writes, and where bullpen puts things on disk.
 
+pub mod atomic;
 pub mod layout;
 pub mod lock;
 pub mod procfs;

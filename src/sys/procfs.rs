@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::model::process::{parse_stat, same_process, session_alive, Group, Identity, Stat};
+use crate::model::process::{
+    parse_stat, same_process, session_alive, Group, Identity, ProcessRef, Stat,
+};
 use crate::model::usage::{Busy, Use, User};
 use crate::model::Process;
 
@@ -57,6 +59,19 @@ pub fn identity(pid: u32) -> Identity {
     }
 }
 
+/// A process as bullpen notes it down (pid, start time, boot id).
+pub fn process_ref(pid: u32) -> ProcessRef {
+    let Identity {
+        start_time,
+        boot_id,
+    } = identity(pid);
+    ProcessRef {
+        pid,
+        start_time,
+        boot_id,
+    }
+}
+
 /// Is the recorded process alive (the same process, not a reused pid)?
 pub fn is_alive(recorded: &Process) -> bool {
     same_process(recorded, &identity(recorded.pid))
@@ -75,6 +90,13 @@ pub fn group_members(group: &Group) -> Vec<u32> {
         .filter(|p| group.has_member(p))
         .map(|p| p.pid)
         .collect()
+}
+
+/// This process's process group.
+pub fn own_pgrp() -> u32 {
+    // SAFETY: getpgrp(2) has no preconditions and cannot fail.
+    let pgrp = unsafe { libc::getpgrp() };
+    u32::try_from(pgrp).unwrap_or(0)
 }
 
 /// The host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `unknown`).

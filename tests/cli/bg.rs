@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Env, Run, BIN};
+use crate::support::{assert_contains, record_ref, Env, Run, BIN};
 
 /// Generous: machines under load are slow, and these waits end as soon as the
 /// condition holds.
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// An `Env` whose background processes are killed when the test ends, pass or fail.
-struct Bg {
+pub(crate) struct Bg {
     env: Env,
     /// Processes the test itself started.
     children: Vec<Child>,
@@ -58,8 +58,9 @@ impl Drop for Bg {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let Ok(out) = std::process::Command::new("git")
-            .args(["-C", self.env.repo.to_str().unwrap_or(".")])
+        let Ok(out) = self
+            .env
+            .cmd("git", &self.env.repo)
             .args([
                 "for-each-ref",
                 "--format=%(refname)",
@@ -70,7 +71,7 @@ impl Drop for Bg {
             return;
         };
         for refname in String::from_utf8_lossy(&out.stdout).lines() {
-            let Some(rec) = read_record_ref(&self.env.repo, refname) else {
+            let Some(rec) = read_record_ref(&self.env, refname) else {
                 continue;
             };
             let p = &rec["process"];
@@ -95,7 +96,7 @@ impl Drop for Bg {
 }
 
 impl Bg {
-    fn new() -> Bg {
+    pub(crate) fn new() -> Bg {
         Bg {
             env: Env::new(),
             children: Vec::new(),
@@ -134,48 +135,23 @@ impl Bg {
         })
     }
 
-    /// The session's record (`session.json`) as stored.
-    fn record(&self, id: &str) -> Value {
-        read_record_ref(&self.repo, &format!("refs/bullpen/sessions/{id}"))
-            .unwrap_or_else(|| panic!("no record for {id}"))
-    }
-
     fn record_commit(&self, id: &str) -> String {
-        self.git_out(&["rev-parse", &format!("refs/bullpen/sessions/{id}")])
+        self.git_out(&["rev-parse", &record_ref(id)])
     }
 
-    /// Replace the record of `id` with `edit(record)`, as a hand edit would.
-    fn edit_record(&self, id: &str, edit: impl FnOnce(&mut Value)) {
-        let refname = format!("refs/bullpen/sessions/{id}");
-        let old = self.record_commit(id);
-        let mut rec = self.record(id);
-        edit(&mut rec);
-        let file = self.root().join("edited-session.json");
-        std::fs::write(&file, serde_json::to_vec_pretty(&rec).unwrap()).unwrap();
-        let blob = self.git_out(&["hash-object", "-w", file.to_str().unwrap()]);
-        let tree = self.git_input(&format!("100644 blob {blob}\tsession.json\n"), &["mktree"]);
-        let commit = self.git_out(&["commit-tree", &tree, "-p", &old, "-m", "hand edit"]);
-        self.git_out(&["update-ref", &refname, &commit, &old]);
-    }
-
-    fn git_input(&self, input: &str, args: &[&str]) -> String {
-        use std::io::Write;
-        let mut child = self
-            .cmd("git", &self.repo)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    /// What `resume --bg` starts, run by hand in worktree `wt`: a supervisor for
+    /// the record of `id` as it was at commit `expect`, to run `touch second`.
+    fn supervise_in(&self, wt: &Path, id: &str, expect: &str) -> Run {
+        let args = [
+            "__supervise",
+            id,
+            "--expect",
+            expect,
+            "--",
+            "touch",
+            "second",
+        ];
+        self.bullpen_in(wt, &args)
     }
 
     /// A long-lived process owned by the test (killed by the guard).
@@ -191,10 +167,11 @@ impl Bg {
     }
 }
 
-fn read_record_ref(repo: &Path, refname: &str) -> Option<Value> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
+/// The record at `refname`, if it can be read: what the guard uses, which must
+/// not panic.
+fn read_record_ref(env: &Env, refname: &str) -> Option<Value> {
+    let out = env
+        .cmd("git", &env.repo)
         .args(["cat-file", "blob", &format!("{refname}:session.json")])
         .output()
         .ok()?;
@@ -462,7 +439,7 @@ fn stop_escalates_to_sigkill_and_leaves_no_process_of_the_group() {
         (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
     });
     let run = env.bullpen(&["stop", "--timeout", "0.5", "a"]).ok();
-    assert!(run.stderr.contains("SIGKILL"), "{}", run.stderr);
+    assert_contains(&run.stderr, "SIGKILL");
     for m in &members {
         assert!(!still_alive(m), "{m:?} survived stop");
     }
@@ -484,7 +461,7 @@ fn stop_ends_a_command_and_the_children_it_started() {
         (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
     });
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert!(run.stderr.contains("SIGTERM"), "{}", run.stderr);
+    assert_contains(&run.stderr, "SIGTERM");
     for m in &members {
         assert!(!still_alive(m), "{m:?} survived stop");
     }
@@ -507,11 +484,7 @@ fn stop_of_a_session_that_is_not_running_changes_nothing() {
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
     let before = env.snapshot();
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert!(
-        run.stderr.contains("not running (exited, exit 0)"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "not running (exited, exit 0)");
     assert_eq!(env.snapshot(), before);
     assert_eq!(env.state("a"), "exited");
     env.bullpen(&["stop", "nope"]).fails();
@@ -531,7 +504,7 @@ fn stop_refuses_a_foreground_run_naming_its_pid() {
     let row = env.wait_state("a", "running");
     let pid = pid_of(&row);
     let run = env.bullpen(&["stop", "a"]).fails();
-    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert_contains(&run.stderr, &format!("pid {pid}"));
     assert_eq!(env.state("a"), "running");
     kill(pid, libc::SIGKILL);
     env.wait_state("a", "exited");
@@ -543,8 +516,8 @@ fn logs_show_stdout_and_stderr_and_follow_until_the_end() {
     env.spawn_bg("a", &["sh", "-c", "echo to-out; echo to-err >&2"]);
     env.wait_state("a", "exited");
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert!(logs.stdout.contains("to-out\n"), "{}", logs.stdout);
-    assert!(logs.stdout.contains("to-err\n"), "{}", logs.stdout);
+    assert_contains(&logs.stdout, "to-out\n");
+    assert_contains(&logs.stdout, "to-err\n");
 
     // --follow: started while the run goes on, returns once it has ended, with
     // everything it printed.
@@ -575,7 +548,7 @@ fn logs_of_a_session_without_a_background_run_say_so() {
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
     let run = env.bullpen(&["logs", "a"]).fails();
     assert_eq!(run.code(), 128);
-    assert!(run.stderr.contains("no log"), "{}", run.stderr);
+    assert_contains(&run.stderr, "no log");
 }
 
 #[test]
@@ -586,22 +559,7 @@ fn ls_json_shows_the_log_outside_every_worktree() {
     env.wait_state("bg", "exited");
     let fg = env.row("fg");
     assert_eq!(fg["log"], Value::Null);
-    for key in [
-        "id",
-        "state",
-        "branch",
-        "base",
-        "worktree",
-        "command",
-        "created_at",
-        "exit_code",
-        "signal",
-        "pid",
-        "host",
-        "ahead",
-    ] {
-        assert!(fg.get(key).is_some(), "ls --json keeps {key}");
-    }
+    crate::ls::assert_row_keys(&fg);
     let bg = env.row("bg");
     let log = PathBuf::from(bg["log"].as_str().unwrap());
     let common = env.git_out(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
@@ -654,27 +612,12 @@ fn killing_the_supervisor_shows_lost_and_stop_still_cleans_up() {
     // A second start is refused while the lingering command lives.
     let commit = env.record_commit("a");
     let wt = env.worktree_of("a");
-    let second = env.bullpen_in(
-        &wt,
-        &[
-            "__supervise",
-            "a",
-            "--expect",
-            &commit,
-            "--",
-            "touch",
-            "second",
-        ],
-    );
-    assert!(
-        second.stderr.contains(&format!("pid {}", child.pid)),
-        "{}",
-        second.stderr
-    );
+    let second = env.supervise_in(&wt, "a", &commit);
+    assert_contains(&second.stderr, &format!("pid {}", child.pid));
     assert!(!wt.join("second").exists());
 
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert!(run.stderr.contains("lost"), "{}", run.stderr);
+    assert_contains(&run.stderr, "lost");
     assert!(!still_alive(&child));
     assert_eq!(env.state("a"), "stopped");
     assert_eq!(env.state("b"), "running");
@@ -689,21 +632,8 @@ fn a_second_start_of_a_running_session_is_refused_naming_the_pid() {
     let before = env.record_commit("a");
     let wt = env.worktree_of("a");
     // What `resume --bg` would start: a supervisor for the record as it is now.
-    let run = env
-        .bullpen_in(
-            &wt,
-            &[
-                "__supervise",
-                "a",
-                "--expect",
-                &before,
-                "--",
-                "touch",
-                "second",
-            ],
-        )
-        .fails();
-    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    let run = env.supervise_in(&wt, "a", &before).fails();
+    assert_contains(&run.stderr, &format!("pid {pid}"));
     assert!(!wt.join("second").exists(), "the second command never ran");
     assert_eq!(env.record_commit("a"), before, "the record is unchanged");
     env.bullpen(&["stop", "a"]).ok();
@@ -718,21 +648,8 @@ fn a_start_for_a_record_that_changed_meanwhile_runs_nothing() {
     let stale = env.git_out(&["rev-parse", "refs/bullpen/sessions/a~2"]);
     let before = env.record_commit("a");
     let wt = env.worktree_of("a");
-    let run = env
-        .bullpen_in(
-            &wt,
-            &[
-                "__supervise",
-                "a",
-                "--expect",
-                &stale,
-                "--",
-                "touch",
-                "second",
-            ],
-        )
-        .fails();
-    assert!(run.stderr.contains("changed since"), "{}", run.stderr);
+    let run = env.supervise_in(&wt, "a", &stale).fails();
+    assert_contains(&run.stderr, "changed while this run was starting");
     assert!(!wt.join("second").exists(), "the command never ran");
     assert_eq!(env.record_commit("a"), before, "the record is unchanged");
 }
@@ -744,10 +661,15 @@ fn a_command_that_cannot_start_is_recorded_127() {
         .bullpen(&["spawn", "--bg", "a", "--", "no-such-command-xyz"])
         .fails();
     assert_eq!(run.code(), 128);
-    assert!(run.stderr.contains("no-such-command-xyz"), "{}", run.stderr);
+    assert_contains(&run.stderr, "no-such-command-xyz");
     let row = env.row("a");
     assert_eq!(row["state"], "exited", "{row}");
     assert_eq!(row["exit_code"], 127);
+    // The run was claimed (it started, then failed): unlike a run that never
+    // started, the session stays whole.
+    assert!(env.worktree_of("a").is_dir(), "the worktree stays");
+    env.git(&env.repo, &["rev-parse", "--verify", "-q", "bullpen/a"])
+        .ok();
 }
 
 #[test]
@@ -755,8 +677,103 @@ fn spawn_bg_without_a_command_is_refused_before_anything_is_created() {
     let env = Bg::new();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "--bg", "a"]).fails();
-    assert!(run.stderr.contains("needs a command"), "{}", run.stderr);
+    assert_contains(&run.stderr, "needs a command");
     assert_eq!(env.snapshot(), before);
+}
+
+/// `spawn --bg` failed before its run started: exit 128 with `cause`, the
+/// command never ran, and nothing of the session is left.
+#[track_caller]
+fn assert_bg_failed_closed(env: &Bg, run: &Run, cause: &str, before: &str, marker: &Path) {
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(cause),
+        "{cause:?} not in:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("session a did not start; nothing of it is left"),
+        "{}",
+        run.stderr
+    );
+    assert!(!marker.exists(), "the command never ran");
+    assert_eq!(
+        env.snapshot(),
+        before,
+        "no record, branch or worktree is left"
+    );
+    assert!(
+        !env.repo.join(".git/bullpen/logs/a.log").exists(),
+        "no empty log is left"
+    );
+}
+
+#[test]
+fn spawn_bg_that_cannot_open_its_log_leaves_nothing_behind() {
+    let env = Bg::new();
+    let state = env.repo.join(".git/bullpen");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("logs"), "a file where the log directory goes\n").unwrap();
+    let before = env.snapshot();
+    let marker = env.root().join("command-ran");
+    let run = env
+        .bullpen(&[
+            "spawn",
+            "--bg",
+            "a",
+            "--",
+            "touch",
+            marker.to_str().unwrap(),
+        ])
+        .fails();
+    assert_bg_failed_closed(
+        &env,
+        &run,
+        "cannot create the log directory",
+        &before,
+        &marker,
+    );
+
+    // Nothing holds the id: once the log can be written, the same spawn runs.
+    std::fs::remove_file(state.join("logs")).unwrap();
+    env.spawn_bg("a", &["touch", marker.to_str().unwrap()]);
+    env.wait_state("a", "exited");
+    assert!(marker.exists());
+}
+
+#[test]
+fn spawn_bg_whose_supervisor_cannot_start_leaves_nothing_behind() {
+    let env = Bg::new();
+    // The supervisor is bullpen itself (`current_exe`): a copy that a hook
+    // removes while spawn creates the worktree (as an upgrade or uninstall
+    // might) cannot be started again.
+    let bin = env.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("git-bullpen");
+    std::fs::copy(BIN, &exe).unwrap();
+    let hooks = env.repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let hook = hooks.join("post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\nrm -f '{}'\n", exe.display())).unwrap();
+    crate::support::make_executable(&hook);
+    let before = env.snapshot();
+    let marker = env.root().join("command-ran");
+    let run: Run = env
+        .cmd(&exe, &env.repo)
+        .args([
+            "spawn",
+            "--bg",
+            "a",
+            "--",
+            "touch",
+            marker.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap()
+        .into();
+    assert!(!exe.exists(), "the hook ran");
+    assert_bg_failed_closed(&env, &run, "cannot start the supervisor", &before, &marker);
 }
 
 #[test]
@@ -806,7 +823,7 @@ fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
     let run = env
         .bullpen(&["resume", "--bg", "a", "--", "touch", "second"])
         .fails();
-    assert!(run.stderr.contains(&format!("pid {pid}")), "{}", run.stderr);
+    assert_contains(&run.stderr, &format!("pid {pid}"));
     assert!(!env.worktree_of("a").join("second").exists());
 
     // Once stopped, it may run again.
@@ -847,11 +864,23 @@ fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
         );
     }
     assert!(!env.worktree_of("a").join("second").exists());
-    env.bullpen(&["stop", "a"]).ok();
+    // Neither the command nor the supervisor lives to prove the leftover is the
+    // session's (its ids could have been reused): stop refuses, naming it.
+    let run = env.bullpen(&["stop", "a"]).fails();
+    assert_eq!(run.code(), 3, "{}", run.stderr);
     assert!(
-        group_members(leader, sup).is_empty(),
-        "stop ended the leftovers"
+        run.stderr.contains(&format!("kill {}", left[0])),
+        "{}",
+        run.stderr
     );
+    assert_eq!(group_members(leader, sup), left, "nothing was signalled");
+    assert_eq!(env.state("a"), "lost");
+    kill(left[0], libc::SIGKILL);
+    wait_for("the leftover to end", || {
+        group_members(leader, sup).is_empty().then_some(())
+    });
+    env.bullpen(&["stop", "a"]).ok();
+    assert_eq!(env.state("a"), "stopped");
 }
 
 #[test]

@@ -355,11 +355,13 @@ fn docs_man_pages_render_with_man() {
         crate::ship::skip_or_fail("man (man-db) is not installed");
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
+    // man(1) in the hermetic environment: no ~/.manpath or MANPATH of the machine.
+    let env = crate::support::Env::new();
     for (rel, bytes) in generated().iter().filter(|(r, _)| r.starts_with("man")) {
-        let path = tmp.path().join(rel.file_name().unwrap());
+        let path = env.root().join(rel.file_name().unwrap());
         std::fs::write(&path, bytes).unwrap();
-        let out = std::process::Command::new("man")
+        let out = env
+            .cmd("man", &env.root())
             .arg("-l")
             .arg(&path)
             .env("MANPAGER", "cat")

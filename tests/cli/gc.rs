@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{make_executable, which_git, Env, Run};
+use crate::support::{assert_contains, make_executable, which_git, Env, Run};
 
 /// A process that is killed when the test ends, however it ends.
 struct Guard(Child);
@@ -26,7 +26,7 @@ impl Guard {
 
 /// A repository with a committed `.gitignore` (`.cache/`), `main` pushed to a
 /// bare `origin`.
-fn setup() -> Env {
+pub(crate) fn setup() -> Env {
     let env = Env::new();
     std::fs::write(env.repo.join(".gitignore"), ".cache/\n").unwrap();
     env.git(&env.repo, &["add", ".gitignore"]).ok();
@@ -37,15 +37,18 @@ fn setup() -> Env {
     env
 }
 
-/// A session that ran `script` (in its worktree) and exited; its worktree.
-fn spawn(env: &Env, id: &str, script: &str) -> PathBuf {
-    env.bullpen(&["spawn", id, "--", "sh", "-c", script]).ok();
-    env.worktree_of(id)
+/// A session that ran `script` and exited, its branch pushed to `origin`; its worktree.
+pub(crate) fn spawn_pushed(env: &Env, id: &str, script: &str) -> PathBuf {
+    let wt = env.spawn_sh(id, script);
+    env.git(
+        &env.repo,
+        &["push", "-q", "origin", &format!("bullpen/{id}")],
+    )
+    .ok();
+    wt
 }
 
-const COMMIT: &str =
-    "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
-
+/// Push a session's branch to `origin`.
 fn push(env: &Env, id: &str) {
     env.git(
         &env.repo,
@@ -53,6 +56,10 @@ fn push(env: &Env, id: &str) {
     )
     .ok();
 }
+
+/// A script that commits a file of its own.
+pub(crate) const COMMIT: &str =
+    "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
 
 fn gc(env: &Env, args: &[&str]) -> (Run, Vec<Value>) {
     gc_in(env, &env.repo, args)
@@ -76,17 +83,26 @@ fn gc_in(env: &Env, cwd: &Path, args: &[&str]) -> (Run, Vec<Value>) {
     (run, entries)
 }
 
+/// Run `gc` and return its entry for session `id`.
+#[track_caller]
+fn gc_session(env: &Env, id: &str) -> Value {
+    let (_, entries) = gc(env, &[]);
+    session(&entries, id).clone()
+}
+
+/// Assert that gc kept the session `e` is the entry of, for exactly `reason`.
+#[track_caller]
+fn assert_kept(e: &Value, reason: impl AsRef<str>) {
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], reason.as_ref(), "{e}");
+}
+
 #[track_caller]
 fn session<'a>(entries: &'a [Value], id: &str) -> &'a Value {
     entries
         .iter()
         .find(|e| e["kind"] == "session" && e["id"] == id)
         .unwrap_or_else(|| panic!("no session {id} in {entries:#?}"))
-}
-
-fn record(env: &Env, id: &str) -> Value {
-    let json = env.git_out(&["show", &format!("refs/bullpen/sessions/{id}:session.json")]);
-    serde_json::from_str(&json).unwrap()
 }
 
 fn branch_exists(env: &Env, id: &str) -> bool {
@@ -107,30 +123,6 @@ fn registered(env: &Env, path: &Path) -> bool {
     env.git_out(&["worktree", "list", "--porcelain"])
         .lines()
         .any(|l| l == format!("worktree {}", path.display()))
-}
-
-/// Replace a record's session.json with an edited copy, with plain git plumbing,
-/// the way a hand edit or a fetched record would arrive.
-fn rewrite_record(env: &Env, id: &str, edit: impl FnOnce(&mut Value)) {
-    let refname = format!("refs/bullpen/sessions/{id}");
-    let old = env.git_out(&["rev-parse", &refname]);
-    let mut v = record(env, id);
-    edit(&mut v);
-    let file = env.root().join(format!("edited-{id}.json"));
-    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
-    let blob = env.git_out(&["hash-object", "-w", file.to_str().unwrap()]);
-    let out = env
-        .cmd("sh", &env.repo)
-        .args([
-            "-c",
-            &format!("printf '100644 blob {blob}\\tsession.json\\n' | git mktree"),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let tree = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    let commit = env.git_out(&["commit-tree", &tree, "-p", &old, "-m", "edited by hand"]);
-    env.git_out(&["update-ref", &refname, &commit, &old]);
 }
 
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
@@ -162,9 +154,8 @@ fn sleeper_in(dir: &Path, secs: &str) -> Guard {
 #[test]
 fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() {
     let env = setup();
-    let wt = spawn(&env, "done", COMMIT);
+    let wt = spawn_pushed(&env, "done", COMMIT);
     let commit = env.git_out(&["rev-parse", "bullpen/done"]);
-    push(&env, "done");
 
     let (run, entries) = gc(&env, &[]);
     let run = run.ok();
@@ -175,11 +166,11 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
     assert!(!wt.exists(), "worktree directory removed");
     assert!(!registered(&env, &wt), "worktree deregistered");
     assert!(!branch_exists(&env, "done"), "local branch deleted");
-    assert_eq!(record(&env, "done")["state"], "collected");
-    assert!(record(&env, "done").get("gc_teardown").is_none());
+    assert_eq!(env.record("done")["state"], "collected");
+    assert!(env.record("done").get("gc_teardown").is_none());
     let note = env.git_out(&["notes", "--ref=bullpen", "show", &commit]);
     assert!(note.contains("bullpen-session: done"), "{note}");
-    assert!(run.stderr.contains("1 removed"), "{}", run.stderr);
+    assert_contains(&run.stderr, "1 removed");
 
     // ls --all still shows it.
     let ls = env.ls_json();
@@ -194,60 +185,25 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
 }
 
 #[test]
-fn human_report_names_what_was_removed_and_what_was_kept_and_why() {
-    let env = setup();
-    spawn(&env, "pub", COMMIT);
-    push(&env, "pub");
-    spawn(
-        &env,
-        "local",
-        &format!("{COMMIT} && echo 2 > b && git add b && git commit -q -m b"),
-    );
-    let run = env.bullpen(&["gc"]).ok();
-    // Sessions are reported oldest first; both may share a second, so compare
-    // the lines whatever their order.
-    let mut lines: Vec<&str> = run.stdout.lines().collect();
-    lines.sort_unstable();
-    assert_eq!(
-        lines,
-        [
-            "kept     local: 2 commits not on any remote",
-            "removed  pub: published, clean and idle"
-        ]
-    );
-    assert!(
-        run.stderr.contains("gc: 1 removed, 1 kept"),
-        "{}",
-        run.stderr
-    );
-}
-
-#[test]
 fn an_unpushed_session_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "local", COMMIT);
+    let wt = env.spawn_sh("local", COMMIT);
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    let e = session(&entries, "local");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 commit not on any remote");
+    assert_kept(session(&entries, "local"), "1 commit not on any remote");
     assert!(wt.join("work.txt").exists());
     assert!(branch_exists(&env, "local"));
-    assert_eq!(record(&env, "local")["state"], "exited");
+    assert_eq!(env.record("local")["state"], "exited");
 }
 
 #[test]
 fn pushed_then_one_more_local_commit_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "more", COMMIT);
-    push(&env, "more");
+    let wt = spawn_pushed(&env, "more", COMMIT);
     std::fs::write(wt.join("more.txt"), "more\n").unwrap();
     env.git(&wt, &["add", "more.txt"]).ok();
     env.git(&wt, &["commit", "-q", "-m", "more"]).ok();
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "more");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 commit not on any remote");
+    assert_kept(&gc_session(&env, "more"), "1 commit not on any remote");
     assert!(wt.join("more.txt").exists());
     assert!(branch_exists(&env, "more"));
 }
@@ -255,12 +211,10 @@ fn pushed_then_one_more_local_commit_is_kept() {
 #[test]
 fn fetch_first_sees_what_was_pushed_from_elsewhere() {
     let env = setup();
-    let wt = spawn(&env, "elsewhere", COMMIT);
-    push(&env, "elsewhere");
+    let wt = spawn_pushed(&env, "elsewhere", COMMIT);
     // Forget the remote-tracking ref, as if the push had happened from another clone.
     env.git_out(&["update-ref", "-d", "refs/remotes/origin/bullpen/elsewhere"]);
-    let (_, entries) = gc(&env, &[]);
-    assert_eq!(session(&entries, "elsewhere")["action"], "kept");
+    assert_eq!(gc_session(&env, "elsewhere")["action"], "kept");
     let (run, entries) = gc(&env, &["--fetch"]);
     run.ok();
     assert_eq!(session(&entries, "elsewhere")["action"], "removed");
@@ -272,20 +226,15 @@ fn fetch_first_sees_what_was_pushed_from_elsewhere() {
 #[test]
 fn an_untracked_file_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(&env, "untracked", "echo notes > notes.txt");
-    push(&env, "untracked");
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "untracked");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 untracked file");
+    let wt = spawn_pushed(&env, "untracked", "echo notes > notes.txt");
+    assert_kept(&gc_session(&env, "untracked"), "1 untracked file");
     assert!(wt.join("notes.txt").exists());
 }
 
 #[test]
 fn only_ignored_files_do_not_count() {
     let env = setup();
-    let wt = spawn(&env, "ignored", "mkdir -p .cache/v && echo x > .cache/v/f");
-    push(&env, "ignored");
+    let wt = spawn_pushed(&env, "ignored", "mkdir -p .cache/v && echo x > .cache/v/f");
     let (run, entries) = gc(&env, &[]);
     run.ok();
     assert_eq!(session(&entries, "ignored")["action"], "removed");
@@ -296,8 +245,7 @@ fn only_ignored_files_do_not_count() {
 fn an_untracked_gitignore_that_hides_files_keeps_the_worktree() {
     let env = setup();
     // `*` hides the .gitignore itself and everything beside it: git status is empty.
-    let wt = spawn(
-        &env,
+    let wt = env.spawn_sh(
         "hider",
         "mkdir -p secret/keys && printf '*\\n' > secret/.gitignore && \
          echo a > secret/a && echo b > secret/b && echo k > secret/keys/k",
@@ -327,8 +275,7 @@ fn an_untracked_gitignore_that_hides_files_keeps_the_worktree() {
 #[test]
 fn an_edit_under_skip_worktree_or_assume_unchanged_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(
-        &env,
+    let wt = env.spawn_sh(
         "unseen",
         "git update-index --skip-worktree README && echo edited >> README && \
          git update-index --assume-unchanged .gitignore && echo '*.tmp' >> .gitignore",
@@ -368,12 +315,8 @@ fn an_edit_under_skip_worktree_or_assume_unchanged_keeps_the_worktree() {
 #[test]
 fn a_staged_change_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(&env, "staged", "echo changed > README && git add README");
-    push(&env, "staged");
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "staged");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 staged change");
+    let wt = spawn_pushed(&env, "staged", "echo changed > README && git add README");
+    assert_kept(&gc_session(&env, "staged"), "1 staged change");
     assert_eq!(
         std::fs::read_to_string(wt.join("README")).unwrap(),
         "changed\n"
@@ -383,10 +326,8 @@ fn a_staged_change_keeps_the_worktree() {
 #[test]
 fn a_modified_file_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(&env, "modified", "echo changed > README");
-    push(&env, "modified");
-    let (_, entries) = gc(&env, &[]);
-    assert_eq!(session(&entries, "modified")["reason"], "1 modified file");
+    let wt = spawn_pushed(&env, "modified", "echo changed > README");
+    assert_eq!(gc_session(&env, "modified")["reason"], "1 modified file");
     assert!(wt.exists());
 }
 
@@ -395,28 +336,23 @@ fn a_modified_file_keeps_the_worktree() {
 #[test]
 fn a_locked_worktree_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "locked", "true");
-    push(&env, "locked");
+    let wt = spawn_pushed(&env, "locked", "true");
     env.git(&env.repo, &["worktree", "lock", wt.to_str().unwrap()])
         .ok();
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "locked");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "the worktree is locked (git worktree unlock)");
+    assert_kept(
+        &gc_session(&env, "locked"),
+        "the worktree is locked (git worktree unlock)",
+    );
     assert!(wt.exists());
 }
 
 #[test]
 fn a_worktree_switched_to_another_branch_is_kept() {
     let env = setup();
-    let wt = spawn(&env, "switched", "git switch -q -c other");
-    push(&env, "switched");
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "switched");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(
-        e["reason"],
-        "HEAD is on refs/heads/other, not bullpen/switched"
+    let wt = spawn_pushed(&env, "switched", "git switch -q -c other");
+    assert_kept(
+        &gc_session(&env, "switched"),
+        "HEAD is on refs/heads/other, not bullpen/switched",
     );
     assert!(wt.exists());
 }
@@ -426,19 +362,16 @@ fn a_worktree_switched_to_another_branch_is_kept() {
 #[test]
 fn a_process_with_its_cwd_in_the_worktree_keeps_it_busy() {
     let env = setup();
-    let wt = spawn(&env, "busy", "true");
-    push(&env, "busy");
+    let wt = spawn_pushed(&env, "busy", "true");
     let sleeper = sleeper_in(&wt, "300");
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    let e = session(&entries, "busy");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(
-        e["reason"],
+    assert_kept(
+        session(&entries, "busy"),
         format!(
             "busy: pid {} (sleep) has its current directory in it",
             sleeper.pid()
-        )
+        ),
     );
     assert!(wt.exists());
 }
@@ -446,8 +379,7 @@ fn a_process_with_its_cwd_in_the_worktree_keeps_it_busy() {
 #[test]
 fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
     let env = setup();
-    let wt = spawn(&env, "open", "mkdir .cache && echo x > .cache/log");
-    push(&env, "open");
+    let wt = spawn_pushed(&env, "open", "mkdir .cache && echo x > .cache/log");
     // cwd outside the worktree, a file inside it held open on fd 3.
     let child = Command::new("sh")
         .args(["-c", "exec 3<\"$1\"; exec sleep 300", "sh"])
@@ -460,8 +392,7 @@ fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
     wait_until("the file to be open", || {
         std::fs::read_link(format!("/proc/{pid}/fd/3")).is_ok_and(|t| t.starts_with(&wt))
     });
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "open");
+    let e = gc_session(&env, "open");
     assert_eq!(e["action"], "kept");
     assert!(
         e["reason"]
@@ -476,12 +407,11 @@ fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
 #[test]
 fn wait_removes_a_busy_worktree_once_its_process_ends() {
     let env = setup();
-    let wt = spawn(&env, "later", "true");
-    push(&env, "later");
+    let wt = spawn_pushed(&env, "later", "true");
     let _sleeper = sleeper_in(&wt, "2");
     let (run, entries) = gc(&env, &["--wait", "120"]);
     let run = run.ok();
-    assert!(run.stderr.contains("waiting up to"), "{}", run.stderr);
+    assert_contains(&run.stderr, "waiting up to");
     assert_eq!(session(&entries, "later")["action"], "removed");
     assert!(!wt.exists());
 }
@@ -496,13 +426,12 @@ fn start_time(pid: u32) -> u64 {
 #[test]
 fn a_session_whose_recorded_process_is_alive_is_kept_even_when_it_is_elsewhere() {
     let env = setup();
-    let wt = spawn(&env, "alive", "true");
-    push(&env, "alive");
+    let wt = spawn_pushed(&env, "alive", "true");
     // The session's own process, running outside its worktree.
     let proc_ = sleeper_in(&env.root(), "300");
     let pid = proc_.pid();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    rewrite_record(&env, "alive", |v| {
+    env.edit_record("alive", |v| {
         v["state"] = "running".into();
         v["process"] = serde_json::json!({
             "pid": pid,
@@ -512,29 +441,24 @@ fn a_session_whose_recorded_process_is_alive_is_kept_even_when_it_is_elsewhere()
             "started_at": "2026-01-01T00:00:00Z",
         });
     });
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "alive");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(
-        e["reason"],
-        format!("busy: the session's process (pid {pid}) is running")
+    assert_kept(
+        &gc_session(&env, "alive"),
+        format!("busy: the session's process (pid {pid}) is running"),
     );
     assert!(wt.exists());
 
     // Once it is gone (the record still says running: lost), gc may remove it.
     drop(proc_);
-    let (_, entries) = gc(&env, &[]);
-    assert_eq!(session(&entries, "alive")["action"], "removed");
+    assert_eq!(gc_session(&env, "alive")["action"], "removed");
 }
 
 #[test]
 fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exists() {
     let env = setup();
-    let wt = spawn(&env, "unsure", "true");
-    push(&env, "unsure");
+    let wt = spawn_pushed(&env, "unsure", "true");
     let proc_ = sleeper_in(&env.root(), "300");
     let pid = proc_.pid();
-    rewrite_record(&env, "unsure", |v| {
+    env.edit_record("unsure", |v| {
         v["state"] = "running".into();
         v["process"] = serde_json::json!({
             "pid": pid,
@@ -543,8 +467,7 @@ fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exis
             "started_at": "2026-01-01T00:00:00Z",
         });
     });
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "unsure");
+    let e = gc_session(&env, "unsure");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(wt.exists());
 }
@@ -554,10 +477,8 @@ fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exis
 #[test]
 fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishes() {
     let env = setup();
-    let wt = spawn(&env, "late", "mkdir -p .cache/v");
-    push(&env, "late");
-    let wt2 = spawn(&env, "other", "true");
-    push(&env, "other");
+    let wt = spawn_pushed(&env, "late", "mkdir -p .cache/v");
+    let wt2 = spawn_pushed(&env, "other", "true");
     // A test runner left behind, outside the worktree, that keeps writing its cache
     // into it: what made git fail with "Directory not empty" half-way.
     let child = env
@@ -589,7 +510,7 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
         branch_exists(&env, "late"),
         "branch kept until the worktree is gone"
     );
-    assert_ne!(record(&env, "late")["state"], "collected");
+    assert_ne!(env.record("late")["state"], "collected");
 
     drop(writer);
     let (run, entries) = gc(&env, &[]);
@@ -602,14 +523,13 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "late"));
-    assert_eq!(record(&env, "late")["state"], "collected");
+    assert_eq!(env.record("late")["state"], "collected");
 }
 
 #[test]
 fn a_writer_with_its_cwd_inside_keeps_the_worktree_busy() {
     let env = setup();
-    let wt = spawn(&env, "runner", "true");
-    push(&env, "runner");
+    let wt = spawn_pushed(&env, "runner", "true");
     let child = env
         .cmd("sh", &wt)
         .args(["-c", "while :; do mkdir -p .cache/v; sleep 0.01; done"])
@@ -635,8 +555,7 @@ fn a_writer_with_its_cwd_inside_keeps_the_worktree_busy() {
 #[test]
 fn the_admin_entry_already_gone_is_not_fatal() {
     let env = setup();
-    let wt = spawn(&env, "noadmin", "mkdir -p .cache && echo x > .cache/x");
-    push(&env, "noadmin");
+    let wt = spawn_pushed(&env, "noadmin", "mkdir -p .cache && echo x > .cache/x");
     let admin = env.repo.join(".git/worktrees/noadmin");
     assert!(admin.is_dir());
     std::fs::remove_dir_all(&admin).unwrap();
@@ -652,26 +571,25 @@ fn the_admin_entry_already_gone_is_not_fatal() {
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "noadmin"));
-    assert_eq!(record(&env, "noadmin")["state"], "collected");
+    assert_eq!(env.record("noadmin")["state"], "collected");
 }
 
 #[test]
 fn the_admin_entry_gone_with_work_in_the_directory_keeps_it() {
     let env = setup();
-    let wt = spawn(&env, "noadmin", "echo mine > mine.txt; echo edit >> README");
-    push(&env, "noadmin");
+    let wt = spawn_pushed(&env, "noadmin", "echo mine > mine.txt; echo edit >> README");
     std::fs::remove_dir_all(env.repo.join(".git/worktrees/noadmin")).unwrap();
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "noadmin");
-    assert_eq!(e["action"], "kept");
-    assert_eq!(e["reason"], "1 modified file, 1 untracked file");
+    assert_kept(
+        &gc_session(&env, "noadmin"),
+        "1 modified file, 1 untracked file",
+    );
     assert!(wt.join("mine.txt").exists());
 }
 
 #[test]
 fn worktree_remove_refusing_for_a_reason_of_its_own_keeps_it_and_quotes_git() {
     let mut env = setup();
-    let wt = spawn(&env, "refused", "true");
+    let wt = env.spawn_sh("refused", "true");
     push(&env, "refused");
     env.fail_git_when("worktree remove");
     let (run, entries) = gc(&env, &[]);
@@ -687,14 +605,13 @@ fn worktree_remove_refusing_for_a_reason_of_its_own_keeps_it_and_quotes_git() {
     assert!(wt.join("README").exists());
     assert!(registered(&env, &wt));
     assert!(branch_exists(&env, "refused"));
-    assert!(record(&env, "refused").get("gc_teardown").is_none());
+    assert!(env.record("refused").get("gc_teardown").is_none());
 }
 
 #[test]
 fn worktree_remove_failing_half_way_takes_the_fallback() {
     let mut env = setup();
-    let wt = spawn(&env, "fallback", "true");
-    push(&env, "fallback");
+    let wt = spawn_pushed(&env, "fallback", "true");
     on_worktree_remove(&mut env, "true");
     let (run, entries) = gc(&env, &[]);
     let run = run.ok();
@@ -728,7 +645,7 @@ fn git_dies_during_worktree_remove(env: &mut Env) {
 #[test]
 fn a_teardown_git_died_in_is_finished_by_the_next_gc() {
     let mut env = setup();
-    let wt = spawn(&env, "dying", COMMIT);
+    let wt = env.spawn_sh("dying", COMMIT);
     push(&env, "dying");
     git_dies_during_worktree_remove(&mut env);
     let (run, entries) = gc(&env, &[]);
@@ -749,7 +666,7 @@ fn a_teardown_git_died_in_is_finished_by_the_next_gc() {
         registered(&env, &wt),
         "git died before it removed the entry"
     );
-    assert!(record(&env, "dying").get("gc_teardown").is_some());
+    assert!(env.record("dying").get("gc_teardown").is_some());
     // Until then, nothing runs there; the hint says what to do.
     let run = env.bullpen(&["resume", "dying", "--", "true"]).fails();
     assert!(
@@ -770,13 +687,13 @@ fn a_teardown_git_died_in_is_finished_by_the_next_gc() {
     assert!(!registered(&env, &wt));
     assert!(!env.repo.join(".git/worktrees/dying").exists());
     assert!(!branch_exists(&env, "dying"));
-    assert_eq!(record(&env, "dying")["state"], "collected");
+    assert_eq!(env.record("dying")["state"], "collected");
 }
 
 #[test]
 fn what_a_dead_teardown_left_is_not_finished_when_it_holds_something_new() {
     let mut env = setup();
-    let wt = spawn(&env, "revived", COMMIT);
+    let wt = env.spawn_sh("revived", COMMIT);
     push(&env, "revived");
     git_dies_during_worktree_remove(&mut env);
     gc(&env, &[]).0.fails();
@@ -807,12 +724,12 @@ fn what_a_dead_teardown_left_is_not_finished_when_it_holds_something_new() {
 #[test]
 fn a_teardown_note_on_a_whole_worktree_is_cleared_so_the_session_can_run_again() {
     let env = setup();
-    let wt = spawn(&env, "whole", COMMIT);
+    let wt = env.spawn_sh("whole", COMMIT);
     push(&env, "whole");
     let tip = env.git_out(&["rev-parse", "bullpen/whole"]);
     // A gc that died right after writing its note, before git ran; then the
     // session got new work.
-    rewrite_record(&env, "whole", |v| {
+    env.edit_record("whole", |v| {
         v["gc_teardown"] = serde_json::json!({"admin_id": "whole", "tip": tip});
     });
     std::fs::write(wt.join("more.txt"), "more\n").unwrap();
@@ -823,7 +740,7 @@ fn a_teardown_note_on_a_whole_worktree_is_cleared_so_the_session_can_run_again()
     let e = session(&entries, "whole");
     assert_eq!(e["action"], "kept", "{e}");
     assert_eq!(e["reason"], "1 untracked file");
-    assert!(record(&env, "whole").get("gc_teardown").is_none());
+    assert!(env.record("whole").get("gc_teardown").is_none());
     env.bullpen(&["resume", "whole", "--", "true"]).ok();
     assert!(wt.join("more.txt").exists());
 }
@@ -849,8 +766,7 @@ fn on_worktree_remove(env: &mut Env, snippet: &str) {
 #[test]
 fn the_fallback_checks_again_that_the_worktree_is_clean() {
     let mut env = setup();
-    let wt = spawn(&env, "race", "true");
-    push(&env, "race");
+    let wt = spawn_pushed(&env, "race", "true");
     // New work appears (an agent still writing) and git fails.
     on_worktree_remove(
         &mut env,
@@ -859,28 +775,27 @@ fn the_fallback_checks_again_that_the_worktree_is_clean() {
 
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    let e = session(&entries, "race");
-    assert_eq!(e["action"], "kept", "{e}");
-    assert_eq!(e["reason"], "changed during gc: 1 untracked file");
+    assert_kept(
+        session(&entries, "race"),
+        "changed during gc: 1 untracked file",
+    );
     assert!(wt.join("new-work.txt").exists(), "new work survives");
     assert!(registered(&env, &wt));
     assert!(branch_exists(&env, "race"));
-    assert!(record(&env, "race").get("gc_teardown").is_none());
+    assert!(env.record("race").get("gc_teardown").is_none());
 }
 
 #[test]
 fn the_fallback_checks_again_that_the_directory_is_still_ours() {
     let mut env = setup();
-    let wt = spawn(&env, "swapped", "true");
-    push(&env, "swapped");
+    let wt = spawn_pushed(&env, "swapped", "true");
     // The directory stops being our worktree (its .git now names another
     // repository) and git fails.
     on_worktree_remove(
         &mut env,
         &format!("echo 'gitdir: /elsewhere/.git' > {}/.git", wt.display()),
     );
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "swapped");
+    let e = gc_session(&env, "swapped");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(
         e["reason"]
@@ -896,8 +811,7 @@ fn the_fallback_checks_again_that_the_directory_is_still_ours() {
 #[test]
 fn the_fallback_checks_again_that_the_worktree_is_not_locked() {
     let mut env = setup();
-    let wt = spawn(&env, "padlock", "true");
-    push(&env, "padlock");
+    let wt = spawn_pushed(&env, "padlock", "true");
     // Someone locks the worktree just as gc removes it; git then refuses.
     let lock = format!(
         "{} -C {} worktree lock {}",
@@ -906,8 +820,7 @@ fn the_fallback_checks_again_that_the_worktree_is_not_locked() {
         wt.display()
     );
     on_worktree_remove(&mut env, &lock);
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "padlock");
+    let e = gc_session(&env, "padlock");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(
         e["reason"]
@@ -933,8 +846,7 @@ impl Drop for PidFileGuard {
 #[test]
 fn the_fallback_checks_again_that_nobody_uses_the_directory() {
     let mut env = setup();
-    let wt = spawn(&env, "entered", "true");
-    push(&env, "entered");
+    let wt = spawn_pushed(&env, "entered", "true");
     let pidfile = env.root().join("entered.pid");
     let _guard = PidFileGuard(pidfile.clone());
     // Someone enters the worktree (and stays) just as git fails.
@@ -947,8 +859,7 @@ fn the_fallback_checks_again_that_nobody_uses_the_directory() {
             p = pidfile.display()
         ),
     );
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "entered");
+    let e = gc_session(&env, "entered");
     assert_eq!(e["action"], "kept", "{e}");
     assert!(
         e["reason"]
@@ -991,8 +902,7 @@ fn a_submodule_with_an_unpushed_commit_keeps_the_worktree_until_it_is_pushed() {
     // The agent adds a submodule, commits inside it, records that in the
     // worktree: the session branch is clean and pushed, the submodule's commit
     // exists only in the worktree's admin entry (modules/lib).
-    let wt = spawn(
-        &env,
+    let wt = env.spawn_sh(
         "sub",
         &format!(
             "git -c protocol.file.allow=always submodule add -q {} lib && \
@@ -1024,7 +934,7 @@ fn a_submodule_with_an_unpushed_commit_keeps_the_worktree_until_it_is_pushed() {
     assert!(!registered(&env, &wt));
     assert!(!env.repo.join(".git/worktrees/sub").exists());
     assert!(!branch_exists(&env, "sub"));
-    assert_eq!(record(&env, "sub")["state"], "collected");
+    assert_eq!(env.record("sub")["state"], "collected");
 }
 
 #[test]
@@ -1033,8 +943,7 @@ fn a_deinitialised_submodule_whose_git_dir_holds_a_commit_keeps_the_worktree() {
     let up = lib_upstream(&env);
     // `submodule deinit` empties lib/; its git dir, and the commit, stay in the
     // worktree's admin entry.
-    let wt = spawn(
-        &env,
+    let wt = env.spawn_sh(
         "deinit",
         &format!(
             "git -c protocol.file.allow=always submodule add -q {} lib && \
@@ -1064,7 +973,7 @@ fn a_deinitialised_submodule_whose_git_dir_holds_a_commit_keeps_the_worktree() {
 #[test]
 fn a_worktree_whose_git_file_was_deleted_by_hand_is_kept_and_the_hint_works() {
     let env = setup();
-    let wt = spawn(&env, "nogit", "true");
+    let wt = env.spawn_sh("nogit", "true");
     push(&env, "nogit");
     std::fs::remove_file(wt.join(".git")).unwrap();
     let (run, entries) = gc(&env, &[]);
@@ -1084,7 +993,7 @@ fn a_worktree_whose_git_file_was_deleted_by_hand_is_kept_and_the_hint_works() {
 #[test]
 fn the_admin_entry_vanishing_just_before_git_runs_takes_the_fallback() {
     let mut env = setup();
-    let wt = spawn(&env, "vanish", "true");
+    let wt = env.spawn_sh("vanish", "true");
     push(&env, "vanish");
     let admin = env.repo.join(".git/worktrees/vanish");
     // Gone between gc's check and git's: git says "is not a working tree".
@@ -1113,8 +1022,7 @@ fn the_admin_entry_vanishing_just_before_git_runs_takes_the_fallback() {
 #[test]
 fn a_nested_repository_in_an_ignored_directory_with_an_unpushed_commit_keeps_the_worktree() {
     let env = setup();
-    let wt = spawn(
-        &env,
+    let wt = env.spawn_sh(
         "nest",
         "mkdir -p .cache/tool && cd .cache/tool && git init -q -b main && \
          echo x > f && git add f && git commit -q -m mine",
@@ -1140,26 +1048,40 @@ fn a_nested_repository_in_an_ignored_directory_with_an_unpushed_commit_keeps_the
 
 // ----- untrusted records -----
 
-fn assert_untrusted(entries: &[Value], id: &str, words: &str) {
-    let e = session(entries, id);
+#[track_caller]
+fn assert_untrusted(e: &Value, words: &str) {
     assert_eq!(e["action"], "kept", "{e}");
     let reason = e["reason"].as_str().unwrap();
     assert!(
         reason.starts_with("untrusted record: ") && reason.contains(words),
-        "{id}: {reason}"
+        "{e}"
     );
+}
+
+/// Move a worktree with git (it stays registered, on its branch).
+fn move_worktree(env: &Env, from: &Path, to: &Path) {
+    env.git_out(&[
+        "worktree",
+        "move",
+        from.to_str().unwrap(),
+        to.to_str().unwrap(),
+    ]);
+}
+
+/// Point session `id`'s record at `path`, as a fetched or hand-edited record could.
+fn point_record_at(env: &Env, id: &str, path: &Path) {
+    let path = path.to_str().unwrap();
+    env.edit_record(id, |v| v["worktree"] = path.into());
 }
 
 #[test]
 fn a_record_pointing_at_the_repository_itself_is_never_acted_on() {
     let env = setup();
-    spawn(&env, "repo", "true");
-    push(&env, "repo");
-    let repo = env.repo.to_str().unwrap().to_owned();
-    rewrite_record(&env, "repo", |v| v["worktree"] = repo.clone().into());
+    spawn_pushed(&env, "repo", "true");
+    point_record_at(&env, "repo", &env.repo);
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    assert_untrusted(&entries, "repo", "is the repository itself");
+    assert_untrusted(session(&entries, "repo"), "is the repository itself");
     assert!(env.repo.join(".git").is_dir() && env.repo.join("README").exists());
     assert!(branch_exists(&env, "repo"));
 }
@@ -1167,11 +1089,9 @@ fn a_record_pointing_at_the_repository_itself_is_never_acted_on() {
 #[test]
 fn a_record_pointing_at_the_filesystem_root_is_never_acted_on() {
     let env = setup();
-    spawn(&env, "slash", "true");
-    push(&env, "slash");
-    rewrite_record(&env, "slash", |v| v["worktree"] = "/".into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "slash", "is the filesystem root");
+    spawn_pushed(&env, "slash", "true");
+    point_record_at(&env, "slash", Path::new("/"));
+    assert_untrusted(&gc_session(&env, "slash"), "is the filesystem root");
     assert!(branch_exists(&env, "slash"));
 }
 
@@ -1183,19 +1103,11 @@ fn a_record_pointing_at_home_is_never_acted_on() {
     let env = setup();
     let root = env.root();
     env.git_out(&["config", "bullpen.worktreeRoot", root.to_str().unwrap()]);
-    let wt = spawn(&env, "myhome", "true");
-    push(&env, "myhome");
+    let wt = spawn_pushed(&env, "myhome", "true");
     std::fs::remove_dir_all(&env.home).unwrap();
-    env.git_out(&[
-        "worktree",
-        "move",
-        wt.to_str().unwrap(),
-        env.home.to_str().unwrap(),
-    ]);
-    let home = env.home.to_str().unwrap().to_owned();
-    rewrite_record(&env, "myhome", |v| v["worktree"] = home.clone().into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "myhome", "is the home directory");
+    move_worktree(&env, &wt, &env.home);
+    point_record_at(&env, "myhome", &env.home);
+    assert_untrusted(&gc_session(&env, "myhome"), "is the home directory");
     assert!(env.home.join("README").exists(), "home untouched");
     assert!(registered(&env, &env.home));
     assert!(branch_exists(&env, "myhome"));
@@ -1206,19 +1118,11 @@ fn a_record_pointing_at_home_is_never_acted_on() {
 #[test]
 fn a_record_pointing_outside_the_worktree_root_is_never_acted_on() {
     let env = setup();
-    let wt = spawn(&env, "outside", "true");
-    push(&env, "outside");
+    let wt = spawn_pushed(&env, "outside", "true");
     let outside = env.root().join("outside");
-    env.git_out(&[
-        "worktree",
-        "move",
-        wt.to_str().unwrap(),
-        outside.to_str().unwrap(),
-    ]);
-    let path = outside.to_str().unwrap().to_owned();
-    rewrite_record(&env, "outside", |v| v["worktree"] = path.clone().into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "outside", "is outside the worktree root");
+    move_worktree(&env, &wt, &outside);
+    point_record_at(&env, "outside", &outside);
+    assert_untrusted(&gc_session(&env, "outside"), "is outside the worktree root");
     assert!(outside.join("README").exists());
     assert!(registered(&env, &outside));
     assert!(branch_exists(&env, "outside"));
@@ -1229,22 +1133,13 @@ fn a_record_pointing_outside_the_worktree_root_is_never_acted_on() {
 #[test]
 fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
     let env = setup();
-    let wt = spawn(&env, "link", "true");
-    push(&env, "link");
+    let wt = spawn_pushed(&env, "link", "true");
     let outside = env.root().join("outside");
-    env.git_out(&[
-        "worktree",
-        "move",
-        wt.to_str().unwrap(),
-        outside.to_str().unwrap(),
-    ]);
+    move_worktree(&env, &wt, &outside);
     let escape = wt.parent().unwrap().join("escape");
     std::os::unix::fs::symlink(env.root(), &escape).unwrap();
-    let through = escape.join("outside");
-    let path = through.to_str().unwrap().to_owned();
-    rewrite_record(&env, "link", |v| v["worktree"] = path.clone().into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "link", "outside the worktree root");
+    point_record_at(&env, "link", &escape.join("outside"));
+    assert_untrusted(&gc_session(&env, "link"), "outside the worktree root");
     assert!(outside.join("README").exists());
     assert!(registered(&env, &outside));
 }
@@ -1252,35 +1147,54 @@ fn a_record_whose_path_escapes_through_a_symlink_is_never_acted_on() {
 #[test]
 fn a_record_naming_another_branch_is_never_acted_on() {
     let env = setup();
-    let wt = spawn(&env, "renamed", "true");
-    push(&env, "renamed");
-    rewrite_record(&env, "renamed", |v| v["branch"] = "main".into());
-    let (_, entries) = gc(&env, &[]);
-    assert_untrusted(&entries, "renamed", "names branch \"main\"");
+    let wt = spawn_pushed(&env, "renamed", "true");
+    env.edit_record("renamed", |v| v["branch"] = "main".into());
+    assert_untrusted(&gc_session(&env, "renamed"), "names branch \"main\"");
     assert!(wt.exists());
 }
 
 #[test]
-fn a_session_still_provisioning_is_kept() {
+fn a_session_still_provisioning_is_kept_while_its_spawner_lives_then_finished() {
     let env = setup();
-    let wt = spawn(&env, "young", "true");
-    push(&env, "young");
-    rewrite_record(&env, "young", |v| v["state"] = "provisioning".into());
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "young");
+    let wt = spawn_pushed(&env, "young", "true");
+    // A spawn still at work (any live process stands in for it): kept.
+    let mut spawner = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pref = crate::support::process_ref(spawner.id());
+    env.edit_record("young", |v| {
+        v["state"] = "provisioning".into();
+        v["spawner"] = pref;
+    });
+    let e = gc_session(&env, "young");
     assert_eq!(e["action"], "kept");
     assert!(
-        e["reason"].as_str().unwrap().contains("provisioning"),
+        e["reason"].as_str().unwrap().contains(&format!(
+            "still being created (by `git bullpen spawn`, pid {})",
+            spawner.id()
+        )),
         "{e}"
     );
     assert!(wt.exists());
+    // The spawn was interrupted: its clean worktree and its branch, still at the
+    // base, hold nothing; gc finishes it.
+    spawner.kill().unwrap();
+    spawner.wait().unwrap();
+    let e = gc_session(&env, "young");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert!(!wt.exists());
+    assert_eq!(
+        env.git(&env.repo, &["rev-parse", "--verify", "-q", "bullpen/young"])
+            .code(),
+        1
+    );
 }
 
 #[test]
 fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
     let env = setup();
-    let wt = spawn(&env, "shared", "true");
-    push(&env, "shared");
+    let wt = spawn_pushed(&env, "shared", "true");
     std::fs::remove_dir_all(&wt).unwrap();
     env.git_out(&["worktree", "prune"]);
     let other = env.root().join("by-hand");
@@ -1291,47 +1205,37 @@ fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
         other.to_str().unwrap(),
         "bullpen/shared",
     ]);
-    let (_, entries) = gc(&env, &[]);
-    let e = session(&entries, "shared");
-    assert_eq!(e["action"], "kept", "{e}");
-    assert_eq!(
-        e["reason"],
-        format!("bullpen/shared is also checked out in {}", other.display())
+    assert_kept(
+        &gc_session(&env, "shared"),
+        format!("bullpen/shared is also checked out in {}", other.display()),
     );
     assert!(branch_exists(&env, "shared"));
 }
 
 // ----- leftovers -----
 
+/// `<root>/<name>` holding only a `.git` file that names a worktree entry
+/// `<name>` of the repository which does not exist: what a crashed teardown leaves.
+fn orphan_dir(env: &Env, root: &Path, name: &str) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let admin = env.repo.join(".git/worktrees").join(name);
+    std::fs::write(dir.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+    dir
+}
+
 #[test]
 fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
     let env = setup();
-    let wt = spawn(&env, "anchor", "echo keep > keep.txt");
+    let wt = env.spawn_sh("anchor", "echo keep > keep.txt");
     let root = wt.parent().unwrap().to_path_buf();
     // What the reported crash left: a directory holding only a `.git` file whose
     // worktree entry is gone.
-    let orphan = root.join("crashed");
+    let orphan = orphan_dir(&env, &root, "crashed");
     std::fs::create_dir_all(orphan.join("empty/dirs")).unwrap();
-    std::fs::write(
-        orphan.join(".git"),
-        format!(
-            "gitdir: {}\n",
-            env.repo.join(".git/worktrees/crashed").display()
-        ),
-    )
-    .unwrap();
     // And one that holds work: reported, never removed.
-    let with_work = root.join("stray");
-    std::fs::create_dir_all(&with_work).unwrap();
+    let with_work = orphan_dir(&env, &root, "stray");
     std::fs::write(with_work.join("draft.md"), "draft\n").unwrap();
-    std::fs::write(
-        with_work.join(".git"),
-        format!(
-            "gitdir: {}\n",
-            env.repo.join(".git/worktrees/stray").display()
-        ),
-    )
-    .unwrap();
     // Not bullpen's (no .git file of ours): not gc's to judge, not even reported.
     let unrelated = root.join("unrelated");
     std::fs::create_dir_all(&unrelated).unwrap();
@@ -1367,9 +1271,8 @@ fn an_orphaned_directory_with_a_dangling_git_file_is_reconciled() {
 #[test]
 fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
     let env = setup();
-    let published = spawn(&env, "gone-pub", COMMIT);
-    push(&env, "gone-pub");
-    let unpublished = spawn(&env, "gone-local", COMMIT);
+    let published = spawn_pushed(&env, "gone-pub", COMMIT);
+    let unpublished = env.spawn_sh("gone-local", COMMIT);
     std::fs::remove_dir_all(&published).unwrap();
     std::fs::remove_dir_all(&unpublished).unwrap();
 
@@ -1381,7 +1284,7 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
         e["reason"],
         "the worktree is gone and the branch is published"
     );
-    assert_eq!(record(&env, "gone-pub")["state"], "collected");
+    assert_eq!(env.record("gone-pub")["state"], "collected");
     assert!(!branch_exists(&env, "gone-pub"));
 
     let e = session(&entries, "gone-local");
@@ -1391,7 +1294,7 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
         "the worktree is gone but 1 commit is on bullpen/gone-local not on any remote"
     );
     assert!(branch_exists(&env, "gone-local"));
-    assert_eq!(record(&env, "gone-local")["state"], "exited");
+    assert_eq!(env.record("gone-local")["state"], "exited");
 
     for id in ["gone-pub", "gone-local"] {
         let pruned = entries
@@ -1436,7 +1339,7 @@ fn a_users_worktree_on_an_unmounted_disk_keeps_its_registration_through_every_co
     };
 
     // gc, with a session's vanished worktree for its leftovers pass to handle.
-    let gone = spawn(&env, "gone", "true");
+    let gone = env.spawn_sh("gone", "true");
     push(&env, "gone");
     std::fs::remove_dir_all(&gone).unwrap();
     let (run, entries) = gc(&env, &[]);
@@ -1451,7 +1354,7 @@ fn a_users_worktree_on_an_unmounted_disk_keeps_its_registration_through_every_co
     );
 
     // resume, recreating a worktree whose directory was deleted by hand.
-    let back = spawn(&env, "back", "true");
+    let back = env.spawn_sh("back", "true");
     std::fs::remove_dir_all(&back).unwrap();
     env.bullpen(&["resume", "back", "--", "true"]).ok();
     assert!(back.join("README").exists());
@@ -1464,7 +1367,7 @@ fn a_users_worktree_on_an_unmounted_disk_keeps_its_registration_through_every_co
     still_mine(&env, "a failed spawn");
 
     // gc's teardown fallback (git fails half-way).
-    let down = spawn(&env, "down", "true");
+    let down = env.spawn_sh("down", "true");
     push(&env, "down");
     on_worktree_remove(&mut env, "true");
     let (run, entries) = gc(&env, &[]);
@@ -1483,26 +1386,13 @@ fn a_users_worktree_on_an_unmounted_disk_keeps_its_registration_through_every_co
 #[test]
 fn dry_run_changes_nothing_and_matches_what_gc_then_does() {
     let env = setup();
-    let removed = spawn(&env, "a-removed", COMMIT);
-    push(&env, "a-removed");
-    spawn(&env, "b-local", COMMIT);
-    spawn(&env, "c-untracked", "echo x > x");
-    push(&env, "c-untracked");
-    let gone = spawn(&env, "d-gone", "true");
-    push(&env, "d-gone");
+    let removed = spawn_pushed(&env, "a-removed", COMMIT);
+    env.spawn_sh("b-local", COMMIT);
+    spawn_pushed(&env, "c-untracked", "echo x > x");
+    let gone = spawn_pushed(&env, "d-gone", "true");
     std::fs::remove_dir_all(&gone).unwrap();
-    let orphan = removed.parent().unwrap().join("orphan");
-    std::fs::create_dir_all(&orphan).unwrap();
-    std::fs::write(
-        orphan.join(".git"),
-        format!(
-            "gitdir: {}\n",
-            env.repo.join(".git/worktrees/orphan").display()
-        ),
-    )
-    .unwrap();
-    let noadmin = spawn(&env, "e-noadmin", "true");
-    push(&env, "e-noadmin");
+    let orphan = orphan_dir(&env, removed.parent().unwrap(), "orphan");
+    let noadmin = spawn_pushed(&env, "e-noadmin", "true");
     std::fs::remove_dir_all(env.repo.join(".git/worktrees/e-noadmin")).unwrap();
 
     let before = env.snapshot();
@@ -1564,8 +1454,7 @@ fn dry_run_changes_nothing_and_matches_what_gc_then_does() {
 #[test]
 fn gc_from_inside_a_session_worktree_keeps_that_one() {
     let env = setup();
-    let wt = spawn(&env, "here", "true");
-    push(&env, "here");
+    let wt = spawn_pushed(&env, "here", "true");
     // The shell that runs gc sits in the worktree.
     let run = env
         .cmd("sh", &wt)

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 
 use crate::docs::which;
-use crate::support::{Env, Run, BIN};
+use crate::support::{assert_contains, Env, Run, BIN};
 
 /// A tool these tests need is missing: skip with a clear message on a developer's
 /// machine, fail under CI (`CI` set), where `.ci/run` installs it.
@@ -168,7 +168,7 @@ fn install_is_idempotent_and_uninstall_restores_the_prefix() {
     assert_eq!(tree(&prefix), installed);
 
     let run = install(&env, &prefix, &["--uninstall"]).ok();
-    assert!(run.stderr.contains("uninstalled"), "{}", run.stderr);
+    assert_contains(&run.stderr, "uninstalled");
     assert_eq!(
         tree(&prefix),
         before,
@@ -593,19 +593,11 @@ fn completion_script_is_printed_on_request() {
 fn help_version_and_usage_errors_read_like_git() {
     let env = Env::new();
     let short = env.bullpen(&["-h"]).ok();
-    assert!(
-        short.stdout.contains("Usage: git bullpen"),
-        "{}",
-        short.stdout
-    );
+    assert_contains(&short.stdout, "Usage: git bullpen");
     let long = env.bullpen(&["--help"]).ok();
     assert!(long.stdout.len() > short.stdout.len());
     let spawn_long = env.bullpen(&["spawn", "--help"]).ok();
-    assert!(
-        spawn_long.stdout.contains("Examples:"),
-        "{}",
-        spawn_long.stdout
-    );
+    assert_contains(&spawn_long.stdout, "Examples:");
     let spawn_short = env.bullpen(&["spawn", "-h"]).ok();
     assert!(
         !spawn_short.stdout.contains("Examples:"),

@@ -2,12 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::{Env, Run};
-
-fn record_json(env: &Env, id: &str) -> serde_json::Value {
-    let raw = env.git_out(&["show", &format!("refs/bullpen/sessions/{id}:session.json")]);
-    serde_json::from_str(&raw).expect("session.json is valid JSON")
-}
+use crate::support::{assert_contains, Env, Run};
 
 #[test]
 fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
@@ -48,7 +43,7 @@ fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
     assert!(!env.repo.join("f").exists());
     assert_eq!(env.git_out(&["status", "--porcelain"]), "");
 
-    let rec = record_json(&env, "demo");
+    let rec = env.record("demo");
     assert_eq!(rec["schema"], 1);
     assert_eq!(rec["id"], "demo");
     assert_eq!(rec["state"], "exited");
@@ -119,11 +114,11 @@ fn exit_status_and_environment_are_passed_through() {
     assert_eq!(run.code(), 7, "{}", run.stderr);
     let wt = env.worktree_of("st");
     assert_eq!(run.stdout, format!("st bullpen/st {}\n", wt.display()));
-    assert_eq!(record_json(&env, "st")["exit"]["code"], 7);
+    assert_eq!(env.record("st")["exit"]["code"], 7);
 
     let run = env.bullpen(&["spawn", "sig", "--", "sh", "-c", "kill -TERM $$"]);
     assert_eq!(run.code(), 128 + 15);
-    let rec = record_json(&env, "sig");
+    let rec = env.record("sig");
     assert_eq!(rec["exit"]["signal"], 15);
     assert!(rec["exit"]["code"].is_null());
 }
@@ -162,7 +157,7 @@ fn spawn_from_a_linked_worktree_belongs_to_the_repository() {
     // Visible from the main worktree, based on main.
     assert_eq!(env.ls_json().as_array().unwrap().len(), 2);
     assert_eq!(
-        record_json(&env, "second")["base"],
+        env.record("second")["base"],
         env.git_out(&["rev-parse", "main"])
     );
 }
@@ -195,7 +190,7 @@ fn invalid_ids_are_usage_errors_before_anything_is_created() {
         let run = env.bullpen(&["spawn", bad, "--", "true"]);
         assert_eq!(run.code(), 129, "{bad}: {}", run.stderr);
         if !bad.starts_with('-') {
-            assert!(run.stderr.contains("invalid session id"), "{}", run.stderr);
+            assert_contains(&run.stderr, "invalid session id");
         }
     }
     assert_eq!(env.snapshot(), before);
@@ -207,11 +202,7 @@ fn an_id_in_use_is_refused_by_name() {
     env.bullpen(&["spawn", "dup", "--", "true"]).ok();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "dup", "--", "touch", "ran"]).fails();
-    assert!(
-        run.stderr.contains("\"dup\" is already in use"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "\"dup\" is already in use");
     assert_eq!(env.snapshot(), before);
     assert!(!env.worktree_of("dup").join("ran").exists());
 }
@@ -222,11 +213,7 @@ fn an_existing_branch_or_path_is_not_reused() {
     env.git_out(&["branch", "bullpen/taken"]);
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "taken", "--", "true"]).fails();
-    assert!(
-        run.stderr.contains("branch bullpen/taken already exists"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "branch bullpen/taken already exists");
     assert_eq!(env.snapshot(), before);
 
     // A leftover directory at the would-be worktree path is never taken over.
@@ -236,7 +223,7 @@ fn an_existing_branch_or_path_is_not_reused() {
     std::fs::write(occupied.join("precious"), "work").unwrap();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "occupied", "--", "true"]).fails();
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert_contains(&run.stderr, "already exists");
     assert_eq!(env.snapshot(), before);
     assert_eq!(
         std::fs::read_to_string(occupied.join("precious")).unwrap(),
@@ -301,11 +288,7 @@ fn no_git_on_path_fails_closed() {
         .unwrap();
     let run: Run = out.into();
     assert_eq!(run.code(), 128, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("git executable not found"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "git executable not found");
     assert!(!marker.exists());
     assert_eq!(env.snapshot(), before);
 }
@@ -345,7 +328,7 @@ fn a_partial_worktree_add_is_undone() {
     env.failing_post_checkout_hook();
     let before = env.snapshot();
     let run = assert_fails_closed(&env, &env.repo, &before, "cannot create the worktree");
-    assert!(run.stderr.contains("exit 1"), "{}", run.stderr);
+    assert_contains(&run.stderr, "exit 1");
     assert_eq!(env.git_out(&["branch", "--list", "bullpen/*"]), "");
 }
 
@@ -356,7 +339,7 @@ fn a_bad_base_fails_before_anything_is_created() {
     let run = env
         .bullpen(&["spawn", "x", "--base", "no-such-rev", "--", "true"])
         .fails();
-    assert!(run.stderr.contains("no-such-rev"), "{}", run.stderr);
+    assert_contains(&run.stderr, "no-such-rev");
     assert_eq!(env.snapshot(), before);
 }
 
@@ -387,7 +370,7 @@ fn concurrent_spawns_without_ids_all_get_their_own_session() {
         assert_eq!(s["state"], "exited", "{s}");
         assert_eq!(s["exit_code"], 0);
         let id = s["id"].as_str().unwrap();
-        record_json(&env, id); // parses
+        env.record(id); // parses
         assert!(Path::new(s["worktree"].as_str().unwrap())
             .join("README")
             .is_file());
@@ -396,6 +379,146 @@ fn concurrent_spawns_without_ids_all_get_their_own_session() {
     assert_eq!(branches.lines().count(), 20);
     let wts = env.git_out(&["worktree", "list", "--porcelain"]);
     assert_eq!(wts.matches("branch refs/heads/bullpen/").count(), 20);
+}
+
+/// The children of `parent` that are still bullpen itself: forked, not exec'd.
+fn forked_bullpens_of(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let Some((comm, rest)) = stat.split_once(" (").and_then(|(_, r)| r.rsplit_once(") "))
+            else {
+                return false;
+            };
+            let ppid = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u32>().ok());
+            comm == "git-bullpen" && ppid == Some(parent)
+        })
+        .collect()
+}
+
+/// A Ctrl-C while the command is held at the gate (forked, its run being claimed,
+/// not yet exec'd) is not lost: it ends the command as soon as the gate opens,
+/// and the end is recorded with signal 2.
+///
+/// The claim is held open for real: the record's reflog is a FIFO, and gix's
+/// append to it (the claim's ref update) blocks until this test reads it. The
+/// writes before (provisioning, ready) and after (the exit) are read at once.
+#[test]
+fn ctrl_c_while_the_run_is_being_claimed_ends_the_command() {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::CommandExt;
+    use std::sync::{atomic, mpsc, Arc};
+    use std::time::{Duration, Instant};
+
+    let env = Env::new();
+    let logs = env.repo.join(".git/logs/refs/bullpen/sessions");
+    std::fs::create_dir_all(&logs).unwrap();
+    let fifo = logs.join("int");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+
+    // The reader: each reflog append is one open-write-close of the FIFO; the
+    // third (the claim) waits for `go`.
+    let (entries_tx, entries) = mpsc::channel::<String>();
+    let (go, go_rx) = mpsc::channel::<()>();
+    let stop = Arc::new(atomic::AtomicBool::new(false));
+    let reader = {
+        let fifo = fifo.clone();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            for n in 1.. {
+                if n == 3 && go_rx.recv().is_err() {
+                    return;
+                }
+                let mut entry = String::new();
+                if let Ok(mut f) = std::fs::File::open(&fifo) {
+                    let _ = f.read_to_string(&mut entry);
+                }
+                if stop.load(atomic::Ordering::SeqCst) || entries_tx.send(entry).is_err() {
+                    return;
+                }
+            }
+        })
+    };
+
+    let child = env
+        .cmd(crate::support::BIN, &env.repo)
+        .args(["spawn", "int", "--", "sleep", "10"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bullpen = child.id();
+    // Whatever happens, nothing of this run outlives the test (a failure above
+    // the release would leave bullpen blocked on the FIFO).
+    // Disarmed once bullpen has been waited for (its group id may be reused then).
+    struct KillGroup(Option<i32>);
+    impl Drop for KillGroup {
+        fn drop(&mut self) {
+            if let Some(pgid) = self.0 {
+                // SAFETY: kill(2) on the process group this test created.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            }
+        }
+    }
+    let mut group = KillGroup(Some(bullpen as i32));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for event in ["provisioning", "ready"] {
+        let entry = entries
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no {event} reflog entry"));
+        assert!(entry.contains(&format!("bullpen: {event}")), "{entry}");
+    }
+    // Now bullpen forks the command and claims the run; the claim blocks on the
+    // FIFO. Wait until the command exists (held at the gate: still bullpen).
+    while forked_bullpens_of(bullpen).is_empty() {
+        assert!(Instant::now() < deadline, "the command was never forked");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Ctrl-C: the terminal signals its whole foreground group.
+    // SAFETY: kill(2) on the process group this test created.
+    unsafe { libc::kill(-(bullpen as i32), libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(50));
+    go.send(()).unwrap();
+    let claim = entries.recv_timeout(Duration::from_secs(60)).unwrap();
+    assert!(claim.contains("bullpen: running"), "{claim}");
+
+    let started = Instant::now();
+    let run: Run = child.wait_with_output().unwrap().into();
+    group.0 = None;
+    stop.store(true, atomic::Ordering::SeqCst);
+    // Release the reader from waiting for another writer: open the FIFO
+    // without blocking (that succeeds only while it waits) until it is done.
+    while !reader.is_finished() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = reader.join();
+    assert_eq!(run.code(), 128 + 2, "{}", run.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "the command ran instead of ending"
+    );
+    std::fs::remove_file(&fifo).unwrap();
+    let rec = env.record("int");
+    assert_eq!(rec["state"], "exited", "{rec}");
+    assert_eq!(rec["exit"]["signal"], 2, "{rec}");
 }
 
 #[test]
@@ -429,7 +552,7 @@ fn ctrl_c_reaches_the_command_and_bullpen_records_the_outcome() {
     unsafe { libc::kill(-pgid, libc::SIGINT) };
     let run: Run = child.wait_with_output().unwrap().into();
     assert_eq!(run.code(), 128 + 2, "{}", run.stderr);
-    let rec = record_json(&env, "int");
+    let rec = env.record("int");
     assert_eq!(rec["state"], "exited");
     assert_eq!(rec["exit"]["signal"], 2);
 }

@@ -69,23 +69,14 @@ impl From<Output> for Run {
 impl Env {
     /// A fresh repository `repo` with one commit on `main`.
     pub fn new() -> Env {
-        let tmp = tempfile::Builder::new()
-            .prefix("bullpen-test-")
-            .tempdir()
-            .expect("temp dir");
-        // Canonical, so paths printed by git and by bullpen compare equal.
-        let root = tmp.path().canonicalize().expect("canonical temp dir");
-        let home = root.join("home");
-        let bullpen_home = root.join("bullpen-home");
-        let repo = root.join("repo");
-        for d in [&home, &bullpen_home, &repo] {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
+        let dirs = crate::hermetic::Dirs::new("bullpen-test-");
+        let repo = dirs.root.join("repo");
+        std::fs::create_dir_all(&repo).expect("mkdir");
         let env = Env {
-            tmp,
+            tmp: dirs.tmp,
             repo,
-            home,
-            bullpen_home,
+            home: dirs.home,
+            bullpen_home: dirs.bullpen_home,
             path_prefix: Vec::new(),
         };
         env.git(&env.repo, &["init", "-q", "-b", "main"]).ok();
@@ -99,36 +90,18 @@ impl Env {
         self.repo.parent().expect("repo has a parent").to_path_buf()
     }
 
-    /// The hermetic environment applied to every child.
+    /// The hermetic environment applied to every child (`tests/common/hermetic.rs`),
+    /// with the fault-injection directories first on PATH and fixed commit dates.
     pub fn apply(&self, cmd: &mut Command) {
-        cmd.env_clear();
         let mut path = std::env::join_paths(&self.path_prefix).unwrap_or_default();
         let sys = std::env::var_os("PATH").unwrap_or_default();
         if !path.is_empty() {
             path.push(":");
         }
         path.push(&sys);
-        cmd.env("PATH", path)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_DATA_HOME", self.home.join(".local/share"))
-            .env("XDG_CACHE_HOME", self.home.join(".cache"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("BULLPEN_HOME", &self.bullpen_home)
-            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Test Author")
-            .env("GIT_AUTHOR_EMAIL", "author@example.com")
-            .env("GIT_COMMITTER_NAME", "Test Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        crate::hermetic::apply(cmd, &path, &self.home, &self.bullpen_home)
             .env("GIT_AUTHOR_DATE", DATE)
-            .env("GIT_COMMITTER_DATE", DATE)
-            .env("GIT_EDITOR", ":")
-            .env("GIT_PAGER", "cat")
-            .env("LC_ALL", "C")
-            .env("TZ", "UTC")
-            .env("SHELL", "/bin/sh")
-            .stdin(Stdio::null());
+            .env("GIT_COMMITTER_DATE", DATE);
     }
 
     pub fn cmd(&self, program: impl AsRef<OsStr>, cwd: &Path) -> Command {
@@ -151,6 +124,52 @@ impl Env {
         self.git(&self.repo, args).ok().stdout.trim().to_owned()
     }
 
+    /// `git <args>` in the main repository with `input` on stdin, asserting
+    /// success; trimmed stdout.
+    pub fn git_stdin(&self, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = self
+            .cmd("git", &self.repo)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run git");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("wait git");
+        assert!(out.status.success(), "git {args:?} failed");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// The session's record (`session.json`) as stored.
+    pub fn record(&self, id: &str) -> serde_json::Value {
+        let json = self.git_out(&[
+            "cat-file",
+            "blob",
+            &format!("{}:session.json", record_ref(id)),
+        ]);
+        serde_json::from_str(&json).expect("session.json parses")
+    }
+
+    /// Edit a session's record by hand, the way a fetched or hand-edited record
+    /// arrives: a new commit on top of the record's chain, made with plumbing.
+    pub fn edit_record(&self, id: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+        let refname = record_ref(id);
+        let old = self.git_out(&["rev-parse", &refname]);
+        let mut record = self.record(id);
+        edit(&mut record);
+        let json = serde_json::to_string_pretty(&record).expect("json");
+        let blob = self.git_stdin(&["hash-object", "-w", "--stdin"], &json);
+        let tree = self.git_stdin(&["mktree"], &format!("100644 blob {blob}\tsession.json\n"));
+        let commit = self.git_out(&["commit-tree", &tree, "-p", &old, "-m", "edited by hand"]);
+        self.git_out(&["update-ref", &refname, &commit, &old]);
+    }
+
     pub fn bullpen_in(&self, cwd: &Path, args: &[&str]) -> Run {
         self.cmd(BIN, cwd)
             .args(args)
@@ -161,6 +180,13 @@ impl Env {
 
     pub fn bullpen(&self, args: &[&str]) -> Run {
         self.bullpen_in(&self.repo, args)
+    }
+
+    /// Session `id`, spawned to run `sh -c <script>` in its worktree, which must
+    /// succeed; its worktree.
+    pub fn spawn_sh(&self, id: &str, script: &str) -> PathBuf {
+        self.bullpen(&["spawn", id, "--", "sh", "-c", script]).ok();
+        self.worktree_of(id)
     }
 
     /// The worktree root bullpen uses for `self.repo`, found from a spawned session.
@@ -258,6 +284,11 @@ impl Env {
     }
 }
 
+/// The ref that holds session `id`'s record.
+pub fn record_ref(id: &str) -> String {
+    format!("refs/bullpen/sessions/{id}")
+}
+
 fn walk(dir: &Path, out: &mut Vec<String>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
@@ -269,6 +300,12 @@ fn walk(dir: &Path, out: &mut Vec<String>) {
             walk(&p, out);
         }
     }
+}
+
+/// Assert that `text` (what a command printed) contains `part`, showing it all if not.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} not in:\n{text}");
 }
 
 pub fn which_git() -> String {
@@ -284,4 +321,16 @@ pub fn make_executable(path: &Path) {
     let mut p = std::fs::metadata(path).expect("stat").permissions();
     p.set_mode(0o755);
     std::fs::set_permissions(path, p).expect("chmod");
+}
+
+/// `{pid, start_time, boot_id}` of a live process, as bullpen records one, read
+/// from `/proc` independently of the code under test.
+pub fn process_ref(pid: u32) -> serde_json::Value {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read stat");
+    let fields: Vec<&str> = text[text.rfind(')').expect("stat") + 1..]
+        .split_whitespace()
+        .collect();
+    let start: u64 = fields[19].parse().expect("start time");
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").expect("boot id");
+    serde_json::json!({"pid": pid, "start_time": start, "boot_id": boot.trim()})
 }

@@ -1,0 +1,364 @@
+//! The trust model's decisions, pure: whether local proof authorises an act.
+//!
+//! Refs are shared and untrusted: a record may have been fetched from another
+//! machine, edited by hand or forged with plumbing. So a record alone never
+//! authorises signalling a process, running a command or deleting a directory.
+//! Each needs local proof (`model::local`, written by bullpen on this machine
+//! under the common git dir, which no fetch brings), checked against what the
+//! live system shows now.
+
+use crate::model::local::{Created, LocalCommand, LocalRun};
+use crate::model::process::{Group, Identity, ProcessRef};
+use crate::model::Process;
+
+/// Why bullpen does not act on a record. Each says so in words people can check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Distrust {
+    /// No run of this session was started on this machine (or its proof is unreadable).
+    NoLocalRun(Option<String>),
+    /// The record's process is not the run this machine started.
+    RunMismatch,
+    /// The run's group would be one that must never be signalled.
+    UnsafeGroup(u32),
+    /// No command was recorded for the session on this machine.
+    NoLocalCommand(Option<String>),
+    /// The record's command is not the one this machine recorded.
+    CommandDiffers { local: Vec<String> },
+    /// Nothing on this machine shows bullpen created the session's worktree.
+    NotCreatedHere(Option<String>),
+    /// bullpen created the session's worktree here, but at another path.
+    CreatedElsewhere { path: String },
+}
+
+impl Distrust {
+    pub fn describe(&self) -> String {
+        let unreadable = |why: &Option<String>| match why {
+            Some(w) => format!(" (its local state is unreadable: {w})"),
+            None => String::new(),
+        };
+        match self {
+            Distrust::NoLocalRun(why) => format!(
+                "recorded running, but nothing on this machine proves it is ours: no run of it \
+                 was started here{}",
+                unreadable(why)
+            ),
+            Distrust::RunMismatch => "recorded running, but nothing on this machine proves it \
+                                      is ours: the recorded process is not the run started here"
+                .to_owned(),
+            Distrust::UnsafeGroup(pgid) => {
+                format!("its process group {pgid} is one bullpen never signals")
+            }
+            Distrust::NoLocalCommand(why) => format!(
+                "its recorded command was not recorded on this machine (the record may come \
+                 from a fetch or a hand edit){}",
+                unreadable(why)
+            ),
+            Distrust::CommandDiffers { .. } => "its recorded command is not the one this \
+                                                machine recorded (the record may come from a \
+                                                fetch or a hand edit)"
+                .to_owned(),
+            Distrust::NotCreatedHere(why) => format!(
+                "nothing on this machine shows bullpen created its worktree (no local state: \
+                 created elsewhere, by an older bullpen, or forged){}",
+                unreadable(why)
+            ),
+            Distrust::CreatedElsewhere { path } => format!(
+                "bullpen created its worktree on this machine at {path}, not where the record says"
+            ),
+        }
+    }
+}
+
+/// What the live system shows, for [`signal_authority`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignalFacts {
+    /// This boot's id.
+    pub boot_id: Option<String>,
+    /// `/proc` now for the run's command pid.
+    pub command_now: Identity,
+    /// `/proc` now for the run's supervisor pid, if it had one.
+    pub supervisor_now: Option<Identity>,
+    /// bullpen's own process group.
+    pub own_pgrp: u32,
+}
+
+/// What bullpen may signal for a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Authority {
+    /// The whole group (`kill(-pgid)`): its leader, the command, lives exactly as
+    /// started, so the group id is still the run's.
+    Group(Group),
+    /// The leader is gone but the supervisor lives exactly as started: only the
+    /// processes still in the group *and* in the supervisor's session, one by one.
+    Members(Group),
+    /// Neither lives: whatever is still in the group cannot be proven to be the
+    /// run's any more (its ids may have been reused), so nothing is signalled.
+    Unproven(Group),
+    /// The run was started before the last reboot: nothing of it lives.
+    Nothing,
+}
+
+/// Pure: what bullpen may signal for the recorded background run `recorded`,
+/// given the run this machine started (`local`) and the live facts. The record
+/// must describe exactly the local run; the group must not be 0, 1 or bullpen's
+/// own; its leader or supervisor must be alive with exactly the start time
+/// written when it started, in this boot.
+pub fn signal_authority(
+    recorded: &Process,
+    local: Option<&LocalRun>,
+    f: &SignalFacts,
+) -> Result<Authority, Distrust> {
+    let Some(local) = local else {
+        return Err(Distrust::NoLocalRun(None));
+    };
+    let same = |r: &ProcessRef, pid: u32, start: Option<u64>| {
+        r.pid == pid && r.start_time.is_some() && r.start_time == start
+    };
+    let supervisor_matches = match (&local.supervisor, recorded.supervisor_pid) {
+        (Some(s), Some(pid)) => same(s, pid, recorded.supervisor_start_time),
+        (None, None) => true,
+        _ => false,
+    };
+    if !local.background
+        || !recorded.background
+        || !same(&local.command, recorded.pid, recorded.start_time)
+        || local.command.boot_id.is_none()
+        || local.command.boot_id != recorded.boot_id
+        || !supervisor_matches
+    {
+        return Err(Distrust::RunMismatch);
+    }
+    if local.command.boot_id != f.boot_id {
+        return Ok(Authority::Nothing);
+    }
+    let pgid = local.command.pid;
+    if pgid <= 1 || pgid == f.own_pgrp {
+        return Err(Distrust::UnsafeGroup(pgid));
+    }
+    let (Some(supervisor), Some(not_before)) = (&local.supervisor, local.command.start_time) else {
+        return Err(Distrust::RunMismatch);
+    };
+    if supervisor.pid <= 1 {
+        return Err(Distrust::UnsafeGroup(supervisor.pid));
+    }
+    let group = Group {
+        pgid,
+        session: supervisor.pid,
+        not_before,
+    };
+    if local.command.is(&f.command_now) {
+        Ok(Authority::Group(group))
+    } else if f
+        .supervisor_now
+        .as_ref()
+        .is_some_and(|now| supervisor.is(now))
+    {
+        Ok(Authority::Members(group))
+    } else {
+        Ok(Authority::Unproven(group))
+    }
+}
+
+/// Pure: may a plain `resume` (no command given) run the record's command? Only
+/// when this machine recorded exactly that command.
+pub fn may_run_recorded(
+    recorded: &[String],
+    local: Result<Option<&LocalCommand>, String>,
+) -> Result<(), Distrust> {
+    match local {
+        Err(why) => Err(Distrust::NoLocalCommand(Some(why))),
+        Ok(None) => Err(Distrust::NoLocalCommand(None)),
+        Ok(Some(l)) if l.argv == recorded => Ok(()),
+        Ok(Some(l)) => Err(Distrust::CommandDiffers {
+            local: l.argv.clone(),
+        }),
+    }
+}
+
+/// Pure: did bullpen create the worktree the record names, here? The authority
+/// to delete it (after every other gc rule) and the session's branch.
+pub fn created_here(
+    record_worktree: &str,
+    created: Result<Option<&Created>, String>,
+) -> Result<(), Distrust> {
+    match created {
+        Err(why) => Err(Distrust::NotCreatedHere(Some(why))),
+        Ok(None) => Err(Distrust::NotCreatedHere(None)),
+        Ok(Some(c)) if c.worktree == record_worktree => Ok(()),
+        Ok(Some(c)) => Err(Distrust::CreatedElsewhere {
+            path: c.worktree.clone(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pref(pid: u32, start: u64) -> ProcessRef {
+        ProcessRef {
+            pid,
+            start_time: Some(start),
+            boot_id: Some("boot".into()),
+        }
+    }
+
+    fn local() -> LocalRun {
+        LocalRun {
+            schema: 1,
+            command: pref(100, 50),
+            supervisor: Some(pref(99, 40)),
+            background: true,
+            started_at: String::new(),
+        }
+    }
+
+    fn recorded() -> Process {
+        Process {
+            pid: 100,
+            start_time: Some(50),
+            boot_id: Some("boot".into()),
+            background: true,
+            supervisor_pid: Some(99),
+            started_at: String::new(),
+            supervisor_start_time: Some(40),
+            stop_requested_at: None,
+        }
+    }
+
+    fn id(start: Option<u64>) -> Identity {
+        Identity {
+            start_time: start,
+            boot_id: Some("boot".into()),
+        }
+    }
+
+    fn facts(command: Option<u64>, supervisor: Option<u64>) -> SignalFacts {
+        SignalFacts {
+            boot_id: Some("boot".into()),
+            command_now: id(command),
+            supervisor_now: Some(id(supervisor)),
+            own_pgrp: 7,
+        }
+    }
+
+    const GROUP: Group = Group {
+        pgid: 100,
+        session: 99,
+        not_before: 50,
+    };
+
+    #[test]
+    fn a_run_started_here_may_be_signalled_while_it_lives_as_started() {
+        let l = local();
+        let r = recorded();
+        assert_eq!(
+            signal_authority(&r, Some(&l), &facts(Some(50), Some(40))),
+            Ok(Authority::Group(GROUP))
+        );
+        // The leader is gone, the supervisor lives: members one by one.
+        assert_eq!(
+            signal_authority(&r, Some(&l), &facts(None, Some(40))),
+            Ok(Authority::Members(GROUP))
+        );
+        // The leader's pid reused by another process, supervisor gone: nothing
+        // can be proven.
+        assert_eq!(
+            signal_authority(&r, Some(&l), &facts(Some(51), None)),
+            Ok(Authority::Unproven(GROUP))
+        );
+        // After a reboot nothing of the run lives.
+        let mut rebooted = facts(Some(50), Some(40));
+        rebooted.boot_id = Some("other".into());
+        assert_eq!(
+            signal_authority(&r, Some(&l), &rebooted),
+            Ok(Authority::Nothing)
+        );
+    }
+
+    #[test]
+    fn a_record_that_is_not_the_local_run_is_never_signalled() {
+        let f = facts(Some(50), Some(40));
+        assert_eq!(
+            signal_authority(&recorded(), None, &f),
+            Err(Distrust::NoLocalRun(None))
+        );
+        type Edit = fn(&mut Process);
+        let table: Vec<(&str, Edit)> = vec![
+            ("other pid", |p| p.pid = 1),
+            ("start time 0", |p| p.start_time = Some(0)),
+            ("no start time", |p| p.start_time = None),
+            ("other boot", |p| p.boot_id = Some("x".into())),
+            ("other supervisor", |p| p.supervisor_pid = Some(1)),
+            ("supervisor start", |p| p.supervisor_start_time = Some(0)),
+            ("no supervisor", |p| p.supervisor_pid = None),
+            ("foreground", |p| p.background = false),
+        ];
+        for (what, change) in table {
+            let mut r = recorded();
+            change(&mut r);
+            assert_eq!(
+                signal_authority(&r, Some(&local()), &f),
+                Err(Distrust::RunMismatch),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn groups_0_1_and_our_own_are_never_signalled() {
+        for pgid in [0, 1, 7] {
+            let mut l = local();
+            l.command.pid = pgid;
+            let mut r = recorded();
+            r.pid = pgid;
+            assert_eq!(
+                signal_authority(&r, Some(&l), &facts(Some(50), Some(40))),
+                Err(Distrust::UnsafeGroup(pgid))
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_command_recorded_here_runs_without_being_named() {
+        let l = LocalCommand {
+            schema: 1,
+            argv: vec!["claude".into()],
+            recorded_at: String::new(),
+        };
+        assert_eq!(may_run_recorded(&["claude".into()], Ok(Some(&l))), Ok(()));
+        assert_eq!(
+            may_run_recorded(&["rm".into(), "-rf".into()], Ok(Some(&l))),
+            Err(Distrust::CommandDiffers {
+                local: vec!["claude".into()]
+            })
+        );
+        assert_eq!(
+            may_run_recorded(&["claude".into()], Ok(None)),
+            Err(Distrust::NoLocalCommand(None))
+        );
+        assert!(may_run_recorded(&["claude".into()], Err("bad json".into())).is_err());
+    }
+
+    #[test]
+    fn only_a_worktree_created_here_at_that_path_is_ours() {
+        let c = Created {
+            schema: 1,
+            worktree: "/r/x".into(),
+            worktree_root: "/r".into(),
+            created_at: String::new(),
+            spawner: pref(5, 5),
+        };
+        assert_eq!(created_here("/r/x", Ok(Some(&c))), Ok(()));
+        assert_eq!(
+            created_here("/r/y", Ok(Some(&c))),
+            Err(Distrust::CreatedElsewhere {
+                path: "/r/x".into()
+            })
+        );
+        assert_eq!(
+            created_here("/r/x", Ok(None)),
+            Err(Distrust::NotCreatedHere(None))
+        );
+    }
+}

@@ -1,0 +1,92 @@
+//! The local proof of a session: files under `<git common dir>/bullpen/local/<id>/`,
+//! written only by bullpen on this machine (git never transfers anything there):
+//!
+//! - `created.json`: spawn created the worktree, at this path, under this root;
+//! - `command.json`: the command this machine recorded (a plain `resume` runs it);
+//! - `run.json`: the run this machine started last (`stop` may signal it).
+//!
+//! Each file has one writer at a time (spawn for `created`; whoever won the
+//! run's claim for `run` and `command`) and is replaced atomically.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::model::local::{Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
+use crate::model::{time, SessionId};
+use crate::sys::atomic;
+use crate::sys::layout::Layout;
+
+/// The local proof files of one session.
+pub struct Local {
+    dir: PathBuf,
+}
+
+impl Local {
+    pub fn of(layout: &Layout, id: &SessionId) -> Local {
+        Local {
+            dir: layout.local_dir(id),
+        }
+    }
+
+    fn read<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
+        let path = self.dir.join(name);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .with_context(|| format!("{} is malformed", path.display()))
+    }
+
+    fn write(&self, name: &str, value: &impl Serialize) -> Result<()> {
+        let mut bytes = serde_json::to_vec_pretty(value).context("cannot serialize local state")?;
+        bytes.push(b'\n');
+        atomic::write(&self.dir.join(name), &bytes)
+    }
+
+    pub fn created(&self) -> Result<Option<Created>> {
+        self.read("created.json")
+    }
+
+    pub fn write_created(&self, created: &Created) -> Result<()> {
+        self.write("created.json", created)
+    }
+
+    pub fn command(&self) -> Result<Option<LocalCommand>> {
+        self.read("command.json")
+    }
+
+    pub fn write_command(&self, argv: &[String]) -> Result<()> {
+        self.write(
+            "command.json",
+            &LocalCommand {
+                schema: LOCAL_SCHEMA,
+                argv: argv.to_vec(),
+                recorded_at: time::now_rfc3339(),
+            },
+        )
+    }
+
+    pub fn run(&self) -> Result<Option<LocalRun>> {
+        self.read("run.json")
+    }
+
+    pub fn write_run(&self, run: &LocalRun) -> Result<()> {
+        self.write("run.json", run)
+    }
+
+    /// Forget the session (a failed spawn's undo).
+    pub fn remove(&self) -> Result<()> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", self.dir.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
