@@ -283,7 +283,7 @@ pub enum Decision {
         via: Via,
         tip: Oid,
     },
-    /// The worktree is already gone: prune its admin entry if any, delete the
+    /// The worktree is already gone: remove its admin entry if any, delete the
     /// branch if it still points at `tip`, mark the record collected.
     Collect {
         tip: Option<Oid>,

@@ -1,5 +1,6 @@
 //! The git CLI: the one runner every `git` subprocess goes through, and the
-//! commands bullpen leaves to git itself (`worktree add/remove/prune`, `fetch`).
+//! commands bullpen leaves to git itself (`worktree add/remove`, `fetch`; never
+//! `worktree prune`, see `admin.rs`).
 
 use std::path::Path;
 
