@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::facts::{gather_sessions, key, orphan_facts};
+use super::facts::{created_here_at, gather_sessions, key, orphan_facts};
 use super::plan::{
     self, AdminDecision, AdminFacts, Decision, Link, OrphanDecision, SessionFacts, Via,
 };
@@ -497,12 +497,19 @@ impl Gc<'_> {
                     repo.nested_repositories(None, Some(&admin_id))
                         .map_err(|e| format!("{e:#}"))
                 });
+                let created_here = match &session {
+                    Some(id) => {
+                        created_here_at(self.ctx, id, &layout.worktree_path(id).to_string_lossy())
+                    }
+                    None => Err("not a session's".to_owned()),
+                };
                 Some((
                     AdminFacts {
                         admin_id,
                         path: w.path.to_string_lossy().into_owned(),
                         locked: w.locked,
                         session: session.as_ref().map(|s| s.to_string()),
+                        created_here,
                         modules,
                     },
                     session,

@@ -18,7 +18,7 @@ use crate::git::{DotGit, Worktree};
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::usage::Busy;
-use crate::model::{Oid, Record, State};
+use crate::model::{Oid, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::procfs::{self, Scan};
 use crate::trust::{self, local::Local};
@@ -311,12 +311,21 @@ fn session_facts(
 
 /// The local proof that bullpen created the session's worktree here.
 fn created_here(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
-    let created = Local::of(&ctx.layout, &r.id).created();
+    created_here_at(ctx, &r.id, &r.worktree)
+}
+
+/// The local proof that bullpen created session `id`'s worktree here, at `worktree`.
+pub(crate) fn created_here_at(
+    ctx: &Ctx,
+    id: &SessionId,
+    worktree: &str,
+) -> std::result::Result<(), String> {
+    let created = Local::of(&ctx.layout, id).created();
     let created = created
         .as_ref()
         .map(Option::as_ref)
         .map_err(|e| format!("{e:#}"));
-    trust::decide::created_here(&r.worktree, created).map_err(|why| why.describe())
+    trust::decide::created_here(worktree, created).map_err(|why| why.describe())
 }
 
 /// Is the session's own process alive? Only asked for records in `running`.

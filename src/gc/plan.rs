@@ -651,6 +651,9 @@ pub struct AdminFacts {
     /// for, if any: only those are gc's. A user's worktree on a disk that is not
     /// mounted keeps its registration.
     pub session: Option<String>,
+    /// Local proof that bullpen created that session's worktree here, at that
+    /// path (`Err`: why there is none): the authority to remove its entry.
+    pub created_here: Result<(), String>,
     /// The submodule git dirs under its `modules/` (computed for sessions' entries).
     pub modules: Option<Result<Vec<Nested>, String>>,
 }
@@ -669,6 +672,9 @@ pub enum AdminDecision {
 pub fn plan_admin_entry(f: &AdminFacts) -> AdminDecision {
     if f.session.is_none() {
         return AdminDecision::NotOurs;
+    }
+    if let Err(why) = &f.created_here {
+        return AdminDecision::Keep(why.clone());
     }
     if f.locked {
         return AdminDecision::Keep(
@@ -1545,6 +1551,7 @@ mod tests {
             path: "/root/wt/x".into(),
             locked: false,
             session: Some("x".into()),
+            created_here: Ok(()),
             modules: Some(Ok(vec![])),
         };
         assert_eq!(plan_admin_entry(&f), AdminDecision::Prune);
@@ -1567,6 +1574,11 @@ mod tests {
                 Some("not ours"),
             ),
             ("locked", |f| f.locked = true, Some("locked")),
+            (
+                "nothing here proves bullpen created it",
+                |f| f.created_here = Err("no local state".into()),
+                Some("no local state"),
+            ),
             (
                 "submodules not looked at",
                 |f| f.modules = None,

@@ -1381,6 +1381,30 @@ fn a_users_worktree_on_an_unmounted_disk_keeps_its_registration_through_every_co
     env.git(&mine, &["status", "--porcelain"]).ok();
 }
 
+/// The leftovers pass removes a session's entry only with the local proof that
+/// bullpen created that worktree here (records arrive by fetch).
+#[test]
+fn a_vanished_entry_of_a_session_not_created_here_stays_registered() {
+    let env = setup();
+    let gone = env.spawn_sh("elsewhere", "true");
+    push(&env, "elsewhere");
+    std::fs::remove_dir_all(&gone).unwrap();
+    // As if the record had been fetched: no local state for it on this machine.
+    std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/elsewhere")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = entries
+        .iter()
+        .find(|e| e["kind"] == "worktree-entry" && e["id"] == "elsewhere")
+        .unwrap_or_else(|| panic!("no worktree entry in {entries:#?}"));
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_contains(
+        e["reason"].as_str().unwrap(),
+        "nothing on this machine shows bullpen created its worktree",
+    );
+    assert!(registered(&env, &gone));
+}
+
 // ----- dry run -----
 
 #[test]
