@@ -10,7 +10,8 @@ use anyhow::Result;
 
 use super::facts::{created_here_at, gather_sessions, key, orphan_facts};
 use super::plan::{
-    self, AdminDecision, AdminFacts, Decision, Link, OrphanDecision, SessionFacts, Via,
+    self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
+    Via,
 };
 use super::report::{collected_reason, removed_reason, Action, Entry};
 use super::teardown::{self, Target};
@@ -146,7 +147,7 @@ impl Gc<'_> {
                             Step::Done(self.planned(&stored.record, &decision))
                         } else {
                             match decision {
-                                Decision::Keep(_) if !whole_with_note(&f) => {
+                                Decision::Keep(_) if !idle_note(&f, &decision) => {
                                     Step::Done(self.planned(&stored.record, &decision))
                                 }
                                 _ => self.execute(&stored, waiting),
@@ -277,13 +278,12 @@ impl Gc<'_> {
         let decision = plan::plan_session(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
-            Decision::Keep(_) if whole_with_note(&facts) => {
-                // An earlier gc noted a teardown but the worktree is whole (its
-                // `.git` and admin entry point at each other: gc died before git
-                // ran, or git refused): nothing to finish. The note would only
-                // keep the session from running again.
+            Decision::Keep(_) if idle_note(&facts, &decision) => {
+                // An earlier gc noted a teardown that no gc can finish (see
+                // `idle_note`). The note would only keep the session from running
+                // again, and `resume`'s hint ("run gc to finish it") from working.
                 let r = &fresh.record;
-                if let Err(e) = store::try_update(repo, &fresh, "gc: the worktree is whole", |r| {
+                if let Err(e) = store::try_update(repo, &fresh, "gc: nothing to finish", |r| {
                     r.extra.remove(MARKER_KEY);
                 }) {
                     self.ctx.ui.warn(format!(
@@ -671,7 +671,12 @@ impl Gc<'_> {
     }
 }
 
-/// A teardown note on a worktree that is whole: kept, it is cleared (under the lock).
-fn whole_with_note(f: &SessionFacts) -> bool {
-    f.marker.is_some() && plan::via(f) == Some(Via::GitWorktreeRemove)
+/// A teardown note that no gc can act on, on a session gc keeps: cleared (under
+/// the lock). The worktree is whole (its `.git` and admin entry point at each
+/// other: gc died before git ran, or git refused), or its directory is gone, or
+/// the branch moved since the note (its proof no longer holds).
+fn idle_note(f: &SessionFacts, decision: &Decision) -> bool {
+    let stale = matches!(decision, Decision::Keep(r) if r.contains(&Reason::MarkerStale));
+    f.marker.is_some()
+        && (stale || f.on_disk == OnDisk::Missing || plan::via(f) == Some(Via::GitWorktreeRemove))
 }

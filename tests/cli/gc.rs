@@ -722,6 +722,37 @@ fn what_a_dead_teardown_left_is_not_finished_when_it_holds_something_new() {
 }
 
 #[test]
+fn a_dead_teardown_whose_branch_moved_since_is_kept_and_its_note_cleared() {
+    let mut env = setup();
+    let wt = env.spawn_sh("moved", COMMIT);
+    push(&env, "moved");
+    git_dies_during_worktree_remove(&mut env);
+    gc(&env, &[]).0.fails();
+    env.path_prefix.remove(0);
+    // New work lands on the branch from elsewhere: the note's proof is void.
+    let tree = env.git_out(&["rev-parse", "bullpen/moved^{tree}"]);
+    let tip = env.git_out(&["rev-parse", "bullpen/moved"]);
+    let newer = env.git_out(&["commit-tree", &tree, "-p", &tip, "-m", "newer"]);
+    env.git_out(&["update-ref", "refs/heads/bullpen/moved", &newer]);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "moved");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_contains(e["reason"].as_str().unwrap(), "has moved since");
+    assert!(wt.join("work.txt").exists());
+    assert!(env.record("moved").get("gc_teardown").is_none());
+    // resume no longer says "run gc to finish it" (which would loop); it names
+    // what is at the path, with a hint of its own.
+    let run = env.bullpen(&["resume", "moved", "--", "true"]).fails();
+    assert!(!run.stderr.contains("to finish it"), "{}", run.stderr);
+    assert_contains(&run.stderr, "move it aside, then resume again");
+    let aside = env.root().join("moved-aside");
+    std::fs::rename(&wt, &aside).unwrap();
+    env.bullpen(&["resume", "moved", "--", "true"]).ok();
+    assert!(wt.join("work.txt").exists() && aside.join("work.txt").exists());
+}
+
+#[test]
 fn a_teardown_note_on_a_whole_worktree_is_cleared_so_the_session_can_run_again() {
     let env = setup();
     let wt = env.spawn_sh("whole", COMMIT);
