@@ -8,15 +8,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::facts::{gather_sessions, key, orphan_facts};
+use super::facts::{created_here_at, gather_sessions, key, orphan_facts};
 use super::plan::{
-    self, AdminDecision, AdminFacts, Decision, Link, OrphanDecision, SessionFacts, Via,
+    self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
+    Via,
 };
 use super::report::{collected_reason, removed_reason, Action, Entry};
 use super::teardown::{self, Target};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
-use crate::git::DotGit;
+use crate::git::{DotGit, EntryRemoval};
 use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, RECORD_PREFIX};
 use crate::model::{time, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
@@ -86,12 +87,17 @@ impl Gc<'_> {
         let (collected, live): (Vec<Stored>, Vec<Stored>) = records
             .into_iter()
             .partition(|s| s.record.state == State::Collected);
+        let ids: HashSet<SessionId> = collected
+            .iter()
+            .chain(&live)
+            .map(|s| s.record.id.clone())
+            .collect();
         let collected: Vec<PathBuf> = collected
             .iter()
             .map(|s| PathBuf::from(&s.record.worktree))
             .collect();
 
-        entries.extend(self.admin_entries()?);
+        entries.extend(self.admin_entries(&ids)?);
         entries.extend(self.orphans(&live, &collected)?);
         entries.extend(self.sessions(live)?);
         Ok(entries)
@@ -141,7 +147,7 @@ impl Gc<'_> {
                             Step::Done(self.planned(&stored.record, &decision))
                         } else {
                             match decision {
-                                Decision::Keep(_) => {
+                                Decision::Keep(_) if !idle_note(&f, &decision) => {
                                     Step::Done(self.planned(&stored.record, &decision))
                                 }
                                 _ => self.execute(&stored, waiting),
@@ -272,15 +278,44 @@ impl Gc<'_> {
         let decision = plan::plan_session(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
+            Decision::Keep(_) if idle_note(&facts, &decision) => {
+                // An earlier gc noted a teardown that no gc can finish (see
+                // `idle_note`). The note would only keep the session from running
+                // again, and `resume`'s hint ("run gc to finish it") from working.
+                let r = &fresh.record;
+                if let Err(e) = store::try_update(repo, &fresh, "gc: nothing to finish", |r| {
+                    r.extra.remove(MARKER_KEY);
+                }) {
+                    self.ctx.ui.warn(format!(
+                        "{}: could not clear the teardown note in its record: {e:#}",
+                        r.id
+                    ));
+                }
+                Step::Done(self.planned(r, &decision))
+            }
             Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision)),
             Decision::Collect { tip } => {
-                if facts.registration.as_ref().is_some_and(|r| !r.locked) {
-                    if let Err(e) = repo.worktree_prune() {
-                        return self.degraded(
-                            &fresh.record,
-                            format!("its worktree entry could not be pruned: {e:#}"),
-                            "run `git worktree prune`, then `git bullpen gc` again",
-                        );
+                if let Some(reg) = facts.registration.as_ref().filter(|r| !r.locked) {
+                    // Exactly the session's own entry, registered for its path.
+                    let path = self.ctx.layout.worktree_path(&fresh.record.id);
+                    match repo.remove_admin_entry(&reg.admin_id, &path) {
+                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+                        Ok(EntryRemoval::Refused(why)) => {
+                            return self.kept(
+                                &fresh.record,
+                                format!(
+                                    "the worktree is gone, but its worktree entry {} stays: {why}",
+                                    reg.admin_id
+                                ),
+                            )
+                        }
+                        Err(e) => {
+                            return self.degraded(
+                                &fresh.record,
+                                format!("its worktree entry could not be removed: {e:#}"),
+                                "run `git bullpen gc` again",
+                            )
+                        }
                     }
                 }
                 self.finish(fresh, tip, Action::Collected, collected_reason(tip))
@@ -344,6 +379,7 @@ impl Gc<'_> {
                 path: &path,
                 admin_id: &admin_id,
                 via,
+                tip,
             },
         );
         match outcome {
@@ -353,8 +389,10 @@ impl Gc<'_> {
                 }
                 self.finish(stored, Some(tip), Action::Removed, removed_reason(via))
             }
-            teardown::Outcome::Untouched(why) => {
-                if wrote_marker {
+            teardown::Outcome::Kept(why) => {
+                // The worktree is whole: nothing for a later gc to finish, and the
+                // session may run again.
+                if wrote_marker || stored.record.extra.contains_key(MARKER_KEY) {
                     if let Err(e) = store::update(repo, &stored, "gc: kept the worktree", |r| {
                         r.extra.remove(MARKER_KEY);
                     }) {
@@ -437,66 +475,86 @@ impl Gc<'_> {
 
     // ----- leftovers -----
 
-    /// Worktree entries whose directory vanished: pruned (one `git worktree prune`).
-    fn admin_entries(&self) -> Result<Vec<Entry>> {
+    /// Admin entries of sessions' worktrees whose directory vanished: each removed
+    /// by itself (never `git worktree prune`). Entries registered anywhere else
+    /// than `<worktree root>/<id>` of a session are not gc's: a user's worktree
+    /// on a disk that is not mounted keeps its registration.
+    fn admin_entries(&self, sessions: &HashSet<SessionId>) -> Result<Vec<Entry>> {
         let repo = &self.ctx.repo;
-        let facts: Vec<AdminFacts> = repo
+        let layout = &self.ctx.layout;
+        let session_of = |path: &Path| -> Option<SessionId> {
+            let id: SessionId = path.file_name()?.to_str()?.parse().ok()?;
+            (sessions.contains(&id) && key(&layout.worktree_path(&id)) == key(path)).then_some(id)
+        };
+        let facts: Vec<(AdminFacts, Option<SessionId>)> = repo
             .worktrees()?
             .into_iter()
             .filter(|w| !w.exists)
             .filter_map(|w| {
-                Some(AdminFacts {
-                    admin_id: w.admin_id?,
-                    path: w.path.to_string_lossy().into_owned(),
-                    locked: w.locked,
-                })
+                let admin_id = w.admin_id?;
+                let session = session_of(&w.path);
+                let modules = session.as_ref().map(|_| {
+                    repo.nested_repositories(None, Some(&admin_id))
+                        .map_err(|e| format!("{e:#}"))
+                });
+                let created_here = match &session {
+                    Some(id) => {
+                        created_here_at(self.ctx, id, &layout.worktree_path(id).to_string_lossy())
+                    }
+                    None => Err("not a session's".to_owned()),
+                };
+                Some((
+                    AdminFacts {
+                        admin_id,
+                        path: w.path.to_string_lossy().into_owned(),
+                        locked: w.locked,
+                        session: session.as_ref().map(|s| s.to_string()),
+                        created_here,
+                        modules,
+                    },
+                    session,
+                ))
             })
             .collect();
-        let decisions: Vec<AdminDecision> = facts.iter().map(plan::plan_admin_entry).collect();
-        let to_prune = decisions.contains(&AdminDecision::Prune);
-        let mut prune_error = None;
-        let mut still_there = HashSet::new();
-        if to_prune && !self.dry_run {
-            let _lock = Lock::acquire(&self.ctx.layout.lock_path())?;
-            if let Err(e) = repo.worktree_prune() {
-                prune_error = Some(format!("{e:#}"));
-            }
-            still_there = repo
-                .worktrees()?
-                .into_iter()
-                .filter_map(|w| w.admin_id)
-                .collect();
-        }
         let mut out = Vec::new();
-        for (f, d) in facts.iter().zip(decisions) {
+        let mut lock = None;
+        for (f, session) in &facts {
             let mut e = Entry {
                 kind: "worktree-entry",
                 id: Some(f.admin_id.clone()),
                 action: Action::Pruned,
                 reason: format!("its directory {} is gone", f.path),
                 worktree: Some(f.path.clone()),
-                branch: None,
+                branch: session.as_ref().map(|s| s.branch()),
                 hint: None,
                 dry_run: self.dry_run,
             };
-            match d {
-                AdminDecision::Keep(why) => {
+            match (plan::plan_admin_entry(f), session) {
+                (AdminDecision::NotOurs, _) => continue,
+                (AdminDecision::Keep(why), _) => {
                     e.action = Action::Kept;
                     e.reason = format!("its directory {} is gone, but it is {why}", f.path);
                     // Sessions report their own locked entries; this is for the rest.
                 }
-                AdminDecision::Prune if !self.dry_run && still_there.contains(&f.admin_id) => {
-                    e.action = Action::Degraded;
-                    e.reason = format!(
-                        "git worktree prune left it in place{}",
-                        prune_error
-                            .as_deref()
-                            .map(|x| format!(": {x}"))
-                            .unwrap_or_default()
-                    );
-                    e.hint = Some("run `git worktree prune -v` to see why".to_owned());
+                (AdminDecision::Prune, _) if self.dry_run => {}
+                (AdminDecision::Prune, None) => continue,
+                (AdminDecision::Prune, Some(id)) => {
+                    if lock.is_none() {
+                        lock = Some(Lock::acquire(&layout.lock_path())?);
+                    }
+                    match repo.remove_admin_entry(&f.admin_id, &layout.worktree_path(id)) {
+                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+                        Ok(EntryRemoval::Refused(why)) => {
+                            e.action = Action::Kept;
+                            e.reason = format!("its directory {} is gone, but {why}", f.path);
+                        }
+                        Err(err) => {
+                            e.action = Action::Degraded;
+                            e.reason = format!("{err:#}");
+                            e.hint = Some("run `git bullpen gc` again".to_owned());
+                        }
+                    }
                 }
-                AdminDecision::Prune => {}
             }
             out.push(e);
         }
@@ -611,4 +669,14 @@ impl Gc<'_> {
             }
         }
     }
+}
+
+/// A teardown note that no gc can act on, on a session gc keeps: cleared (under
+/// the lock). The worktree is whole (its `.git` and admin entry point at each
+/// other: gc died before git ran, or git refused), or its directory is gone, or
+/// the branch moved since the note (its proof no longer holds).
+fn idle_note(f: &SessionFacts, decision: &Decision) -> bool {
+    let stale = matches!(decision, Decision::Keep(r) if r.contains(&Reason::MarkerStale));
+    f.marker.is_some()
+        && (stale || f.on_disk == OnDisk::Missing || plan::via(f) == Some(Via::GitWorktreeRemove))
 }

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::plan::{
     self, Branch, Contents, Link, Liveness, Marker, OnDisk, OrphanFacts, Places, Registration,
-    SessionFacts,
+    SessionFacts, Via,
 };
 use crate::context::Ctx;
 use crate::git::store::Stored;
@@ -18,7 +18,7 @@ use crate::git::{DotGit, Worktree};
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::usage::Busy;
-use crate::model::{Oid, Record, State};
+use crate::model::{Oid, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::procfs::{self, Scan};
 use crate::trust::{self, local::Local};
@@ -163,6 +163,25 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
             f.dirt = Some(dirt.map_err(|e| format!("{e:#}")));
         }
     }
+    // Nested repositories: a walk of the whole tree, ignored directories too,
+    // so only where nothing else keeps the session.
+    let mut wanted = Vec::new();
+    let mut targets = Vec::new();
+    for (i, f) in partial.iter().enumerate() {
+        let Ok(f) = f else { continue };
+        if !plan::plan_session(f).needs_nested() {
+            continue;
+        }
+        let dir = (f.on_disk == OnDisk::Directory).then(|| PathBuf::from(&f.worktree));
+        let admin = f.registration.as_ref().map(|r| r.admin_id.clone());
+        wanted.push(i);
+        targets.push((dir, admin));
+    }
+    for (i, nested) in wanted.into_iter().zip(repo.nested_many(&targets)) {
+        if let Ok(f) = &mut partial[i] {
+            f.nested = Some(nested.map_err(|e| format!("{e:#}")));
+        }
+    }
     Ok(partial)
 }
 
@@ -175,23 +194,11 @@ enum StatusVia {
 }
 
 fn status_via(f: &SessionFacts) -> StatusVia {
-    match (&f.registration, &f.link, f.branch_state.tip()) {
-        (
-            Some(reg),
-            Link::Ours {
-                admin_id,
-                admin_exists: true,
-            },
-            _,
-        ) if *admin_id == reg.admin_id => StatusVia::Entry,
-        (
-            None,
-            Link::Ours {
-                admin_exists: false,
-                ..
-            },
-            Some(tip),
-        ) => StatusVia::AgainstTip(tip),
+    match (plan::via(f), f.branch_state.tip()) {
+        (Some(Via::GitWorktreeRemove), _) => StatusVia::Entry,
+        // What is left of a teardown, or a tree whose entry is gone: compared with
+        // the branch tip (its index may be gone).
+        (Some(Via::AdminEntryGone | Via::FinishTeardown), Some(tip)) => StatusVia::AgainstTip(tip),
         _ => StatusVia::None,
     }
 }
@@ -292,6 +299,7 @@ fn session_facts(
         link,
         branch_state,
         dirt: None,
+        nested: None,
         liveness: liveness(r),
         busy: Busy::Idle,
         marker,
@@ -303,12 +311,21 @@ fn session_facts(
 
 /// The local proof that bullpen created the session's worktree here.
 fn created_here(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
-    let created = Local::of(&ctx.layout, &r.id).created();
+    created_here_at(ctx, &r.id, &r.worktree)
+}
+
+/// The local proof that bullpen created session `id`'s worktree here, at `worktree`.
+pub(crate) fn created_here_at(
+    ctx: &Ctx,
+    id: &SessionId,
+    worktree: &str,
+) -> std::result::Result<(), String> {
+    let created = Local::of(&ctx.layout, id).created();
     let created = created
         .as_ref()
         .map(Option::as_ref)
         .map_err(|e| format!("{e:#}"));
-    trust::decide::created_here(&r.worktree, created).map_err(|why| why.describe())
+    trust::decide::created_here(worktree, created).map_err(|why| why.describe())
 }
 
 /// Is the session's own process alive? Only asked for records in `running`.

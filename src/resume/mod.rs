@@ -12,6 +12,7 @@ use anyhow::{anyhow, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::git::EntryRemoval;
 use crate::model::command::render_command;
 use crate::model::{Error, SessionId, State};
 use crate::run;
@@ -134,19 +135,35 @@ fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
         .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
     let lock = Lock::acquire(&ctx.layout.lock_path())?;
     let f = facts::inspect(ctx, &stored.record)?;
-    let prune_first = match decide(&f) {
-        Placement::Recreate { prune_first } => prune_first,
+    let stale_entries = match decide(&f) {
+        Placement::Recreate { stale_entries } => stale_entries,
         Placement::Use => return Ok(stored),
         Placement::Refuse(why) => return Err(explain(&why, &f).into()),
     };
-    if prune_first {
-        ctx.ui.info(
-            "git still registers a worktree whose directory is gone (deleted by hand?); \
-             running `git worktree prune` first",
-        );
-        ctx.repo
-            .worktree_prune()
-            .context("cannot prune git's stale worktree entries")?;
+    for admin_id in stale_entries {
+        ctx.ui.info(format!(
+            "git still registers the worktree {} (its directory is gone); removing that \
+             entry ({admin_id}) first",
+            path.display()
+        ));
+        match ctx.repo.remove_admin_entry(&admin_id, &path) {
+            Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+            Ok(EntryRemoval::Refused(why)) => {
+                return Err(Error::refused(format!(
+                    "cannot recreate the worktree of session {}: git's entry {admin_id} for {} \
+                     stays: {why}",
+                    stored.record.id,
+                    path.display()
+                ))
+                .into())
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "cannot remove git's stale worktree entry {admin_id} for {}",
+                    path.display()
+                )))
+            }
+        }
     }
     ctx.ui.info(format!(
         "worktree {} is gone; recreating it from {}",
