@@ -17,7 +17,7 @@ use crate::model::command::render_command;
 use crate::model::{Error, SessionId, State};
 use crate::run;
 use crate::sys::lock::Lock;
-use crate::trust::decide::{may_run_recorded, Distrust};
+use crate::trust::decide::{created_here, may_run_recorded, Distrust};
 use crate::trust::local::Local;
 use decide::{decide, explain, start_again_hint, Placement};
 
@@ -140,6 +140,27 @@ fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
         Placement::Use => return Ok(stored),
         Placement::Refuse(why) => return Err(explain(&why, &f).into()),
     };
+    if !stale_entries.is_empty() {
+        // Removing git's entry is a deletion: only for a worktree bullpen created here.
+        let created = Local::of(&ctx.layout, &stored.record.id).created();
+        let created = created
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(|e| format!("{e:#}"));
+        if let Err(why) = created_here(&stored.record.worktree, created) {
+            return Err(Error::refused(format!(
+                "cannot recreate the worktree of session {}: git still registers {} and {}",
+                stored.record.id,
+                path.display(),
+                why.describe()
+            ))
+            .hint(format!(
+                "if that entry is stale, `git worktree remove {}`, then resume again",
+                path.display()
+            ))
+            .into());
+        }
+    }
     for admin_id in stale_entries {
         ctx.ui.info(format!(
             "git still registers the worktree {} (its directory is gone); removing that \
