@@ -23,6 +23,16 @@ use crate::model::{time, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
 
+/// The hint for an entry left for the next gc because of `e`: what the error
+/// itself says to do (a stale lock: git's advice), else to run gc again.
+fn again(e: &anyhow::Error) -> String {
+    let (_, hints) = crate::model::error::classify(e);
+    match hints.is_empty() {
+        true => "run `git bullpen gc` again".to_owned(),
+        false => hints.join(" "),
+    }
+}
+
 /// How often busy sessions are looked at again under `--wait`.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -313,7 +323,7 @@ impl Gc<'_> {
                             return self.degraded(
                                 &fresh.record,
                                 format!("its worktree entry could not be removed: {e:#}"),
-                                "run `git bullpen gc` again",
+                                again(&e),
                             )
                         }
                     }
@@ -366,7 +376,7 @@ impl Gc<'_> {
                     return self.degraded(
                         &fresh.record,
                         format!("nothing removed: cannot record that teardown starts: {e:#}"),
-                        "run `git bullpen gc` again",
+                        again(&e),
                     );
                 }
             }
@@ -451,7 +461,7 @@ impl Gc<'_> {
                                 "the worktree is gone, but {} could not be deleted: {e:#}",
                                 r.id.branch()
                             ),
-                            "run `git bullpen gc` again",
+                            again(&e),
                         );
                     }
                 }
@@ -468,7 +478,7 @@ impl Gc<'_> {
                     "the worktree and branch are gone, but the record could not be marked \
                      collected: {e:#}"
                 ),
-                "run `git bullpen gc` again",
+                again(&e),
             ),
         }
     }

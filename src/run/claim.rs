@@ -2,7 +2,7 @@
 //! with the command's pid, then the local proof that this machine started it
 //! (`trust::local`), both while the command is still held at the gate.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
@@ -23,11 +23,18 @@ pub struct Claim<'a> {
     pub log: Option<String>,
 }
 
-/// Claim the run against exactly `stored` (no retry: a lost race runs nothing),
-/// then write the local proof. If the proof cannot be written the command must
-/// not run: the record is ended again (exit 127) and the error returned.
+/// Claim the run against exactly `stored` (no retry: a lost race runs nothing).
+/// The local proof of the run is written first, so that it exists as soon as the
+/// record says `running` (a `stop` right then must find it); a lost claim takes
+/// it away again. Once the claim landed, the command is recorded locally too. If
+/// the proof cannot be written the command must not run.
 pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     let id = &stored.record.id;
+    let local = Local::of(&ctx.layout, id);
+    let run = local_run(&c.process);
+    local.write_run(&run).with_context(|| {
+        format!("cannot write what this machine knows about session {id}'s run; nothing was run")
+    })?;
     let process = c.process.clone();
     let claimed = store::try_update(&ctx.repo, stored, c.event, |r| {
         r.state = State::Running;
@@ -40,6 +47,9 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
         }
     })
     .map_err(|e| {
+        if let Err(undo) = local.remove_run(run.command.pid) {
+            ctx.ui.warn(format!("{undo:#}"));
+        }
         if store::is_conflict(&e) {
             e.context(format!(
                 "session {id} changed while this run was starting (another start or stop got \
@@ -49,16 +59,12 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
             e.context(format!("cannot record that session {id} is running"))
         }
     })?;
-    let local = Local::of(&ctx.layout, id);
-    let proven = local
-        .write_run(&local_run(&c.process))
-        .and_then(|()| local.write_command(c.argv));
-    if let Err(e) = proven {
+    if let Err(e) = local.write_command(c.argv) {
         let ended = store::try_update(&ctx.repo, &claimed, "exited (exit 127)", |r| {
             r.state = State::Exited;
             r.exit = Some(Exit::now(Some(127), None));
         });
-        if let Err(undo) = ended {
+        if let Err(undo) = ended.and_then(|_| local.remove_run(run.command.pid)) {
             ctx.ui.warn(format!("{undo:#}"));
         }
         return Err(e.context(format!(
