@@ -20,21 +20,13 @@ use crate::model::paths::normalize;
 use crate::model::usage::Busy;
 use crate::model::{Oid, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
+use crate::sys::paths;
 use crate::sys::procfs::{self, Scan};
 use crate::trust::{self, local::Local};
 
-/// The key paths are compared under: canonical when the path exists, else its
-/// canonical parent joined with its name, else lexically normalised.
+/// The key paths are compared under ([`paths::comparable`]).
 pub(crate) fn key(path: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(path) {
-        return c;
-    }
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
-        if let Ok(c) = std::fs::canonicalize(parent) {
-            return c.join(name);
-        }
-    }
-    normalize(path)
+    paths::comparable(path)
 }
 
 /// Owned versions of the places a recorded path must never be.
@@ -67,7 +59,7 @@ fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
         repo: ctx.repo.main_worktree().to_path_buf(),
         git_dir: ctx.repo.common_dir().to_path_buf(),
     };
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| paths::canonical_or_self(p);
     let canonical = PlacePaths {
         root: canon(&lexical.root),
         home: lexical.home.as_deref().map(canon),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::plan::{Reason, Via};
 use crate::git::{DotGit, EntryRemoval, Repo, WorktreeRemoval};
-use crate::model::paths::{is_strictly_inside, normalize};
+use crate::model::paths::is_strictly_inside;
 use crate::model::status::nested_words;
 use crate::model::usage::{describe_users, Busy};
 use crate::model::{Dirt, Oid};
@@ -318,10 +318,7 @@ fn still_ours(
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => normalize(a) == normalize(b),
-    }
+    crate::sys::paths::same(a, b)
 }
 
 /// Strictly inside the worktree root as written and as resolved, and a real directory.

@@ -10,7 +10,6 @@ use anyhow::{Context, Result};
 use super::nested::nested_of;
 use super::worktrees::registered_path;
 use super::{DotGit, Repo};
-use crate::model::paths::normalize;
 use crate::model::status::nested_words;
 
 /// What removing an admin entry came to.
@@ -142,16 +141,7 @@ impl Repo {
     }
 }
 
-/// A path as compared here: canonical when it exists, else its canonical parent
-/// joined with its name, else lexically normalised.
+/// A path as compared here ([`crate::sys::paths::comparable`]).
 fn place(path: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(path) {
-        return c;
-    }
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
-        if let Ok(c) = std::fs::canonicalize(parent) {
-            return c.join(name);
-        }
-    }
-    normalize(path)
+    crate::sys::paths::comparable(path)
 }

@@ -271,7 +271,7 @@ impl Repo {
 }
 
 fn canonical_or_self(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    crate::sys::paths::canonical_or_self(path)
 }
 
 /// The common dir of a git dir: what its `commondir` file says (read whole, as

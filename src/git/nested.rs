@@ -79,7 +79,7 @@ pub(super) fn nested_of(worktree: Option<&Path>, modules: Option<&Path>) -> Resu
 }
 
 fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+    crate::sys::paths::canonical_or_self(p)
 }
 
 /// A git dir on its own: its checkout (`core.worktree`) may be gone.

@@ -108,15 +108,5 @@ fn at_path(ctx: &Ctx, path: &Path) -> Result<AtPath> {
 /// The same path, also when it is gone: compared as given, then with the
 /// parent resolved (git records real paths; the record may not).
 fn same_path(a: &Path, b: &Path) -> bool {
-    if a == b {
-        return true;
-    }
-    let resolved = |p: &Path| -> Option<PathBuf> {
-        Some(
-            std::fs::canonicalize(p.parent()?)
-                .ok()?
-                .join(p.file_name()?),
-        )
-    };
-    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
+    crate::sys::paths::same(a, b)
 }
