@@ -7,7 +7,7 @@
 use std::path::{Component, Path};
 
 use crate::model::paths::is_strictly_inside;
-use crate::model::status::{dirt_words, nested_words};
+use crate::model::status::{dirt_words, nested_words, nested_work};
 use crate::model::usage::{describe_users, Busy, User};
 use crate::model::{Dirt, Nested, Oid, State};
 
@@ -686,18 +686,10 @@ pub fn plan_admin_entry(f: &AdminFacts) -> AdminDecision {
         Some(Err(why)) => AdminDecision::Keep(format!(
             "cannot tell whether its submodule git dirs hold work: {why}"
         )),
-        Some(Ok(repos)) => {
-            let work: Vec<String> = repos
-                .iter()
-                .filter(|n| n.holds_work())
-                .map(nested_words)
-                .collect();
-            if work.is_empty() {
-                AdminDecision::Prune
-            } else {
-                AdminDecision::Keep(work.join("; "))
-            }
-        }
+        Some(Ok(repos)) => match nested_work(repos) {
+            None => AdminDecision::Prune,
+            Some(work) => AdminDecision::Keep(work),
+        },
     }
 }
 

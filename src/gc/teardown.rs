@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::plan::{Reason, Via};
 use crate::git::{DotGit, EntryRemoval, Repo, WorktreeRemoval};
 use crate::model::paths::is_strictly_inside;
-use crate::model::status::nested_words;
+use crate::model::status::nested_work;
 use crate::model::usage::{describe_users, Busy};
 use crate::model::{Dirt, Oid};
 use crate::sys::layout::Layout;
@@ -211,13 +211,8 @@ fn holds_nothing_new(
     let nested = repo.nested_repositories(Some(t.path), admin).map_err(|e| {
         format!("cannot tell whether the repositories nested in it hold work: {e:#}")
     })?;
-    let work: Vec<String> = nested
-        .iter()
-        .filter(|n| n.holds_work())
-        .map(nested_words)
-        .collect();
-    if !work.is_empty() {
-        return Err(format!("changed during gc: {}", work.join("; ")));
+    if let Some(work) = nested_work(&nested) {
+        return Err(format!("changed during gc: {work}"));
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use super::nested::nested_of;
 use super::worktrees::registered_path;
 use super::{DotGit, Repo};
-use crate::model::status::nested_words;
+use crate::model::status::nested_work;
 
 /// What removing an admin entry came to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,13 +114,8 @@ impl Repo {
                 )))
             }
         };
-        let work: Vec<String> = nested
-            .iter()
-            .filter(|n| n.holds_work())
-            .map(nested_words)
-            .collect();
-        if !work.is_empty() {
-            return Ok(EntryRemoval::Refused(work.join("; ")));
+        if let Some(work) = nested_work(&nested) {
+            return Ok(EntryRemoval::Refused(work));
         }
         std::fs::remove_dir_all(&admin_dir)
             .with_context(|| format!("could not remove {}", admin_dir.display()))?;
