@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+
+use crate::model::error::GitFailed;
 
 use super::{Oid, Repo};
 
@@ -16,14 +18,16 @@ impl Repo {
     /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
     /// plus `env` for the child, stdin from /dev/null and output captured. Returns
     /// stdout; a failure names the argv and carries git's stderr. `dir` defaults
-    /// to the main worktree.
+    /// to the main worktree. The repository git finds from `dir` is the one
+    /// bullpen opened: git's repository variables (`GIT_DIR`, ...) left the
+    /// environment when bullpen started (see `env.rs`).
     pub(super) fn run_git_env(
         &self,
         dir: Option<&Path>,
         args: &[&std::ffi::OsStr],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Result<Vec<u8>> {
-        let dir = dir.unwrap_or(&self.main_worktree);
+        let dir = dir.unwrap_or(self.main_worktree());
         let argv = std::iter::once("git".to_string())
             .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect::<Vec<_>>()
@@ -43,7 +47,12 @@ impl Repo {
                 None => "killed by a signal".to_string(),
             };
             let stderr = String::from_utf8_lossy(&output.stderr);
-            bail!("`{argv}` failed ({status}): {}", stderr.trim_end());
+            return Err(GitFailed {
+                argv,
+                status,
+                stderr: stderr.trim_end().to_string(),
+            }
+            .into());
         }
         Ok(output.stdout)
     }

@@ -15,7 +15,7 @@ impl Repo {
     /// worktree changes (including deletions and conflicts), `staged` covers
     /// HEAD tree vs. index changes.
     pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
-        dirt_of(worktree)
+        dirt_of(worktree, &self.cli_config)
     }
 
     /// Dirt of a directory that was a linked worktree of this repository but has
@@ -148,14 +148,18 @@ impl Repo {
             .clamp(1, 8)
             .min(worktrees.len().max(1));
         if threads <= 1 {
-            return worktrees.iter().map(|w| dirt_of(w)).collect();
+            return worktrees
+                .iter()
+                .map(|w| dirt_of(w, &self.cli_config))
+                .collect();
         }
         let chunk = worktrees.len().div_ceil(threads);
         std::thread::scope(|scope| {
             let handles: Vec<_> = worktrees
                 .chunks(chunk)
                 .map(|part| {
-                    scope.spawn(move || part.iter().map(|w| dirt_of(w)).collect::<Vec<_>>())
+                    let config = &self.cli_config;
+                    scope.spawn(move || part.iter().map(|w| dirt_of(w, config)).collect::<Vec<_>>())
                 })
                 .collect();
             handles
@@ -192,10 +196,12 @@ fn temp_index_pid(name: &str) -> Option<u32> {
 }
 
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
-/// (a gix repository is not `Sync`; each call opens its worktree anyway).
-fn dirt_of(worktree: &Path) -> Result<Dirt> {
+/// (a gix repository is not `Sync`; each call opens its worktree anyway), with
+/// the configuration of `git -c` (`cli_config`).
+fn dirt_of(worktree: &Path, cli_config: &[gix::bstr::BString]) -> Result<Dirt> {
     use gix::status::index_worktree::iter::Summary;
-    let repo = gix::open(worktree).with_context(|| {
+    let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
+    let repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",
             worktree.display()
