@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands;
+use crate::ui::When;
 
 const LONG_ABOUT: &str = "\
 Run coding agents (or any long command) side by side in one repository.
@@ -26,6 +27,35 @@ refs/notes/bullpen. There is no daemon and no database.";
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// When to colour the output: always, never, or auto (on a terminal). Without
+    /// a value, always. Overrides git config color.bullpen and color.ui.
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        value_enum,
+        hide_possible_values = true,
+        overrides_with = "no_color"
+    )]
+    pub color: Option<When>,
+
+    /// The same as --color=never.
+    #[arg(long, global = true, overrides_with = "color")]
+    pub no_color: bool,
+}
+
+impl Cli {
+    /// `--color` (or `--no-color`), the last one given winning.
+    pub fn color(&self) -> Option<When> {
+        match self.no_color {
+            true => Some(When::Never),
+            false => self.color,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

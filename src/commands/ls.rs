@@ -39,7 +39,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
-    let ctx = Ctx::discover(cwd, ui)?;
+    let ctx = Ctx::discover_records(cwd, ui)?;
     let sessions = sessions(&ctx, &args.ids, args.all)?;
     let rows = rows(&ctx, &sessions);
     if args.json {

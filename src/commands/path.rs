@@ -22,7 +22,9 @@ The path is the one recorded for the session, printed on one line. When the dire
 is not the session's worktree right now (deleted, occupied, collected) the path is \
 still printed and a warning says what is wrong; `git bullpen resume <id>` recreates a \
 deleted worktree. A recorded path outside the worktree root is not printed: records \
-can arrive from a fetch or a hand edit.";
+can arrive from a fetch or a hand edit. In a bare repository (a remote the records \
+were pushed to), which has no worktrees of its own, the recorded path is printed with \
+a warning that it could not be checked.";
 
 /// Print a session's worktree path.
 #[derive(Debug, clap::Args)]
@@ -34,9 +36,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
-    let ctx = Ctx::discover(cwd, ui)?;
+    let ctx = Ctx::discover_records(cwd, ui)?;
     let stored = store::require(&ctx.repo, &args.id)?;
     let record = &stored.record;
+    if ctx.repo.is_bare() {
+        // No worktree is this repository's: the record's word is all there is.
+        ui.warn(format!(
+            "{} is a bare repository: this is where the record of session {} (made on {}) \
+             puts its worktree, unchecked",
+            ctx.repo.common_dir().display(),
+            record.id,
+            record.host
+        ));
+        writeln!(ui.out(), "{}", record.worktree).context("cannot write to stdout")?;
+        ui.flush()?;
+        return Ok(0);
+    }
     let facts = inspect(&ctx, record)?;
     match decide(&facts) {
         Placement::Refuse(why @ (Refusal::OutsideRoot | Refusal::ElsewhereInRoot)) => {

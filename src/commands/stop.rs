@@ -42,7 +42,7 @@ pub struct Args {
 fn parse_secs(s: &str) -> Result<Duration, String> {
     match s.parse::<f64>() {
         Ok(v) if (0.0..=1e9).contains(&v) => Ok(Duration::from_secs_f64(v)),
-        _ => Err(format!("{s:?} is not a number of seconds (e.g. 10 or 0.5)")),
+        _ => Err("not a number of seconds (e.g. 10 or 0.5)".to_string()),
     }
 }
 

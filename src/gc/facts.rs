@@ -15,6 +15,7 @@ use super::plan::{
 use crate::context::Ctx;
 use crate::git::store::Stored;
 use crate::git::{DotGit, Worktree};
+use crate::model::command::quoted;
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::usage::Busy;
@@ -241,8 +242,8 @@ fn session_facts(
     );
     if untrusted.is_none() && r.branch != r.id.branch() {
         untrusted = Some(format!(
-            "it names branch {:?}, but the session's branch is {}",
-            r.branch,
+            "it names branch {}, but the session's branch is {}",
+            quoted(&r.branch),
             r.id.branch()
         ));
     }

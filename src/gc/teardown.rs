@@ -274,8 +274,9 @@ fn still_ours(
         DotGit::Ours { admin_id, .. } if admin_id == t.admin_id => {}
         other => {
             return Err(format!(
-                "{} no longer looks like the session's worktree ({other:?})",
-                t.path.display()
+                "{} no longer looks like the session's worktree ({})",
+                t.path.display(),
+                other.describe()
             ))
         }
     }

@@ -106,7 +106,11 @@ impl Repo {
             }
         }
         let modules = admin_dir.join("modules");
-        let nested = match nested_of(present.then_some(worktree), Some(&modules)) {
+        let nested = match nested_of(
+            present.then_some(worktree),
+            Some(&modules),
+            &self.cli_config,
+        ) {
             Ok(n) => n,
             Err(e) => {
                 return Ok(EntryRemoval::Refused(format!(

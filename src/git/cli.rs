@@ -6,35 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::model::error::GitFailed;
+
 use super::{Oid, Repo};
-
-/// A git command that ran and failed: what it was, how it ended, its words.
-#[derive(Debug)]
-pub(super) struct GitFailed {
-    argv: String,
-    /// `None`: killed by a signal.
-    code: Option<i32>,
-    stderr: String,
-}
-
-impl std::fmt::Display for GitFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let status = match self.code {
-            Some(code) => format!("exit {code}"),
-            None => "killed by a signal".to_string(),
-        };
-        write!(f, "`{}` failed ({status}): {}", self.argv, self.stderr)
-    }
-}
-
-impl std::error::Error for GitFailed {}
-
-impl GitFailed {
-    /// Exit 1 without a word: how `git check-ignore` says "none of these".
-    pub(super) fn none_matched(&self) -> bool {
-        self.code == Some(1) && self.stderr.is_empty()
-    }
-}
 
 /// How `git worktree remove` ended, classified by git's own words (its
 /// messages in `builtin/worktree.c`, with `LC_ALL=C`). Each failure carries
@@ -92,7 +66,9 @@ impl Repo {
     /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
     /// plus `env` for the child, `input` on its stdin (else /dev/null) and output
     /// captured. Returns stdout; a failure names the argv and carries git's
-    /// stderr. `dir` defaults to the main worktree.
+    /// stderr. `dir` defaults to the main worktree. The repository git finds from
+    /// `dir` is the one bullpen opened: git's repository variables (`GIT_DIR`,
+    /// ...) left the environment when bullpen started (see `env.rs`).
     pub(super) fn run_git_input(
         &self,
         dir: Option<&Path>,
@@ -102,7 +78,7 @@ impl Repo {
     ) -> Result<Vec<u8>> {
         use std::io::Write;
         use std::process::Stdio;
-        let dir = dir.unwrap_or(&self.main_worktree);
+        let dir = dir.unwrap_or(self.main_worktree());
         let argv = std::iter::once("git".to_string())
             .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect::<Vec<_>>()

@@ -24,7 +24,11 @@ impl Repo {
         worktree: Option<&Path>,
         admin_id: Option<&str>,
     ) -> Result<Vec<Nested>> {
-        nested_of(worktree, admin_id.map(|a| self.modules_dir(a)).as_deref())
+        nested_of(
+            worktree,
+            admin_id.map(|a| self.modules_dir(a)).as_deref(),
+            &self.cli_config,
+        )
     }
 
     /// `<common>/worktrees/<admin_id>/modules`.
@@ -37,7 +41,11 @@ impl Repo {
 }
 
 /// [`Repo::nested_repositories`] without `&Repo` (threads share it).
-pub(super) fn nested_of(worktree: Option<&Path>, modules: Option<&Path>) -> Result<Vec<Nested>> {
+pub(super) fn nested_of(
+    worktree: Option<&Path>,
+    modules: Option<&Path>,
+    cli_config: &[gix::bstr::BString],
+) -> Result<Vec<Nested>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     if let Some(top) = worktree.filter(|w| w.is_dir()) {
@@ -55,7 +63,7 @@ pub(super) fn nested_of(worktree: Option<&Path>, modules: Option<&Path>) -> Resu
                 },
                 unpublished: unpublished_refs(&repo)
                     .with_context(|| format!("could not read the history of {}", dir.display()))?,
-                dirt: Some(dirt_of(&dir)?),
+                dirt: Some(dirt_of(&dir, cli_config)?),
             });
         }
     }

@@ -4,6 +4,7 @@
 use anyhow::{bail, Context, Result};
 
 use super::{gid, oid, CasConflict, Expect, Oid, Repo};
+use crate::model::command::quoted;
 
 impl Repo {
     /// The commit a ref (full name) points at, peeled; `None` when the ref does not exist.
@@ -79,7 +80,7 @@ impl Repo {
     ) -> Result<Oid> {
         if file_name.is_empty() || file_name.contains('/') || file_name == "." || file_name == ".."
         {
-            bail!("invalid record file name {file_name:?}");
+            bail!("invalid record file name {}", quoted(file_name));
         }
         let blob = self
             .repo
@@ -270,7 +271,8 @@ fn lock_exists(err: &gix::Error) -> bool {
 }
 
 fn full_name(refname: &str) -> Result<gix::refs::FullName> {
-    gix::refs::FullName::try_from(refname).with_context(|| format!("invalid ref name {refname:?}"))
+    gix::refs::FullName::try_from(refname)
+        .with_context(|| format!("invalid ref name {}", quoted(refname)))
 }
 
 /// Reflog messages must be a single line.

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::cli::GitFailed;
 use super::nested::nested_of;
 use super::{Dirt, Oid, Repo};
+use crate::model::error::GitFailed;
 use crate::model::{Hiding, Nested};
 
 impl Repo {
@@ -19,7 +19,7 @@ impl Repo {
     /// worktree changes (including deletions and conflicts), `staged` covers
     /// HEAD tree vs. index changes.
     pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
-        dirt_of(worktree)
+        dirt_of(worktree, &self.cli_config)
     }
 
     /// Dirt of a directory that was a linked worktree of this repository but has
@@ -198,7 +198,8 @@ impl Repo {
     /// [`Repo::dirt`] of many worktrees, on a few threads: with hundreds of
     /// sessions the status walks dominate gc's time.
     pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
-        on_threads(worktrees, |w| dirt_of(w))
+        let config = &self.cli_config;
+        on_threads(worktrees, |w| dirt_of(w, config))
     }
 
     /// [`Repo::nested_repositories`] of many (worktree, admin entry) pairs, on a
@@ -211,7 +212,10 @@ impl Repo {
             .iter()
             .map(|(w, a)| (w.clone(), a.as_deref().map(|a| self.modules_dir(a))))
             .collect();
-        on_threads(&items, |(w, m)| nested_of(w.as_deref(), m.as_deref()))
+        let config = &self.cli_config;
+        on_threads(&items, |(w, m)| {
+            nested_of(w.as_deref(), m.as_deref(), config)
+        })
     }
 }
 
@@ -261,15 +265,17 @@ fn temp_index_pid(name: &str) -> Option<u32> {
 }
 
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
-/// (a gix repository is not `Sync`; each call opens its worktree anyway).
+/// (a gix repository is not `Sync`; each call opens its worktree anyway), with
+/// the configuration of `git -c` (`cli_config`).
 /// Beyond what `git status` shows: `.gitignore` files not in the index that hide
 /// files ([`Dirt::hiding`]), and skip-worktree or assume-unchanged entries whose
 /// file differs from the index ([`Dirt::unseen`]).
-pub(super) fn dirt_of(worktree: &Path) -> Result<Dirt> {
+pub(super) fn dirt_of(worktree: &Path, cli_config: &[gix::bstr::BString]) -> Result<Dirt> {
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
     use gix::status::index_worktree::Item;
-    let repo = gix::open(worktree).with_context(|| {
+    let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
+    let repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",
             worktree.display()

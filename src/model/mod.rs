@@ -10,6 +10,7 @@ pub mod id;
 pub mod local;
 pub mod names;
 pub mod oid;
+pub mod params;
 pub mod paths;
 pub mod process;
 pub mod record;

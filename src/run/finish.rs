@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
-use crate::model::command::render_command;
+use crate::model::command::{quoted, render_command};
 use crate::model::{Exit, Oid, Record, State};
 use crate::trust::local::Local;
 
@@ -79,11 +79,9 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
     };
     let mut hidden = Vec::new();
     if let Some(start) = record.run_start.as_deref() {
-        hidden.push(
-            start
-                .parse::<Oid>()
-                .with_context(|| format!("the record's run_start {start:?} is not a commit"))?,
-        );
+        hidden.push(start.parse::<Oid>().with_context(|| {
+            format!("the record's run_start {} is not a commit", quoted(start))
+        })?);
     } else if let Ok(base) = record.base.parse::<Oid>() {
         hidden.push(base);
     }

@@ -26,6 +26,7 @@ use super::gate::{self, Attach, Spec};
 use super::liveness::ensure_not_running;
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::model::command::quoted;
 use crate::model::{time, Exit, Oid, Process, SessionId, State};
 use crate::sys::procfs;
 use crate::ui::Ui;
@@ -76,7 +77,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     let (ctx, running, child) = match start(&req, cwd, ui) {
         Ok(started) => started,
         Err(e) => {
-            ready.send(&format!("error {e:#}").replace('\n', " "));
+            ready.send(&format!("error {}", crate::ui::one_line(&e)));
             return Err(e);
         }
     };
@@ -110,14 +111,14 @@ fn start<'ui>(
     let ctx = Ctx::discover(cwd, ui)?;
     let id = &req.id;
     let fresh = store::load(&ctx.repo, id)?
-        .ok_or_else(|| anyhow!("no session named {id:?}: its record is gone"))?;
+        .ok_or_else(|| anyhow!("no session named '{id}': its record is gone"))?;
     ensure_not_running(&ctx, &fresh)?;
     // The claim below replaces exactly the record the dispatcher saw, or nothing:
     // if another start or a stop got there first, the compare-and-swap fails.
     let expect: Oid = req
         .expect
         .parse()
-        .with_context(|| format!("--expect {:?} is not a commit id", req.expect))?;
+        .with_context(|| format!("--expect {} is not a commit id", quoted(&req.expect)))?;
     let stored = Stored {
         record: fresh.record,
         commit: expect,

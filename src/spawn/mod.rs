@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::git::Unresolved;
 use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
@@ -42,7 +43,7 @@ pub fn create_session(
     let base_oid = ctx
         .repo
         .resolve_commit(base)
-        .with_context(|| format!("cannot resolve --base {base:?} to a commit"))?;
+        .map_err(|why| base_error(base, why))?;
     match id {
         Some(id) => {
             check_free(ctx, id)?;
@@ -64,6 +65,29 @@ pub fn create_session(
     }
 }
 
+/// Why `--base` names no commit, and what to do.
+fn base_error(base: &str, why: Unresolved) -> anyhow::Error {
+    match why {
+        Unresolved::NoCommitYet { branch } => Error::failed(format!(
+            "there is no commit yet: {} has none to start a session from",
+            branch.map_or("HEAD".to_string(), |b| format!("branch {b}"))
+        ))
+        .hint("make a first commit (`git commit`), then spawn again")
+        .into(),
+        Unresolved::Unknown => Error::failed(format!("invalid --base '{base}': unknown revision"))
+            .hint(
+                "--base takes a revision as `git rev-parse` does: a branch, a tag, a commit id, \
+                 HEAD~2, origin/main",
+            )
+            .into(),
+        Unresolved::NotACommit { kind } => Error::failed(format!(
+            "invalid --base '{base}': it names a {kind}, not a commit"
+        ))
+        .into(),
+        Unresolved::Unreadable(e) => e.context(format!("cannot resolve --base '{base}'")),
+    }
+}
+
 /// Cheap checks with clear messages, before anything is created.
 fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
     match taken(ctx, id)? {
@@ -77,7 +101,7 @@ fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
 fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     if store::load(&ctx.repo, id)?.is_some() {
         return Ok(Some(
-            Error::refused(format!("session id \"{id}\" is already in use"))
+            Error::refused(format!("session id '{id}' is already in use"))
                 .hint(format!("see `git bullpen ls --all {id}`; pick another id")),
         ));
     }
@@ -129,7 +153,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
             e.context(Error::refused(format!(
-                "session id \"{id}\" is already in use"
+                "session id '{id}' is already in use"
             )))
         } else {
             e

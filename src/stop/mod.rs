@@ -246,9 +246,13 @@ fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<
         return Ok(Signalled::Kill);
     }
     bail!(
-        "processes {:?} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
+        "processes {} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
          run stop again later",
-        procfs::group_members(&group),
+        procfs::group_members(&group)
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         KILL_GRACE.as_secs()
     )
 }

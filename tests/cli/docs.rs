@@ -190,8 +190,26 @@ fn environment(roff: &mut Roff) {
     tagged(
         roff,
         "NO_COLOR",
-        "When set to a non-empty value, output is never coloured. Colour is only used \
-         on a terminal anyway.",
+        "When set to a non-empty value, no colour where it would be automatic (a terminal, \
+         no --color, color.bullpen or color.ui saying always). git itself ignores it.",
+    );
+    tagged(
+        roff,
+        "GIT_DIR, GIT_COMMON_DIR, GIT_WORK_TREE",
+        "As in git (git --git-dir and --work-tree set the first and the last): GIT_DIR names \
+         the repository instead of the one containing the current directory; a GIT_COMMON_DIR \
+         is followed only when it is that repository's own. bullpen never works in the \
+         current working tree, so GIT_WORK_TREE changes nothing. These and git's other \
+         repository variables (GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, ...) are removed from \
+         the environment of the git commands bullpen runs and of sessions' commands, which \
+         find their repository from the directory they run in.",
+    );
+    tagged(
+        roff,
+        "GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT",
+        "Configuration given with git -c (and GIT_CONFIG_KEY_<n>, GIT_CONFIG_VALUE_<n>), \
+         as in git: it applies to bullpen's keys, to the git commands bullpen runs and to \
+         sessions' commands.",
     );
     tagged(
         roff,
@@ -215,6 +233,13 @@ fn git_configuration(roff: &mut Roff) {
         config::COMMAND,
         "The command of a new session when spawn is given none, run with /bin/sh -c \
          (default: $SHELL, else /bin/sh).",
+    );
+    tagged(
+        roff,
+        &format!("{}, {}", config::COLOR_BULLPEN, config::COLOR_UI),
+        "Whether output is coloured: always, never, or auto (the default: only on a \
+         terminal that is not TERM=dumb, and not with NO_COLOR), or a boolean (true means \
+         auto). color.bullpen wins over color.ui, and --color over both, as in git.",
     );
 }
 
@@ -255,13 +280,14 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         roff,
         "128",
         "bullpen itself failed (not a repository, git missing, a record that cannot be \
-         written, ...); the reason is printed on stderr after \"error:\".",
+         written, ...); the reason is printed on stderr after \"fatal:\", with what to do on \
+         \"hint:\" lines.",
     );
     tagged(
         roff,
         "129",
         "Usage error: an unknown option, a missing or invalid argument (as git's own \
-         commands do).",
+         commands do), printed after \"error:\".",
     );
 }
 

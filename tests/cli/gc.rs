@@ -1180,7 +1180,7 @@ fn a_record_naming_another_branch_is_never_acted_on() {
     let env = setup();
     let wt = spawn_pushed(&env, "renamed", "true");
     env.edit_record("renamed", |v| v["branch"] = "main".into());
-    assert_untrusted(&gc_session(&env, "renamed"), "names branch \"main\"");
+    assert_untrusted(&gc_session(&env, "renamed"), "names branch 'main'");
     assert!(wt.exists());
 }
 

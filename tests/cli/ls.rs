@@ -72,7 +72,7 @@ fn ls_of_named_sessions_and_unknown_ids() {
     assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(json[0]["id"], "b");
     let run = env.bullpen(&["ls", "nope"]).fails();
-    assert_contains(&run.stderr, "no session named \"nope\"");
+    assert_contains(&run.stderr, "no session named 'nope'");
 }
 
 #[test]
@@ -162,6 +162,8 @@ fn piping_json_into_head_exits_quietly() {
 fn ls_on_a_terminal(env: &Env, no_color: Option<&str>) -> String {
     let mut cmd = env.cmd("script", &env.repo);
     cmd.args(["-qec", &format!("{} ls", crate::support::BIN), "/dev/null"]);
+    // Not a dumb terminal (git colours nothing where TERM is unset or `dumb`).
+    cmd.env("TERM", "xterm-256color");
     if let Some(v) = no_color {
         cmd.env("NO_COLOR", v);
     }

@@ -6,10 +6,13 @@ mod hermetic;
 mod support;
 
 mod bg;
+mod color;
 mod docs;
 mod gc;
+mod gitenv;
 mod layout;
 mod ls;
+mod messages;
 mod provisioning;
 mod repo;
 mod resume;

@@ -412,7 +412,7 @@ fn a_record_naming_another_branch_is_refused() {
     let env = Env::new();
     spawn(&env, "x");
     env.edit_record("x", |r| r["branch"] = "main".into());
-    assert_refused(&env, "x", &["names branch \"main\""]);
+    assert_refused(&env, "x", &["names branch 'main'"]);
 }
 
 // ----- state refusals -----
@@ -591,9 +591,9 @@ fn path_of_an_unknown_session_fails_clearly() {
     let run = env.bullpen(&["path", "nope"]).fails();
     assert_eq!(run.code(), 128);
     assert_eq!(run.stdout, "");
-    assert_contains(&run.stderr, "no session named \"nope\"");
+    assert_contains(&run.stderr, "no session named 'nope'");
     let run = resume(&env, "nope", &["--", "true"]).fails();
-    assert!(run.stderr.contains("no session named \"nope\""));
+    assert!(run.stderr.contains("no session named 'nope'"));
     assert_eq!(env.bullpen(&["path", "Not/Valid"]).code(), 129);
 }
 
@@ -704,14 +704,25 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let bullpen = first.id() as i32;
+    // `running` is recorded while the command is still held between fork and
+    // exec; stopping bullpen before it lets the command go would hold it forever.
+    let command = env.ls_json()[0]["pid"].as_u64().unwrap();
+    let zombie = || {
+        std::fs::read_to_string(format!("/proc/{command}/stat"))
+            .is_ok_and(|s| s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
+    };
+    let exec_d = || {
+        std::fs::read(format!("/proc/{command}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0"))
+    };
+    while !exec_d() && !zombie() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // SAFETY: signals to the process this test started.
     unsafe { libc::kill(bullpen, libc::SIGSTOP) };
     // Wait for `sleep 1` itself to end (a zombie until the stopped bullpen reaps it).
-    let command = env.ls_json()[0]["pid"].as_u64().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(format!("/proc/{command}/stat"))
-        .is_ok_and(|s| !s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
-    {
+    while !zombie() {
         assert!(
             Instant::now() < deadline,
             "the command never ended: {command} {:?} {}",

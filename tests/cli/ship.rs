@@ -620,3 +620,89 @@ fn help_version_and_usage_errors_read_like_git() {
         assert!(run.stdout.is_empty(), "{args:?}: usage errors go to stderr");
     }
 }
+
+/// A fake `id` first on PATH, answering `id -u` with `uid`.
+fn fake_uid(env: &Env, uid: u32) -> PathBuf {
+    let dir = env.root().join(format!("fake-id-{uid}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = dir.join("id");
+    std::fs::write(
+        &id,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = -u ] && {{ echo {uid}; exit 0; }}\nexec /usr/bin/id \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    crate::support::make_executable(&id);
+    dir
+}
+
+#[test]
+fn without_a_prefix_install_says_which_it_chose() {
+    let env = Env::new();
+    let path = |first: &Path| format!("{}:{}", first.display(), std::env::var("PATH").unwrap());
+    // As a user: into ~/.local, and it says so.
+    let run: Run = env
+        .cmd("bash", &env.root())
+        .arg(install_sh())
+        .env("BULLPEN_INSTALL_BINARY", BIN)
+        .env("PATH", path(&fake_uid(&env, 1000)))
+        .output()
+        .unwrap()
+        .into();
+    let run = run.ok();
+    let local = env.home.join(".local");
+    assert_contains(
+        &run.stderr,
+        &format!(
+            "install.sh: no --prefix: using {}, the default (/usr/local when run as root)",
+            local.display()
+        ),
+    );
+    assert!(local.join("bin/git-bullpen").is_file());
+
+    // As root: into /usr/local, and it says so. Run as root of a user namespace
+    // of its own, with an empty tmpfs over /usr/local in a mount namespace of its
+    // own, so that nothing outside the test is written.
+    if which("unshare").is_none() {
+        return skip_or_fail("unshare (util-linux) is not installed");
+    }
+    let script = format!(
+        "mount -t tmpfs tmpfs /usr/local && exec bash '{}'",
+        install_sh().display()
+    );
+    let out = env
+        .cmd("unshare", &env.root())
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", &script])
+        .env("BULLPEN_INSTALL_BINARY", BIN)
+        .output()
+        .unwrap();
+    let run: Run = out.into();
+    if !run.status.success() && run.stderr.contains("unshare: ") {
+        return skip_or_fail(&format!("no user namespaces here: {}", run.stderr.trim()));
+    }
+    let run = run.ok();
+    assert_contains(
+        &run.stderr,
+        "install.sh: no --prefix: using /usr/local, the default when run as root (~/.local otherwise)",
+    );
+    assert_contains(&run.stderr, "installed git-bullpen");
+}
+
+#[test]
+fn the_release_build_ships_without_debug_info() {
+    // Debug info was 40 of the installed binary's 50 MB; the symbol table stays,
+    // so that a backtrace still names functions.
+    let toml =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let start = toml.find("[profile.release]").expect("a release profile");
+    let section = &toml[start + 1..];
+    let section = &section[..section.find("\n[").unwrap_or(section.len())];
+    let keys: Vec<&str> = section
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#') && l.contains('='))
+        .collect();
+    assert!(keys.contains(&"debug = false"), "{keys:?}");
+    assert!(keys.contains(&"strip = \"debuginfo\""), "{keys:?}");
+}

@@ -15,7 +15,7 @@ use crate::support::Env;
 /// key (`repo-[KEY]`), pids (`pid [PID]`), object ids (`[OID]`), and the AGE
 /// cell of a table (`[AGE]`, which keeps the columns after it aligned among the
 /// rows, though no longer under their header).
-fn normalise(env: &Env, text: &str) -> String {
+pub(crate) fn normalise(env: &Env, text: &str) -> String {
     let text = text.replace(&env.root().display().to_string(), "[ROOT]");
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
@@ -291,60 +291,60 @@ fn refusals_and_errors() {
             &["spawn", "Not-Valid", "--", "true"],
         ],
     );
-    insta::assert_snapshot!(table, @r#"
+    insta::assert_snapshot!(table, @r"
     $ git bullpen resume a-file -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session a-file: [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-file is occupied by a regular file; bullpen runs a session only in its own worktree and leaves what is there alone
+    fatal: cannot resume session a-file: [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-file is occupied by a regular file; bullpen runs a session only in its own worktree and leaves what is there alone
     hint: move it aside, then resume again to recreate the worktree from bullpen/a-file
 
     $ git bullpen resume b-empty-dir -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session b-empty-dir: [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir is occupied by an empty directory; bullpen runs a session only in its own worktree and leaves what is there alone
+    fatal: cannot resume session b-empty-dir: [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir is occupied by an empty directory; bullpen runs a session only in its own worktree and leaves what is there alone
     hint: `rmdir [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir`, then resume again to recreate the worktree from bullpen/b-empty-dir
 
     $ git bullpen resume c-collected -- touch ran
     exit 3
     --- stderr
-    error: session c-collected was collected by `git bullpen gc` (its worktree was removed after its work was published); there is nothing to resume
+    fatal: session c-collected was collected by `git bullpen gc` (its worktree was removed after its work was published); there is nothing to resume
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/c-collected`
 
     $ git bullpen resume e-gone -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session e-gone: its worktree [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-gone is gone and so is its branch bullpen/e-gone; there is nothing to resume from
+    fatal: cannot resume session e-gone: its worktree [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-gone is gone and so is its branch bullpen/e-gone; there is nothing to resume from
     hint: the session's history is in `git log refs/bullpen/sessions/e-gone`
 
     $ git bullpen resume f-outside -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session f-outside: its record says the worktree is [ROOT]/outside, which is not inside the worktree root [ROOT]/bullpen-home/worktrees/repo-[KEY]; records can arrive from a fetch or a hand edit, so bullpen does not act on that path
+    fatal: cannot resume session f-outside: its record says the worktree is [ROOT]/outside, which is not inside the worktree root [ROOT]/bullpen-home/worktrees/repo-[KEY]; records can arrive from a fetch or a hand edit, so bullpen does not act on that path
     hint: if the worktree root moved, point git config bullpen.worktreeRoot at the directory that holds f-outside's worktree
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/f-outside`
 
     $ git bullpen resume h-running -- touch ran
     exit 3
     --- stderr
-    error: session h-running is already running (pid [PID]); only one process per session
+    fatal: session h-running is already running (pid [PID]); only one process per session
     hint: wait for it, or end it with `git bullpen stop h-running`
 
     $ git bullpen spawn d-taken -- touch ran
     exit 3
     --- stderr
-    error: session id "d-taken" is already in use
+    fatal: session id 'd-taken' is already in use
     hint: see `git bullpen ls --all d-taken`; pick another id
 
     $ git bullpen spawn --bg g-no-command
     exit 128
     --- stderr
-    error: spawn --bg needs a command
+    fatal: spawn --bg needs a command
     hint: give one after `--`, or set git config bullpen.command (a background run has no terminal for an interactive shell)
 
     $ git bullpen logs d-taken
     exit 128
     --- stderr
-    error: session d-taken has no log (it would be [ROOT]/repo/.git/bullpen/logs/d-taken.log)
+    fatal: session d-taken has no log (it would be [ROOT]/repo/.git/bullpen/logs/d-taken.log)
     hint: only background runs (`git bullpen spawn --bg`) write one
 
     $ git bullpen stop d-taken
@@ -358,14 +358,14 @@ fn refusals_and_errors() {
     $ git bullpen resume nope
     exit 128
     --- stderr
-    error: no session named "nope"
+    fatal: no session named 'nope'
     hint: see `git bullpen ls --all` for the sessions there are
 
     $ git bullpen spawn Not-Valid -- true
     exit 129
     --- stderr
-    error: invalid value 'Not-Valid' for '[ID]': invalid session id "Not-Valid": it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no "..", not ending in ".lock" or ".")
+    error: invalid value 'Not-Valid' for '[ID]': invalid session id 'Not-Valid': it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no '..', not ending in '.lock' or '.')
 
     For more information, try '--help'.
-    "#);
+    ");
 }
