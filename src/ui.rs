@@ -19,6 +19,8 @@ pub struct Ui {
     out: RefCell<Box<dyn Write>>,
     err: RefCell<Box<dyn Write>>,
     color: bool,
+    /// How wide a line of a table may be (`ls`): `None` for as wide as it takes.
+    width: Option<usize>,
 }
 
 impl Ui {
@@ -28,11 +30,13 @@ impl Ui {
     pub fn stdio() -> Ui {
         let color = std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        Ui::new(
+        let mut ui = Ui::new(
             Box::new(std::io::BufWriter::new(std::io::stdout())),
             Box::new(std::io::stderr()),
             color,
-        )
+        );
+        ui.width = stdout_width();
+        ui
     }
 
     pub fn new(out: Box<dyn Write>, err: Box<dyn Write>, color: bool) -> Ui {
@@ -40,6 +44,7 @@ impl Ui {
             out: RefCell::new(out),
             err: RefCell::new(err),
             color,
+            width: None,
         }
     }
 
@@ -59,6 +64,12 @@ impl Ui {
     /// Whether stdout gets colour.
     pub fn color(&self) -> bool {
         self.color
+    }
+
+    /// How wide a table's lines may be: `$COLUMNS`, else the terminal's when
+    /// stdout is one, else `None` (a pipe gets whole lines).
+    pub fn width(&self) -> Option<usize> {
+        self.width
     }
 
     /// A line on stderr. A stderr that cannot be written to has nowhere to
@@ -109,6 +120,24 @@ impl Ui {
     pub fn flush(&self) -> Result<()> {
         self.out().flush().context("cannot write to stdout")
     }
+}
+
+/// `$COLUMNS` (as git reads it), else the width of the terminal on stdout.
+fn stdout_width() -> Option<usize> {
+    if let Some(n) = std::env::var(crate::model::config::ENV_COLUMNS)
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        return Some(n);
+    }
+    let stdout = std::io::stdout();
+    if !stdout.is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size_of(&stdout)
+        .map(|(terminal_size::Width(w), _)| usize::from(w))
+        .filter(|w| *w > 0)
 }
 
 /// A shared buffer that a [`Ui`] writes into (see [`Ui::capture`]).

@@ -56,13 +56,13 @@ impl PlacePaths {
     }
 }
 
-fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
+fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
     let lexical = PlacePaths {
-        root: ctx.layout.worktree_root.clone(),
+        root: root.to_path_buf(),
         home: home.as_deref().map(normalize),
         repo: ctx.repo.main_worktree().to_path_buf(),
         git_dir: ctx.repo.common_dir().to_path_buf(),
@@ -83,7 +83,7 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
     let repo = &ctx.repo;
     let worktrees = repo.worktrees()?;
     let known = Known::new(&worktrees);
-    let (lexical, canonical) = place_paths(ctx);
+    let (lexical, canonical) = place_paths(ctx, &ctx.layout.worktree_root);
     let tips: Vec<Result<Option<Oid>>> = sessions
         .iter()
         .map(|s| repo.ref_target(&s.record.id.branch_ref()))
@@ -234,6 +234,17 @@ fn session_facts(
     let path = PathBuf::from(&r.worktree);
     let branch_ref = r.id.branch_ref();
     let resolved = std::fs::canonicalize(&path).ok();
+    // A session this machine created under an earlier worktree root is checked
+    // against that root (`trust::session_layout`); any other record against the
+    // current one.
+    let own = crate::trust::session_layout(&ctx.layout, r);
+    let own_places;
+    let (lexical, canonical) = if own.worktree_root == ctx.layout.worktree_root {
+        (lexical, canonical)
+    } else {
+        own_places = place_paths(ctx, &own.worktree_root);
+        (&own_places.0, &own_places.1)
+    };
     let canonical_places = canonical.places();
     let mut untrusted = plan::untrusted(
         &path,

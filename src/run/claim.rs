@@ -1,6 +1,10 @@
 //! Claiming a run: the one compare-and-swap that makes a record say `running`
 //! with the command's pid, then the local proof that this machine started it
 //! (`trust::local`), both while the command is still held at the gate.
+//!
+//! The claim records what this run runs in `process.command` and leaves the
+//! session's own `command` (and the local `command.json`) as they are: a
+//! one-off `resume <id> -- <cmd>` does not change what a plain `resume` runs.
 
 use anyhow::Result;
 
@@ -15,6 +19,7 @@ use crate::trust::local::Local;
 pub struct Claim<'a> {
     /// The event name in the record's history (`running`, `resumed`).
     pub event: &'a str,
+    /// What this run runs (recorded as `process.command`).
     pub argv: &'a [String],
     pub process: Process,
     /// The branch tip when the run starts (its notes cover what comes after).
@@ -28,10 +33,10 @@ pub struct Claim<'a> {
 /// not run: the record is ended again (exit 127) and the error returned.
 pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     let id = &stored.record.id;
-    let process = c.process.clone();
+    let mut process = c.process.clone();
+    process.command = Some(c.argv.to_vec());
     let claimed = store::try_update(&ctx.repo, stored, c.event, |r| {
         r.state = State::Running;
-        r.command = c.argv.to_vec();
         r.process = Some(process);
         r.exit = None;
         r.run_start = c.run_start.map(|o| o.to_string());
@@ -49,10 +54,7 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
             e.context(format!("cannot record that session {id} is running"))
         }
     })?;
-    let local = Local::of(&ctx.layout, id);
-    let proven = local
-        .write_run(&local_run(&c.process))
-        .and_then(|()| local.write_command(c.argv));
+    let proven = Local::of(&ctx.layout, id).write_run(&local_run(&c.process));
     if let Err(e) = proven {
         let ended = store::try_update(&ctx.repo, &claimed, "exited (exit 127)", |r| {
             r.state = State::Exited;

@@ -2,11 +2,13 @@
 //! written only by bullpen on this machine (git never transfers anything there):
 //!
 //! - `created.json`: spawn created the worktree, at this path, under this root;
-//! - `command.json`: the command this machine recorded (a plain `resume` runs it);
+//! - `command.json`: the session's command as this machine recorded it (spawn,
+//!   or `resume --save`); a plain `resume` runs it;
 //! - `run.json`: the run this machine started last (`stop` may signal it).
 //!
-//! Each file has one writer at a time (spawn for `created`; whoever won the
-//! run's claim for `run` and `command`) and is replaced atomically.
+//! Each file has one writer at a time (spawn for `created`; spawn, then
+//! `resume --save` for `command`; whoever won the run's claim for `run`) and is
+//! replaced atomically.
 
 use std::path::PathBuf;
 

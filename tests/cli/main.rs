@@ -9,6 +9,7 @@ mod bg;
 mod docs;
 mod gc;
 mod layout;
+mod lifecycle;
 mod ls;
 mod provisioning;
 mod repo;
