@@ -151,6 +151,48 @@ fn rm_force_never_removes_a_running_session() {
     assert_removed(&env, "a", &wt);
 }
 
+/// A `sleep` this test owns, killed when dropped.
+struct Sleeper(std::process::Child);
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn rm_force_keeps_a_session_whose_process_runs_outside_its_worktree() {
+    let env = setup();
+    let wt = env.spawn_sh("a", COMMIT);
+    // The session's own process, alive, with nothing of it inside the worktree:
+    // only its liveness keeps the session.
+    let sleeper = Sleeper(env.cmd("sleep", &env.root()).arg("300").spawn().unwrap());
+    let pid = sleeper.0.id();
+    let me = crate::support::process_ref(pid);
+    env.edit_record("a", |r| {
+        r["state"] = "running".into();
+        r["process"] = serde_json::json!({
+            "pid": pid,
+            "start_time": me["start_time"],
+            "boot_id": me["boot_id"],
+            "background": false,
+            "started_at": "2026-01-01T00:00:00Z",
+        });
+    });
+    let before = env.snapshot();
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_contains(
+        &run.stdout,
+        &format!("the session's process (pid {pid}) is running"),
+    );
+    assert_contains(&run.stderr, "stop it first");
+    assert_eq!(env.snapshot(), before);
+    assert!(wt.join("work.txt").exists());
+    drop(sleeper);
+}
+
 #[test]
 fn rm_force_stays_inside_the_trust_rules() {
     let env = setup();
@@ -366,6 +408,7 @@ fn a_record_that_merely_claims_the_old_root_is_not_trusted() {
     assert_eq!(run.code(), 3, "{}", run.stderr);
     assert_contains(&run.stderr, "not inside the worktree root");
     assert_eq!(env.bullpen(&["path", "claims"]).code(), 3);
+    assert_eq!(env.snapshot(), before, "refusals change nothing");
     let gc: Value = serde_json::from_str(&env.bullpen(&["gc", "--json"]).ok().stdout).unwrap();
     let entry = gc
         .as_array()
@@ -378,5 +421,4 @@ fn a_record_that_merely_claims_the_old_root_is_not_trusted() {
     assert!(claimed.join("README").exists());
     // The real one is still ours (gc removed it), the claimed one untouched.
     assert!(!wt.exists());
-    let _ = before;
 }

@@ -398,3 +398,18 @@ fn ls_status_shows_uncommitted_work_behind_and_published() {
     assert_eq!(plain["modified"], serde_json::Value::Null);
     assert_eq!(plain["published"], serde_json::Value::Null);
 }
+
+#[test]
+fn ls_status_looks_only_into_the_sessions_own_worktrees() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    // A record pointing at the main worktree, which has uncommitted work: a
+    // record's path alone is not looked into.
+    std::fs::write(env.repo.join("scratch.txt"), "mine\n").unwrap();
+    let main = env.repo.to_str().unwrap().to_owned();
+    env.edit_record("a", |r| r["worktree"] = main.clone().into());
+    let json: serde_json::Value =
+        serde_json::from_str(&env.bullpen(&["ls", "--status", "--json"]).ok().stdout).unwrap();
+    assert_eq!(json[0]["untracked"], serde_json::Value::Null, "{}", json[0]);
+    assert_eq!(json[0]["modified"], serde_json::Value::Null);
+}
