@@ -422,3 +422,18 @@ fn a_record_that_merely_claims_the_old_root_is_not_trusted() {
     // The real one is still ours (gc removed it), the claimed one untouched.
     assert!(!wt.exists());
 }
+
+#[test]
+fn gcs_fallback_removes_a_session_under_its_old_root() {
+    let mut env = setup();
+    let wt = spawn_pushed(&env, "old", "true");
+    let root = env.root().join("new-root");
+    env.git_out(&["config", "bullpen.worktreeRoot", root.to_str().unwrap()]);
+    // git cannot remove it: bullpen's own removal, confined to the root the
+    // session was created under, takes over.
+    env.fail_git_when("worktree remove");
+    let run = env.bullpen(&["gc"]).ok();
+    assert_contains(&run.stdout, "removed  old: published, clean and idle");
+    assert!(!wt.exists());
+    assert_eq!(state(&env, "old"), "collected");
+}
