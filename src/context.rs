@@ -39,7 +39,7 @@ impl<'ui> Ctx<'ui> {
         match session_at(&sessions, cwd) {
             Some(i) => Ok(sessions[i].record.id.clone()),
             None => Err(Error::usage(format!(
-                "no session named, and {} is not inside a session's worktree",
+                "no session id given, and {} is not inside any session's worktree",
                 cwd.display()
             ))
             .hint(format!(

@@ -55,8 +55,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         }
         _ if record.state == State::Collected => {
             return Err(gone(
-                "it was collected by `git bullpen gc` (its worktree was removed after its \
-                 work was published)",
+                "it was collected (`git bullpen gc` or `rm` removed its worktree)",
                 start_again_hint(&facts.id, facts.branch_exists, &facts.remote_branches),
             ))
         }

@@ -66,8 +66,8 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     }
     let f = facts::inspect(ctx, &stored.record)?;
     Err(Error::refused(format!(
-        "session {} was collected by `git bullpen gc` (its worktree was removed after its \
-         work was published); there is nothing to resume",
+        "session {} was collected (`git bullpen gc` or `rm` removed its worktree); there \
+         is nothing to resume",
         stored.record.id
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))

@@ -563,7 +563,10 @@ fn path_of_a_session_without_a_worktree_fails_and_prints_nothing() {
     let run = env.bullpen(&["path", "y"]).fails();
     assert_eq!(run.code(), 128, "{}", run.stderr);
     assert_eq!(run.stdout, "");
-    assert_contains(&run.stderr, "collected by `git bullpen gc`");
+    assert_contains(
+        &run.stderr,
+        "was collected (`git bullpen gc` or `rm` removed its worktree)",
+    );
     assert_contains(&run.stderr, "--base bullpen/y");
 
     // Neither worktree nor branch.
@@ -608,7 +611,7 @@ fn path_and_resume_without_an_id_mean_the_session_you_are_in() {
     for args in [&["path"][..], &["resume"], &["resume", "--", "true"]] {
         let run = env.bullpen(args).fails();
         assert_eq!(run.code(), 129, "{args:?}: {}", run.stderr);
-        assert_contains(&run.stderr, "is not inside a session's worktree");
+        assert_contains(&run.stderr, "is not inside any session's worktree");
         assert_contains(&run.stderr, "git bullpen ls");
     }
 }

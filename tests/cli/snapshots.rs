@@ -325,7 +325,7 @@ fn refusals_and_errors() {
     $ git bullpen resume c-collected -- touch ran
     exit 3
     --- stderr
-    error: session c-collected was collected by `git bullpen gc` (its worktree was removed after its work was published); there is nothing to resume
+    error: session c-collected was collected (`git bullpen gc` or `rm` removed its worktree); there is nothing to resume
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/c-collected`
 
     $ git bullpen resume e-gone -- touch ran
@@ -385,5 +385,79 @@ fn refusals_and_errors() {
     error: invalid value 'Not-Valid' for '[ID]': invalid session id "Not-Valid": it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no "..", not ending in ".lock" or ".")
 
     For more information, try '--help'.
+    "#);
+}
+
+#[test]
+fn lifecycle_messages() {
+    let env = setup();
+    spawn_pushed(&env, "a-published", COMMIT);
+    env.spawn_sh("b-unpushed", COMMIT);
+    env.bullpen(&["spawn", "c-gone", "--", "sh", "-c", "exit 5"])
+        .fails();
+    std::fs::remove_dir_all(env.worktree_of("c-gone")).unwrap();
+    let table = show_all(
+        &env,
+        &[
+            &["rm", "b-unpushed"][..],
+            &["rm", "--dry-run", "--force", "b-unpushed"],
+            &["rm", "a-published"],
+            &["rm", "a-published"],
+            &["path", "a-published"],
+            &["path", "c-gone"],
+            &["path"],
+            &["wait", "c-gone"],
+            &["rm", "nope"],
+        ],
+    );
+    insta::assert_snapshot!(table, @r#"
+    $ git bullpen rm b-unpushed
+    exit 3
+    --- stdout
+    kept  b-unpushed: 1 commit not on any remote
+    --- stderr
+    hint: b-unpushed: `git bullpen rm --force b-unpushed` removes it anyway, discarding that work
+
+    $ git bullpen rm --dry-run --force b-unpushed
+    exit 0
+    --- stdout
+    would remove  b-unpushed: forced: discarded 1 commit not on any remote
+
+    $ git bullpen rm a-published
+    exit 0
+    --- stdout
+    removed  a-published: published, clean and idle
+
+    $ git bullpen rm a-published
+    exit 0
+    --- stdout
+    collected  a-published: already collected
+
+    $ git bullpen path a-published
+    exit 128
+    --- stderr
+    error: session a-published has no worktree to go to: it was collected (`git bullpen gc` or `rm` removed its worktree)
+    hint: to start again from its pushed branch: `git bullpen spawn <new-id> --base origin/bullpen/a-published`
+
+    $ git bullpen path c-gone
+    exit 128
+    --- stderr
+    error: session c-gone has no worktree to go to: [ROOT]/bullpen-home/worktrees/repo-[KEY]/c-gone does not exist
+    hint: `git bullpen resume c-gone` recreates it from bullpen/c-gone
+
+    $ git bullpen path
+    exit 129
+    --- stderr
+    error: no session id given, and [ROOT]/repo is not inside any session's worktree
+    hint: name one: git bullpen path <id> (`git bullpen ls` lists them)
+
+    $ git bullpen wait c-gone
+    exit 5
+
+    $ git bullpen rm nope
+    exit 128
+    --- stderr
+    error: no session named "nope"
+    hint: see `git bullpen ls --all` for the sessions there are
     "#);
 }
