@@ -72,5 +72,5 @@ pub fn session_at(sessions: &[Stored], cwd: &Path) -> Option<usize> {
 }
 
 fn resolved(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| crate::model::paths::normalize(path))
+    crate::sys::paths::comparable(path)
 }

@@ -28,9 +28,11 @@ The columns, and what their cells say:
   BRANCH     +N: commits on bullpen/<id> since its base; -M (with --status):
              commits its base branch gained since, which bullpen/<id> lacks;
              gone: the branch does not exist
-  CHANGES    with --status: uncommitted work in the worktree: NM modified
-             files, NS staged changes, N? untracked files (ignored files do
-             not count); clean; - when there is no worktree to look into
+  CHANGES    with --status: uncommitted work in the worktree, as gc counts
+             it: NM modified files, ND deleted files, NS staged changes, N?
+             untracked files (ignored files do not count, except those an
+             untracked .gitignore hides); clean; - when there is no worktree
+             to look into
   PUBLISHED  with --status: yes when the branch tip is on a remote-tracking
              ref (refs/remotes/*), no when it is not, - when the branch is gone
   WORKTREE   relative to the worktree root, which the line under the table
@@ -48,8 +50,8 @@ remote: the facts gc and rm decide on.
 --json prints an array of objects with the stable keys id, state, branch, base, \
 worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
 log (the background log's path), session_command (what a plain resume runs), current, \
-run_started_at, run_ended_at, base_ref, and, with --status, behind, modified, staged, \
-untracked, published, unpublished (null where unknown or not asked for); see the \
+run_started_at, run_ended_at, base_ref, and, with --status, behind, modified, deleted, \
+staged, untracked, published, unpublished (null where unknown or not asked for); see the \
 README for the contract.";
 
 /// List sessions.

@@ -8,19 +8,30 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::facts::{gather_sessions, key, orphan_facts};
+use super::facts::{created_here_at, gather_sessions, key, orphan_facts};
 use super::plan::{
-    self, AdminDecision, AdminFacts, Decision, Link, OrphanDecision, SessionFacts, Via,
+    self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
+    Via,
 };
 use super::report::{collected_reason, discarded_reason, removed_reason, rm_hint, Action, Entry};
 use super::teardown::{self, Target};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
-use crate::git::DotGit;
+use crate::git::{DotGit, EntryRemoval};
 use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, RECORD_PREFIX};
 use crate::model::{time, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+
+/// The hint for an entry left for the next gc because of `e`: what the error
+/// itself says to do (a stale lock: git's advice), else to run gc again.
+fn again(e: &anyhow::Error) -> String {
+    let (_, hints) = crate::model::error::classify(e);
+    match hints.is_empty() {
+        true => "run `git bullpen gc` again".to_owned(),
+        false => hints.join(" "),
+    }
+}
 
 /// How often busy sessions are looked at again under `--wait`.
 const POLL: Duration = Duration::from_millis(250);
@@ -118,12 +129,17 @@ impl Gc<'_> {
         let (collected, live): (Vec<Stored>, Vec<Stored>) = records
             .into_iter()
             .partition(|s| s.record.state == State::Collected);
+        let ids: HashSet<SessionId> = collected
+            .iter()
+            .chain(&live)
+            .map(|s| s.record.id.clone())
+            .collect();
         let collected: Vec<PathBuf> = collected
             .iter()
             .map(|s| PathBuf::from(&s.record.worktree))
             .collect();
 
-        entries.extend(self.admin_entries()?);
+        entries.extend(self.admin_entries(&ids)?);
         entries.extend(self.orphans(&live, &collected)?);
         entries.extend(self.sessions(live)?);
         Ok(entries)
@@ -157,7 +173,7 @@ impl Gc<'_> {
         let mut announced = false;
         while !pending.is_empty() {
             let waiting = self.waiting && Instant::now() < self.deadline;
-            let facts = gather_sessions(self.ctx, &pending)?;
+            let facts = gather_sessions(self.ctx, &pending, self.planner())?;
             let mut deferred = Vec::new();
             for (stored, facts) in pending.into_iter().zip(facts) {
                 let step = match facts {
@@ -173,7 +189,7 @@ impl Gc<'_> {
                             Step::Done(self.planned(&stored.record, &decision, &f))
                         } else {
                             match decision {
-                                Decision::Keep(_) => {
+                                Decision::Keep(_) if !idle_note(&f, &decision) => {
                                     Step::Done(self.planned(&stored.record, &decision, &f))
                                 }
                                 _ => self.execute(&stored, waiting),
@@ -221,11 +237,15 @@ impl Gc<'_> {
     }
 
     /// The plan for one session: gc's, or what `rm --force` may discard.
-    fn decide(&self, f: &SessionFacts) -> Decision {
+    fn planner(&self) -> fn(&SessionFacts) -> Decision {
         match self.mode {
-            Mode::Rm { force: true } => plan::plan_forced(f),
-            _ => plan::plan_session(f),
+            Mode::Rm { force: true } => plan::plan_forced,
+            _ => plan::plan_session,
         }
+    }
+
+    fn decide(&self, f: &SessionFacts) -> Decision {
+        self.planner()(f)
     }
 
     /// `rm --force`: what the removal discards (work gc would have kept).
@@ -234,7 +254,7 @@ impl Gc<'_> {
             return reason;
         }
         let dirt = match &f.dirt {
-            Some(Ok(d)) => Some(*d),
+            Some(Ok(d)) => Some(d.clone()),
             _ if f.on_disk == plan::OnDisk::Directory => {
                 self.ctx.repo.dirt(Path::new(&f.worktree)).ok()
             }
@@ -315,7 +335,7 @@ impl Gc<'_> {
                 "collected by another gc meanwhile".to_owned(),
             ));
         }
-        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh)) {
+        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh), self.planner()) {
             Ok(mut v) => match v.pop() {
                 Some(Ok(f)) => f,
                 Some(Err(e)) => {
@@ -336,15 +356,46 @@ impl Gc<'_> {
         let decision = self.decide(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
+            Decision::Keep(_) if idle_note(&facts, &decision) => {
+                // An earlier gc noted a teardown that no gc can finish (see
+                // `idle_note`). The note would only keep the session from running
+                // again, and `resume`'s hint ("run gc to finish it") from working.
+                let r = &fresh.record;
+                if let Err(e) = store::try_update(repo, &fresh, "gc: nothing to finish", |r| {
+                    r.extra.remove(MARKER_KEY);
+                }) {
+                    self.ctx.ui.warn(format!(
+                        "{}: could not clear the teardown note in its record: {e:#}",
+                        r.id
+                    ));
+                }
+                Step::Done(self.planned(r, &decision, &facts))
+            }
             Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision, &facts)),
             Decision::Collect { tip } => {
-                if facts.registration.as_ref().is_some_and(|r| !r.locked) {
-                    if let Err(e) = repo.worktree_prune() {
-                        return self.degraded(
-                            &fresh.record,
-                            format!("its worktree entry could not be pruned: {e:#}"),
-                            "run `git worktree prune`, then `git bullpen gc` again",
-                        );
+                if let Some(reg) = facts.registration.as_ref().filter(|r| !r.locked) {
+                    // Exactly the session's own entry, registered for its path
+                    // (under the root it was created in: `trust::session_layout`).
+                    let path = crate::trust::session_layout(&self.ctx.layout, &fresh.record)
+                        .worktree_path(&fresh.record.id);
+                    match repo.remove_admin_entry(&reg.admin_id, &path) {
+                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+                        Ok(EntryRemoval::Refused(why)) => {
+                            return self.kept(
+                                &fresh.record,
+                                format!(
+                                    "the worktree is gone, but its worktree entry {} stays: {why}",
+                                    reg.admin_id
+                                ),
+                            )
+                        }
+                        Err(e) => {
+                            return self.degraded(
+                                &fresh.record,
+                                format!("its worktree entry could not be removed: {e:#}"),
+                                again(&e),
+                            )
+                        }
                     }
                 }
                 let reason = self.discarded(&facts, collected_reason(tip));
@@ -396,7 +447,7 @@ impl Gc<'_> {
                     return self.degraded(
                         &fresh.record,
                         format!("nothing removed: cannot record that teardown starts: {e:#}"),
-                        "run `git bullpen gc` again",
+                        again(&e),
                     );
                 }
             }
@@ -419,6 +470,7 @@ impl Gc<'_> {
                     path: &path,
                     admin_id: &admin_id,
                     via,
+                    tip,
                 },
             )
         };
@@ -429,8 +481,10 @@ impl Gc<'_> {
                 }
                 self.finish(stored, Some(tip), Action::Removed, reason)
             }
-            teardown::Outcome::Untouched(why) => {
-                if wrote_marker {
+            teardown::Outcome::Kept(why) => {
+                // The worktree is whole: nothing for a later gc to finish, and the
+                // session may run again.
+                if wrote_marker || stored.record.extra.contains_key(MARKER_KEY) {
                     if let Err(e) = store::update(repo, &stored, "gc: kept the worktree", |r| {
                         r.extra.remove(MARKER_KEY);
                     }) {
@@ -489,7 +543,7 @@ impl Gc<'_> {
                                 "the worktree is gone, but {} could not be deleted: {e:#}",
                                 r.id.branch()
                             ),
-                            "run `git bullpen gc` again",
+                            again(&e),
                         );
                     }
                 }
@@ -506,73 +560,93 @@ impl Gc<'_> {
                     "the worktree and branch are gone, but the record could not be marked \
                      collected: {e:#}"
                 ),
-                "run `git bullpen gc` again",
+                again(&e),
             ),
         }
     }
 
     // ----- leftovers -----
 
-    /// Worktree entries whose directory vanished: pruned (one `git worktree prune`).
-    fn admin_entries(&self) -> Result<Vec<Entry>> {
+    /// Admin entries of sessions' worktrees whose directory vanished: each removed
+    /// by itself (never `git worktree prune`). Entries registered anywhere else
+    /// than `<worktree root>/<id>` of a session are not gc's: a user's worktree
+    /// on a disk that is not mounted keeps its registration.
+    fn admin_entries(&self, sessions: &HashSet<SessionId>) -> Result<Vec<Entry>> {
         let repo = &self.ctx.repo;
-        let facts: Vec<AdminFacts> = repo
+        let layout = &self.ctx.layout;
+        let session_of = |path: &Path| -> Option<SessionId> {
+            let id: SessionId = path.file_name()?.to_str()?.parse().ok()?;
+            (sessions.contains(&id) && key(&layout.worktree_path(&id)) == key(path)).then_some(id)
+        };
+        let facts: Vec<(AdminFacts, Option<SessionId>)> = repo
             .worktrees()?
             .into_iter()
             .filter(|w| !w.exists)
             .filter_map(|w| {
-                Some(AdminFacts {
-                    admin_id: w.admin_id?,
-                    path: w.path.to_string_lossy().into_owned(),
-                    locked: w.locked,
-                })
+                let admin_id = w.admin_id?;
+                let session = session_of(&w.path);
+                let modules = session.as_ref().map(|_| {
+                    repo.nested_repositories(None, Some(&admin_id))
+                        .map_err(|e| format!("{e:#}"))
+                });
+                let created_here = match &session {
+                    Some(id) => {
+                        created_here_at(self.ctx, id, &layout.worktree_path(id).to_string_lossy())
+                    }
+                    None => Err("not a session's".to_owned()),
+                };
+                Some((
+                    AdminFacts {
+                        admin_id,
+                        path: w.path.to_string_lossy().into_owned(),
+                        locked: w.locked,
+                        session: session.as_ref().map(|s| s.to_string()),
+                        created_here,
+                        modules,
+                    },
+                    session,
+                ))
             })
             .collect();
-        let decisions: Vec<AdminDecision> = facts.iter().map(plan::plan_admin_entry).collect();
-        let to_prune = decisions.contains(&AdminDecision::Prune);
-        let mut prune_error = None;
-        let mut still_there = HashSet::new();
-        if to_prune && !self.dry_run {
-            let _lock = Lock::acquire(&self.ctx.layout.lock_path())?;
-            if let Err(e) = repo.worktree_prune() {
-                prune_error = Some(format!("{e:#}"));
-            }
-            still_there = repo
-                .worktrees()?
-                .into_iter()
-                .filter_map(|w| w.admin_id)
-                .collect();
-        }
         let mut out = Vec::new();
-        for (f, d) in facts.iter().zip(decisions) {
+        let mut lock = None;
+        for (f, session) in &facts {
             let mut e = Entry {
                 kind: "worktree-entry",
                 id: Some(f.admin_id.clone()),
                 action: Action::Pruned,
                 reason: format!("its directory {} is gone", f.path),
                 worktree: Some(f.path.clone()),
-                branch: None,
+                branch: session.as_ref().map(|s| s.branch()),
                 hint: None,
                 dry_run: self.dry_run,
             };
-            match d {
-                AdminDecision::Keep(why) => {
+            match (plan::plan_admin_entry(f), session) {
+                (AdminDecision::NotOurs, _) => continue,
+                (AdminDecision::Keep(why), _) => {
                     e.action = Action::Kept;
                     e.reason = format!("its directory {} is gone, but it is {why}", f.path);
                     // Sessions report their own locked entries; this is for the rest.
                 }
-                AdminDecision::Prune if !self.dry_run && still_there.contains(&f.admin_id) => {
-                    e.action = Action::Degraded;
-                    e.reason = format!(
-                        "git worktree prune left it in place{}",
-                        prune_error
-                            .as_deref()
-                            .map(|x| format!(": {x}"))
-                            .unwrap_or_default()
-                    );
-                    e.hint = Some("run `git worktree prune -v` to see why".to_owned());
+                (AdminDecision::Prune, _) if self.dry_run => {}
+                (AdminDecision::Prune, None) => continue,
+                (AdminDecision::Prune, Some(id)) => {
+                    if lock.is_none() {
+                        lock = Some(Lock::acquire(&layout.lock_path())?);
+                    }
+                    match repo.remove_admin_entry(&f.admin_id, &layout.worktree_path(id)) {
+                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+                        Ok(EntryRemoval::Refused(why)) => {
+                            e.action = Action::Kept;
+                            e.reason = format!("its directory {} is gone, but {why}", f.path);
+                        }
+                        Err(err) => {
+                            e.action = Action::Degraded;
+                            e.reason = format!("{err:#}");
+                            e.hint = Some("run `git bullpen gc` again".to_owned());
+                        }
+                    }
                 }
-                AdminDecision::Prune => {}
             }
             out.push(e);
         }
@@ -687,4 +761,14 @@ impl Gc<'_> {
             }
         }
     }
+}
+
+/// A teardown note that no gc can act on, on a session gc keeps: cleared (under
+/// the lock). The worktree is whole (its `.git` and admin entry point at each
+/// other: gc died before git ran, or git refused), or its directory is gone, or
+/// the branch moved since the note (its proof no longer holds).
+fn idle_note(f: &SessionFacts, decision: &Decision) -> bool {
+    let stale = matches!(decision, Decision::Keep(r) if r.contains(&Reason::MarkerStale));
+    f.marker.is_some()
+        && (stale || f.on_disk == OnDisk::Missing || plan::via(f) == Some(Via::GitWorktreeRemove))
 }

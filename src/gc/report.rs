@@ -135,7 +135,7 @@ pub fn discarded_reason(
         parts.push(Reason::Unpublished { ahead: *ahead }.describe(branch_name));
     }
     if let Some(d) = dirt.filter(|d| !d.is_clean()) {
-        parts.push(Reason::Dirty(*d).describe(branch_name));
+        parts.push(Reason::Dirty(d.clone()).describe(branch_name));
     }
     if parts.is_empty() {
         reason
@@ -160,8 +160,13 @@ pub fn rm_hint(
             "it is running: stop it first (`git bullpen stop {id}`), then rm it"
         ));
     }
+    // Kept under --force too, unless only for facts not gathered yet (what
+    // nothing but --force would have asked for).
+    let forced_keeps = matches!(forced, Decision::Keep(r) if !r.iter().all(|x| {
+        matches!(x, Reason::StatusNotChecked | Reason::NestedNotChecked)
+    }));
     match forced {
-        Decision::Keep(_) => None,
+        _ if forced_keeps => None,
         _ if !force => Some(format!(
             "`git bullpen rm --force {id}` removes it anyway, discarding that work"
         )),

@@ -2,17 +2,20 @@
 //!
 //! In-process (gix): discovery, worktree listing, records (objects + CAS ref
 //! transactions with forced reflogs), notes, reachability, status.
-//! Subprocess (git CLI, `LC_ALL=C`, argv in every error): `worktree add/remove/prune`,
+//! Subprocess (git CLI, `LC_ALL=C`, argv in every error): `worktree add/remove`,
 //! `fetch`, and `read-tree`/`status` against a temporary index for a worktree whose
 //! admin entry is gone.
 //!
 //! Files: `records` (refs + objects), `store` (session records and provenance
 //! notes on top of them), `history` (reachability), `notes`, `worktrees`
-//! (registered worktrees, `.git` entries), `status` (dirt), and `cli` (the one
-//! runner every `git` subprocess goes through).
+//! (registered worktrees, `.git` entries), `admin` (removing one session's admin
+//! entry, never `git worktree prune`), `nested` (repositories inside a worktree),
+//! `status` (dirt), and `cli` (the one runner every `git` subprocess goes through).
 
+mod admin;
 mod cli;
 mod history;
+mod nested;
 mod notes;
 mod records;
 mod status;
@@ -27,6 +30,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 pub use crate::model::{Dirt, Oid};
+pub use admin::EntryRemoval;
+pub use cli::WorktreeRemoval;
 
 use worktrees::dot_git_file_target;
 
@@ -266,7 +271,7 @@ impl Repo {
 }
 
 fn canonical_or_self(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    crate::sys::paths::canonical_or_self(path)
 }
 
 /// The common dir of a git dir: what its `commondir` file says (read whole, as

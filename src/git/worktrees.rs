@@ -225,7 +225,7 @@ pub(super) fn path_from_bytes(bytes: &[u8]) -> PathBuf {
 /// The worktree path registered in a `<common>/worktrees/<id>` admin dir, from
 /// its `gitdir` file (which names the worktree's `.git` file); `None` without one
 /// (or with an empty one: git does not count that as a worktree either).
-fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
+pub(super) fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
     let gitdir_file = admin_dir.join("gitdir");
     let content = match std::fs::read(&gitdir_file) {
         Ok(content) => content,

@@ -15,6 +15,7 @@ use anyhow::Result;
 use crate::context::{session_at, Ctx};
 use crate::git::store::{self, Stored};
 use crate::model::{Dirt, Oid, SessionId, State};
+use crate::sys::paths::canonical_or_self as canonical;
 use crate::sys::procfs;
 use table::{row, Facts, Row, StatusFacts};
 
@@ -189,8 +190,4 @@ fn behind(ctx: &Ctx, r: &crate::model::Record, tip: Oid) -> Option<usize> {
             ))
         })
         .ok()
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }

@@ -42,9 +42,12 @@ pub struct Row {
     /// With `--status` (else null): commits on `base_ref` the branch lacks,
     /// uncommitted work, and whether the tip is on a remote.
     pub behind: Option<usize>,
+    /// Modified tracked files (skip-worktree and assume-unchanged ones too).
     pub modified: Option<usize>,
     pub staged: Option<usize>,
+    /// Untracked files, those an untracked `.gitignore` hides too.
     pub untracked: Option<usize>,
+    pub deleted: Option<usize>,
     pub published: Option<bool>,
     /// Commits on the branch that no `refs/remotes/*` ref reaches.
     pub unpublished: Option<usize>,
@@ -94,6 +97,7 @@ pub fn row(r: &Record, f: &Facts) -> Row {
     }
     .and_then(time::parse_rfc3339);
     let status = f.status.clone().unwrap_or_default();
+    let dirt = status.dirt.as_ref();
     Row {
         id: r.id.to_string(),
         state: observed.as_str().to_owned(),
@@ -114,9 +118,10 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         run_ended_at,
         base_ref: r.base_ref.clone(),
         behind: status.behind,
-        modified: status.dirt.map(|d| d.modified),
-        staged: status.dirt.map(|d| d.staged),
-        untracked: status.dirt.map(|d| d.untracked),
+        modified: dirt.map(|d| d.modified + d.unseen),
+        staged: dirt.map(|d| d.staged),
+        untracked: dirt.map(|d| d.untracked + d.hiding.iter().map(|h| h.files).sum::<usize>()),
+        deleted: dirt.map(|d| d.deleted),
         published: status.published,
         unpublished: status.unpublished,
         observed: Some(observed),
@@ -173,12 +178,13 @@ fn branch_cell(r: &Row) -> String {
     }
 }
 
-/// `clean`, `2M 1S 4?` (modified, staged, untracked), `-` when unknown.
+/// `clean`, `2M 1D 1S 4?` (modified, deleted, staged, untracked), `-` when unknown.
 fn changes_cell(r: &Row) -> String {
-    let (Some(m), Some(s), Some(u)) = (r.modified, r.staged, r.untracked) else {
+    let (Some(m), Some(d), Some(s), Some(u)) = (r.modified, r.deleted, r.staged, r.untracked)
+    else {
         return "-".to_owned();
     };
-    let parts: Vec<String> = [(m, "M"), (s, "S"), (u, "?")]
+    let parts: Vec<String> = [(m, "M"), (d, "D"), (s, "S"), (u, "?")]
         .iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, l)| format!("{n}{l}"))
@@ -547,6 +553,7 @@ mod tests {
                 modified: 2,
                 staged: 1,
                 untracked: 4,
+                ..Dirt::default()
             }),
             behind: Some(5),
             published: Some(false),

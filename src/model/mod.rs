@@ -21,4 +21,4 @@ pub use error::{Error, Kind};
 pub use id::SessionId;
 pub use oid::Oid;
 pub use record::{Exit, Observed, Process, Record, State};
-pub use status::Dirt;
+pub use status::{Dirt, Hiding, Nested, NestedKind};

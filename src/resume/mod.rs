@@ -12,11 +12,12 @@ use anyhow::{anyhow, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::git::EntryRemoval;
 use crate::model::command::render_command;
 use crate::model::{Error, SessionId, State};
 use crate::run;
 use crate::sys::lock::Lock;
-use crate::trust::decide::{may_run_recorded, Distrust};
+use crate::trust::decide::{created_here, may_run_recorded, Distrust};
 use crate::trust::local::Local;
 use decide::{decide, explain, start_again_hint, Placement};
 
@@ -158,19 +159,56 @@ fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
         .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
     let lock = Lock::acquire(&ctx.layout.lock_path())?;
     let f = facts::inspect(ctx, &stored.record)?;
-    let prune_first = match decide(&f) {
-        Placement::Recreate { prune_first } => prune_first,
+    let stale_entries = match decide(&f) {
+        Placement::Recreate { stale_entries } => stale_entries,
         Placement::Use => return Ok(stored),
         Placement::Refuse(why) => return Err(explain(&why, &f).into()),
     };
-    if prune_first {
-        ctx.ui.info(
-            "git still registers a worktree whose directory is gone (deleted by hand?); \
-             running `git worktree prune` first",
-        );
-        ctx.repo
-            .worktree_prune()
-            .context("cannot prune git's stale worktree entries")?;
+    if !stale_entries.is_empty() {
+        // Removing git's entry is a deletion: only for a worktree bullpen created here.
+        let created = Local::of(&ctx.layout, &stored.record.id).created();
+        let created = created
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(|e| format!("{e:#}"));
+        if let Err(why) = created_here(&stored.record.worktree, created) {
+            return Err(Error::refused(format!(
+                "cannot recreate the worktree of session {}: git still registers {} and {}",
+                stored.record.id,
+                path.display(),
+                why.describe()
+            ))
+            .hint(format!(
+                "if that entry is stale, `git worktree remove {}`, then resume again",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    for admin_id in stale_entries {
+        ctx.ui.info(format!(
+            "git still registers the worktree {} (its directory is gone); removing that \
+             entry ({admin_id}) first",
+            path.display()
+        ));
+        match ctx.repo.remove_admin_entry(&admin_id, &path) {
+            Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+            Ok(EntryRemoval::Refused(why)) => {
+                return Err(Error::refused(format!(
+                    "cannot recreate the worktree of session {}: git's entry {admin_id} for {} \
+                     stays: {why}",
+                    stored.record.id,
+                    path.display()
+                ))
+                .into())
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "cannot remove git's stale worktree entry {admin_id} for {}",
+                    path.display()
+                )))
+            }
+        }
     }
     ctx.ui.info(format!(
         "worktree {} is gone; recreating it from {}",

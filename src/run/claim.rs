@@ -6,13 +6,13 @@
 //! session's own `command` (and the local `command.json`) as they are: a
 //! one-off `resume <id> -- <cmd>` does not change what a plain `resume` runs.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::local::{LocalRun, LOCAL_SCHEMA};
 use crate::model::process::ProcessRef;
-use crate::model::{Exit, Oid, Process, State};
+use crate::model::{Oid, Process, State};
 use crate::trust::local::Local;
 
 /// What a run's claim writes into the record.
@@ -28,11 +28,17 @@ pub struct Claim<'a> {
     pub log: Option<String>,
 }
 
-/// Claim the run against exactly `stored` (no retry: a lost race runs nothing),
-/// then write the local proof. If the proof cannot be written the command must
-/// not run: the record is ended again (exit 127) and the error returned.
+/// Claim the run against exactly `stored` (no retry: a lost race runs nothing).
+/// The local proof of the run is written first, so that it exists as soon as the
+/// record says `running` (a `stop` right then must find it); a lost claim takes
+/// it away again. If the proof cannot be written the command must not run.
 pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     let id = &stored.record.id;
+    let local = Local::of(&ctx.layout, id);
+    let run = local_run(&c.process);
+    local.write_run(&run).with_context(|| {
+        format!("cannot write what this machine knows about session {id}'s run; nothing was run")
+    })?;
     let mut process = c.process.clone();
     process.command = Some(c.argv.to_vec());
     let claimed = store::try_update(&ctx.repo, stored, c.event, |r| {
@@ -45,6 +51,9 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
         }
     })
     .map_err(|e| {
+        if let Err(undo) = local.remove_run(run.command.pid) {
+            ctx.ui.warn(format!("{undo:#}"));
+        }
         if store::is_conflict(&e) {
             e.context(format!(
                 "session {id} changed while this run was starting (another start or stop got \
@@ -54,19 +63,6 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
             e.context(format!("cannot record that session {id} is running"))
         }
     })?;
-    let proven = Local::of(&ctx.layout, id).write_run(&local_run(&c.process));
-    if let Err(e) = proven {
-        let ended = store::try_update(&ctx.repo, &claimed, "exited (exit 127)", |r| {
-            r.state = State::Exited;
-            r.exit = Some(Exit::now(Some(127), None));
-        });
-        if let Err(undo) = ended {
-            ctx.ui.warn(format!("{undo:#}"));
-        }
-        return Err(e.context(format!(
-            "cannot write what this machine knows about session {id}'s run; nothing was run"
-        )));
-    }
     Ok(claimed)
 }
 

@@ -7,6 +7,7 @@ use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::command::render_command;
 use crate::model::{Exit, Oid, Record, State};
+use crate::trust::local::Local;
 
 /// Record the end of a run and write the provenance notes for the commits it made.
 pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<Stored> {
@@ -58,6 +59,12 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
     })?;
     if let Err(e) = notes_result {
         ctx.ui.warn(format!("{e:#}"));
+    }
+    // The run has ended: its local proof has nothing left to authorise.
+    if let Some(p) = &record.process {
+        if let Err(e) = Local::of(&ctx.layout, &record.id).remove_run(p.pid) {
+            ctx.ui.warn(format!("{e:#}"));
+        }
     }
     Ok(done)
 }

@@ -70,7 +70,10 @@ pub fn stop(ctx: &Ctx, id: &SessionId, timeout: Duration) -> Result<i32> {
 fn authority(ctx: &Ctx, stored: &Stored) -> Result<Authority> {
     let record = &stored.record;
     let id = &record.id;
-    let local = Local::of(&ctx.layout, id).run();
+    let local = match &record.process {
+        Some(p) => Local::of(&ctx.layout, id).run(p.pid),
+        None => Ok(None),
+    };
     let decided = match (&local, &record.process) {
         (Err(e), _) => Err(Distrust::NoLocalRun(Some(format!("{e:#}")))),
         (Ok(_), None) => Err(Distrust::RunMismatch),

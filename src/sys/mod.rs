@@ -4,4 +4,5 @@
 pub mod atomic;
 pub mod layout;
 pub mod lock;
+pub mod paths;
 pub mod procfs;

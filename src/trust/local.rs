@@ -4,11 +4,14 @@
 //! - `created.json`: spawn created the worktree, at this path, under this root;
 //! - `command.json`: the session's command as this machine recorded it (spawn,
 //!   or `resume --save`); a plain `resume` runs it;
-//! - `run.json`: the run this machine started last (`stop` may signal it).
+//! - `run-<pid>.json`: a run this machine started, by its command's pid (`stop`
+//!   may signal it). Written before the run's claim (so that the proof exists as
+//!   soon as the record says `running`), removed when the claim is lost or the
+//!   run's end is recorded.
 //!
-//! Each file has one writer at a time (spawn for `created`; spawn, then
-//! `resume --save` for `command`; whoever won the run's claim for `run`) and is
-//! replaced atomically.
+//! Each file has one writer (spawn for `created`; spawn, then `resume --save`
+//! for `command`; the claimer of a run for its `run-<pid>`) and is replaced
+//! atomically.
 
 use std::path::PathBuf;
 
@@ -74,12 +77,24 @@ impl Local {
         )
     }
 
-    pub fn run(&self) -> Result<Option<LocalRun>> {
-        self.read("run.json")
+    /// The run this machine started whose command has `pid`.
+    pub fn run(&self, pid: u32) -> Result<Option<LocalRun>> {
+        self.read(&format!("run-{pid}.json"))
     }
 
     pub fn write_run(&self, run: &LocalRun) -> Result<()> {
-        self.write("run.json", run)
+        self.write(&format!("run-{}.json", run.command.pid), run)
+    }
+
+    /// Forget a run (its claim was lost, or its end is recorded).
+    pub fn remove_run(&self, pid: u32) -> Result<()> {
+        let path = self.dir.join(format!("run-{pid}.json"));
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Forget the session (a failed spawn's undo).

@@ -903,6 +903,11 @@ fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
     kill(sup, libc::SIGKILL);
     kill(leader, libc::SIGKILL);
     env.wait_state("a", "lost");
+    // SIGKILL lands asynchronously: until the leader is dead, resume rightly
+    // names it (the first living process of the run) rather than its child.
+    wait_for("the command to be dead", || {
+        proc_stat(leader).is_none_or(|p| !p.alive()).then_some(())
+    });
     for args in [
         &["resume", "a", "--", "touch", "second"][..],
         &["resume", "--bg", "a", "--", "touch", "second"][..],

@@ -30,6 +30,7 @@ pub(crate) fn assert_row_keys(row: &serde_json::Value) {
         "modified",
         "staged",
         "untracked",
+        "deleted",
         "published",
         "unpublished",
     ] {
@@ -340,6 +341,10 @@ fn ls_shows_when_the_last_run_ended_not_when_the_session_was_made() {
 fn ls_status_shows_uncommitted_work_behind_and_published() {
     let env = Env::new();
     env.add_bare_remote();
+    std::fs::write(env.repo.join(".gitignore"), "target/\n").unwrap();
+    env.git(&env.repo, &["add", ".gitignore"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "ignore target"])
+        .ok();
     // a: pushed, then dirty in every way; b: one unpublished commit; main moves on.
     let a = env.spawn_sh("a", "git commit -q --allow-empty -m a");
     env.git(&a, &["push", "-q", "origin", "bullpen/a"]).ok();
@@ -349,7 +354,6 @@ fn ls_status_shows_uncommitted_work_behind_and_published() {
     std::fs::write(a.join("new1"), "u\n").unwrap();
     std::fs::write(a.join("new2"), "u\n").unwrap();
     std::fs::create_dir_all(a.join("target")).unwrap();
-    std::fs::write(a.join(".gitignore"), "target/\n").unwrap();
     std::fs::write(a.join("target/ignored"), "i\n").unwrap();
     env.spawn_sh("b", "git commit -q --allow-empty -m b");
     env.git_out(&["commit", "-q", "--allow-empty", "-m", "main moves"]);
@@ -364,7 +368,7 @@ fn ls_status_shows_uncommitted_work_behind_and_published() {
     );
     assert_eq!(
         cells(lines[1])[2..],
-        ["+1 -2", "1M 1S 3?", "yes", "a"],
+        ["+1 -2", "1M 1S 2?", "yes", "a"],
         "{table}"
     );
     assert_eq!(
@@ -382,7 +386,7 @@ fn ls_status_shows_uncommitted_work_behind_and_published() {
     assert_row_keys(ja);
     assert_eq!(
         (&ja["modified"], &ja["staged"], &ja["untracked"]),
-        (&1.into(), &1.into(), &3.into()),
+        (&1.into(), &1.into(), &2.into()),
         "{ja}"
     );
     assert_eq!(ja["published"], true);

@@ -156,7 +156,7 @@ fn resumed_event_and_notes_cover_only_commits_made_while_resumed() {
 fn recreates_a_worktree_deleted_by_hand() {
     let env = Env::new();
     let wt = spawn(&env, "x");
-    // rm -rf: git keeps its admin entry, which must be pruned first.
+    // rm -rf: git keeps its admin entry, which must go first (that one only).
     std::fs::remove_dir_all(&wt).unwrap();
     let run = resume(
         &env,
@@ -166,7 +166,8 @@ fn recreates_a_worktree_deleted_by_hand() {
     .ok();
     assert_eq!(run.stdout, "bullpen/x\n");
     assert_contains(&run.stderr, "recreating");
-    assert_contains(&run.stderr, "git worktree prune");
+    assert_contains(&run.stderr, "git still registers the worktree");
+    assert_contains(&run.stderr, "removing that entry (x) first");
     assert!(wt.join("README").is_file());
     let log = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/x"]);
     assert!(log.contains("bullpen: x worktree recreated"), "{log}");
@@ -174,7 +175,7 @@ fn recreates_a_worktree_deleted_by_hand() {
     rm_worktree_by_hand(&env, &wt);
     let run = resume(&env, "x", &["--", "pwd"]).ok();
     assert_eq!(run.stdout.trim(), s(&wt));
-    assert!(!run.stderr.contains("prune"), "{}", run.stderr);
+    assert!(!run.stderr.contains("still registers"), "{}", run.stderr);
 }
 
 #[test]
@@ -252,6 +253,37 @@ fn a_branch_checked_out_in_another_worktree_is_refused() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn the_branch_in_a_worktree_whose_disk_is_away_is_refused_and_its_entry_kept() {
+    let env = Env::new();
+    let wt = spawn(&env, "x");
+    // The user moved the session's worktree to a disk, then unmounted it.
+    let disk = env.root().join("usb");
+    let moved = disk.join("x");
+    std::fs::create_dir_all(&disk).unwrap();
+    env.git_out(&["worktree", "move", s(&wt), s(&moved)]);
+    let away = env.root().join("usb-away");
+    std::fs::rename(&disk, &away).unwrap();
+    let run = assert_refused(
+        &env,
+        "x",
+        &[s(&moved), "whose directory is missing", "gone for good"],
+    );
+    let registered = |env: &Env| {
+        env.git_out(&["worktree", "list", "--porcelain"])
+            .lines()
+            .any(|l| l == format!("worktree {}", s(&moved)))
+    };
+    assert!(registered(&env), "its registration stays");
+    // Follow the hint: plugged back in, nothing was lost; gone for good, one
+    // `git worktree remove` and resume recreates the session's worktree.
+    let hint = format!("`git worktree remove {}`", s(&moved));
+    assert!(run.stderr.contains(&hint), "{}", run.stderr);
+    env.git_out(&["worktree", "remove", s(&moved)]);
+    resume(&env, "x", &["--", "true"]).ok();
+    assert!(wt.join("README").is_file());
 }
 
 // ----- occupied -----
