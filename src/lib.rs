@@ -16,3 +16,4 @@ pub mod stop;
 pub mod sys;
 pub mod trust;
 pub mod ui;
+pub mod wait;

@@ -104,6 +104,8 @@ pub struct Ui {
     option: Option<When>,
     terminal: Terminal,
     color: Cell<bool>,
+    /// How wide a line of a table may be (`ls`): `None` for as wide as it takes.
+    width: Option<usize>,
 }
 
 impl Ui {
@@ -120,6 +122,7 @@ impl Ui {
         ui.option = option;
         ui.terminal = Terminal::stdout();
         ui.color.set(decide_color(option, None, None, ui.terminal));
+        ui.width = stdout_width();
         ui
     }
 
@@ -131,6 +134,7 @@ impl Ui {
             option,
             terminal: Terminal::default(),
             color: Cell::new(color),
+            width: None,
         }
     }
 
@@ -168,6 +172,12 @@ impl Ui {
     /// Whether stdout gets colour.
     pub fn color(&self) -> bool {
         self.color.get()
+    }
+
+    /// How wide a table's lines may be: `$COLUMNS`, else the terminal's when
+    /// stdout is one, else `None` (a pipe gets whole lines).
+    pub fn width(&self) -> Option<usize> {
+        self.width
     }
 
     /// A line on stderr. A stderr that cannot be written to has nowhere to
@@ -264,6 +274,24 @@ pub fn one_line(e: &anyhow::Error) -> String {
         None => text,
     };
     text.replace('\n', " ")
+}
+
+/// `$COLUMNS` (as git reads it), else the width of the terminal on stdout.
+fn stdout_width() -> Option<usize> {
+    if let Some(n) = std::env::var(crate::model::config::ENV_COLUMNS)
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        return Some(n);
+    }
+    let stdout = std::io::stdout();
+    if !stdout.is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size_of(&stdout)
+        .map(|(terminal_size::Width(w), _)| usize::from(w))
+        .filter(|w| *w > 0)
 }
 
 /// A shared buffer that a [`Ui`] writes into (see [`Ui::capture`]).

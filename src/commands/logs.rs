@@ -33,7 +33,7 @@ const POLL: Duration = Duration::from_millis(100);
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session whose output to print.
-    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::logged_session_id_candidates))]
     pub id: SessionId,
 
     /// Keep printing new output until the session's run ends.

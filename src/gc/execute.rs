@@ -13,7 +13,7 @@ use super::plan::{
     self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
     Via,
 };
-use super::report::{collected_reason, removed_reason, Action, Entry};
+use super::report::{collected_reason, discarded_reason, removed_reason, rm_hint, Action, Entry};
 use super::teardown::{self, Target};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
@@ -43,6 +43,26 @@ pub struct Options {
     pub wait: Duration,
 }
 
+/// `rm`: gc's rules, executor and teardown for these sessions only (no
+/// leftovers, no sweep); with `force`, unpublished commits and uncommitted
+/// changes do not keep a session (`plan::plan_forced`), everything else does.
+/// The report, in the order given.
+pub fn remove_sessions(
+    ctx: &Ctx,
+    sessions: Vec<Stored>,
+    dry_run: bool,
+    force: bool,
+) -> Result<Vec<Entry>> {
+    let mut gc = Gc {
+        ctx,
+        dry_run,
+        deadline: Instant::now(),
+        waiting: false,
+        mode: Mode::Rm { force },
+    };
+    gc.sessions(sessions)
+}
+
 /// Decide and act for every session and leftover; the report, in order.
 pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
     if !opts.dry_run {
@@ -58,6 +78,7 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
         dry_run: opts.dry_run,
         deadline: Instant::now() + opts.wait,
         waiting: opts.wait > Duration::ZERO && !opts.dry_run,
+        mode: Mode::Gc,
     };
     gc.all()
 }
@@ -68,6 +89,17 @@ struct Gc<'a> {
     deadline: Instant,
     /// `--wait` given (and not a dry run).
     waiting: bool,
+    mode: Mode,
+}
+
+/// Who runs the executor.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Gc,
+    /// `git bullpen rm [--force]`.
+    Rm {
+        force: bool,
+    },
 }
 
 /// What handling one session came to.
@@ -141,7 +173,7 @@ impl Gc<'_> {
         let mut announced = false;
         while !pending.is_empty() {
             let waiting = self.waiting && Instant::now() < self.deadline;
-            let facts = gather_sessions(self.ctx, &pending)?;
+            let facts = gather_sessions(self.ctx, &pending, self.planner())?;
             let mut deferred = Vec::new();
             for (stored, facts) in pending.into_iter().zip(facts) {
                 let step = match facts {
@@ -150,15 +182,15 @@ impl Gc<'_> {
                         format!("cannot tell what state it is in: {e:#}"),
                     ),
                     Ok(f) => {
-                        let decision = plan::plan_session(&f);
+                        let decision = self.decide(&f);
                         if waiting && decision.is_waitable() {
                             Step::Defer
                         } else if self.dry_run {
-                            Step::Done(self.planned(&stored.record, &decision))
+                            Step::Done(self.planned(&stored.record, &decision, &f))
                         } else {
                             match decision {
                                 Decision::Keep(_) if !idle_note(&f, &decision) => {
-                                    Step::Done(self.planned(&stored.record, &decision))
+                                    Step::Done(self.planned(&stored.record, &decision, &f))
                                 }
                                 _ => self.execute(&stored, waiting),
                             }
@@ -204,28 +236,64 @@ impl Gc<'_> {
         Step::Done(self.entry("session", Some(r), Action::Kept, reason.into()))
     }
 
-    /// The entry for a decision as planned (dry run, or a kept session).
-    fn planned(&self, r: &Record, d: &Decision) -> Entry {
-        match d {
-            Decision::Remove { via, .. } => {
-                self.entry("session", Some(r), Action::Removed, removed_reason(*via))
+    /// The plan for one session: gc's, or what `rm --force` may discard.
+    fn planner(&self) -> fn(&SessionFacts) -> Decision {
+        match self.mode {
+            Mode::Rm { force: true } => plan::plan_forced,
+            _ => plan::plan_session,
+        }
+    }
+
+    fn decide(&self, f: &SessionFacts) -> Decision {
+        self.planner()(f)
+    }
+
+    /// `rm --force`: what the removal discards (work gc would have kept).
+    fn discarded(&self, f: &SessionFacts, reason: String) -> String {
+        if self.mode != (Mode::Rm { force: true }) {
+            return reason;
+        }
+        let dirt = match &f.dirt {
+            Some(Ok(d)) => Some(d.clone()),
+            _ if f.on_disk == plan::OnDisk::Directory => {
+                self.ctx.repo.dirt(Path::new(&f.worktree)).ok()
             }
+            _ => None,
+        };
+        discarded_reason(reason, &f.branch_state, dirt.as_ref(), &f.branch)
+    }
+
+    /// The entry for a decision as planned (dry run, or a kept session).
+    fn planned(&self, r: &Record, d: &Decision, f: &SessionFacts) -> Entry {
+        match d {
+            Decision::Remove { via, .. } => self.entry(
+                "session",
+                Some(r),
+                Action::Removed,
+                self.discarded(f, removed_reason(*via)),
+            ),
             Decision::Collect { tip } => self.entry(
                 "session",
                 Some(r),
                 Action::Collected,
-                collected_reason(*tip),
+                self.discarded(f, collected_reason(*tip)),
             ),
-            Decision::Keep(reasons) => self.entry(
-                "session",
-                Some(r),
-                Action::Kept,
-                reasons
-                    .iter()
-                    .map(|x| x.describe(&r.id.branch()))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
+            Decision::Keep(reasons) => {
+                let mut e = self.entry(
+                    "session",
+                    Some(r),
+                    Action::Kept,
+                    reasons
+                        .iter()
+                        .map(|x| x.describe(&r.id.branch()))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                );
+                if let Mode::Rm { force } = self.mode {
+                    e.hint = rm_hint(&r.id, reasons, force, &plan::plan_forced(f));
+                }
+                e
+            }
         }
     }
 
@@ -267,7 +335,7 @@ impl Gc<'_> {
                 "collected by another gc meanwhile".to_owned(),
             ));
         }
-        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh)) {
+        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh), self.planner()) {
             Ok(mut v) => match v.pop() {
                 Some(Ok(f)) => f,
                 Some(Err(e)) => {
@@ -285,7 +353,7 @@ impl Gc<'_> {
                 )
             }
         };
-        let decision = plan::plan_session(&facts);
+        let decision = self.decide(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
             Decision::Keep(_) if idle_note(&facts, &decision) => {
@@ -301,13 +369,15 @@ impl Gc<'_> {
                         r.id
                     ));
                 }
-                Step::Done(self.planned(r, &decision))
+                Step::Done(self.planned(r, &decision, &facts))
             }
-            Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision)),
+            Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision, &facts)),
             Decision::Collect { tip } => {
                 if let Some(reg) = facts.registration.as_ref().filter(|r| !r.locked) {
-                    // Exactly the session's own entry, registered for its path.
-                    let path = self.ctx.layout.worktree_path(&fresh.record.id);
+                    // Exactly the session's own entry, registered for its path
+                    // (under the root it was created in: `trust::session_layout`).
+                    let path = crate::trust::session_layout(&self.ctx.layout, &fresh.record)
+                        .worktree_path(&fresh.record.id);
                     match repo.remove_admin_entry(&reg.admin_id, &path) {
                         Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
                         Ok(EntryRemoval::Refused(why)) => {
@@ -328,7 +398,8 @@ impl Gc<'_> {
                         }
                     }
                 }
-                self.finish(fresh, tip, Action::Collected, collected_reason(tip))
+                let reason = self.discarded(&facts, collected_reason(tip));
+                self.finish(fresh, tip, Action::Collected, reason)
             }
             Decision::Remove { via, tip } => self.remove(fresh, &facts, via, tip),
         }
@@ -382,22 +453,33 @@ impl Gc<'_> {
             }
         };
         let path = PathBuf::from(&stored.record.worktree);
-        let outcome = teardown::remove_worktree(
-            repo,
-            &self.ctx.layout,
-            &Target {
-                path: &path,
-                admin_id: &admin_id,
-                via,
-                tip,
-            },
-        );
+        let reason = self.discarded(facts, removed_reason(via));
+        // `rm --force` lets git discard the changes (`git worktree remove
+        // --force`); whatever git leaves is taken down as gc would.
+        let forced = self.mode == (Mode::Rm { force: true })
+            && via == Via::GitWorktreeRemove
+            && repo.worktree_remove_forced(&path).is_ok()
+            && path.symlink_metadata().is_err();
+        let outcome = if forced {
+            teardown::Outcome::Removed { notes: Vec::new() }
+        } else {
+            teardown::remove_worktree(
+                repo,
+                &crate::trust::session_layout(&self.ctx.layout, &stored.record),
+                &Target {
+                    path: &path,
+                    admin_id: &admin_id,
+                    via,
+                    tip,
+                },
+            )
+        };
         match outcome {
             teardown::Outcome::Removed { notes } => {
                 for n in notes {
                     self.ctx.ui.info(format!("{}: {n}", stored.record.id));
                 }
-                self.finish(stored, Some(tip), Action::Removed, removed_reason(via))
+                self.finish(stored, Some(tip), Action::Removed, reason)
             }
             teardown::Outcome::Kept(why) => {
                 // The worktree is whole: nothing for a later gc to finish, and the

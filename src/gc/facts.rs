@@ -49,13 +49,13 @@ impl PlacePaths {
     }
 }
 
-fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
+fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
     let lexical = PlacePaths {
-        root: ctx.layout.worktree_root.clone(),
+        root: root.to_path_buf(),
         home: home.as_deref().map(normalize),
         repo: ctx.repo.main_worktree().to_path_buf(),
         git_dir: ctx.repo.common_dir().to_path_buf(),
@@ -72,11 +72,17 @@ fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
 
 /// Gather the facts of these sessions: one publish walk for all of them, one
 /// `/proc` scan for all their directories, a status per trusted worktree.
-pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionFacts>>> {
+/// `plan` decides where the costly facts (status, nested repositories) are
+/// needed: gc's plan, or `rm --force`'s.
+pub(crate) fn gather_sessions(
+    ctx: &Ctx,
+    sessions: &[Stored],
+    plan: fn(&SessionFacts) -> plan::Decision,
+) -> Result<Vec<Result<SessionFacts>>> {
     let repo = &ctx.repo;
     let worktrees = repo.worktrees()?;
     let known = Known::new(&worktrees);
-    let (lexical, canonical) = place_paths(ctx);
+    let (lexical, canonical) = place_paths(ctx, &ctx.layout.worktree_root);
     let tips: Vec<Result<Option<Oid>>> = sessions
         .iter()
         .map(|s| repo.ref_target(&s.record.id.branch_ref()))
@@ -130,7 +136,7 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
     let mut through_entry = Vec::new();
     for (i, f) in partial.iter_mut().enumerate() {
         let Ok(f) = f else { continue };
-        if !plan::plan_session(f).needs_status() {
+        if !plan(f).needs_status() {
             continue;
         }
         match status_via(f) {
@@ -162,7 +168,7 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
     let mut targets = Vec::new();
     for (i, f) in partial.iter().enumerate() {
         let Ok(f) = f else { continue };
-        if !plan::plan_session(f).needs_nested() {
+        if !plan(f).needs_nested() {
             continue;
         }
         let dir = (f.on_disk == OnDisk::Directory).then(|| PathBuf::from(&f.worktree));
@@ -234,6 +240,17 @@ fn session_facts(
     let path = PathBuf::from(&r.worktree);
     let branch_ref = r.id.branch_ref();
     let resolved = std::fs::canonicalize(&path).ok();
+    // A session this machine created under an earlier worktree root is checked
+    // against that root (`trust::session_layout`); any other record against the
+    // current one.
+    let own = crate::trust::session_layout(&ctx.layout, r);
+    let own_places;
+    let (lexical, canonical) = if own.worktree_root == ctx.layout.worktree_root {
+        (lexical, canonical)
+    } else {
+        own_places = place_paths(ctx, &own.worktree_root);
+        (&own_places.0, &own_places.1)
+    };
     let canonical_places = canonical.places();
     let mut untrusted = plan::untrusted(
         &path,

@@ -489,6 +489,20 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     }
 }
 
+/// `rm --force`: gc's decision when unpublished commits and uncommitted changes
+/// do not count (they are what `--force` discards). Everything else still
+/// keeps the session: trust and the local proof, its own process running, other
+/// processes using it, a lock, the branch checked out elsewhere, repositories
+/// nested in it that hold work (they are not the session's to discard).
+pub fn plan_forced(f: &SessionFacts) -> Decision {
+    let mut f = f.clone();
+    if let Branch::Unpublished { tip, .. } = f.branch_state {
+        f.branch_state = Branch::Published { tip };
+    }
+    f.dirt = Some(Ok(Dirt::default()));
+    plan_session(&f)
+}
+
 /// Nested repositories that hold work keep the worktree. `true`: not looked for yet.
 fn nested_reasons(f: &SessionFacts, reasons: &mut Vec<Reason>) -> bool {
     match &f.nested {

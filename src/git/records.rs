@@ -22,6 +22,41 @@ impl Repo {
         Ok(Some(oid(commit.id)))
     }
 
+    /// The full name of the ref a revision names, following symbolic refs
+    /// (`HEAD` on main → `refs/heads/main`, `origin/main` →
+    /// `refs/remotes/origin/main`); `None` for anything else (an object id, a
+    /// detached HEAD, `main~2`).
+    pub fn named_ref(&self, rev: &str) -> Option<String> {
+        let mut reference = self.repo.try_find_reference(rev).ok()??;
+        for _ in 0..5 {
+            match reference.target() {
+                gix::refs::TargetRef::Object(_) => {
+                    return Some(reference.name().as_bstr().to_string())
+                }
+                gix::refs::TargetRef::Symbolic(name) => {
+                    let name = name.as_bstr().to_string();
+                    reference = self.repo.try_find_reference(name.as_str()).ok()??;
+                }
+            }
+        }
+        None
+    }
+
+    /// The full names of the refs under `prefix`, sorted, whatever they point at
+    /// (for completion: nothing is read but the refs).
+    pub fn ref_names_with_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .with_context(|| format!("could not list refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for reference in iter.flatten() {
+            out.push(reference.name().as_bstr().to_string());
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// Every ref whose full name starts with `prefix`, with the commit it points at.
     pub fn refs_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Oid)>> {
         let platform = self.repo.references().context("could not read refs")?;

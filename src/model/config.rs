@@ -12,6 +12,9 @@ pub const ENV_SESSION: &str = "BULLPEN_SESSION";
 pub const ENV_BRANCH: &str = "BULLPEN_BRANCH";
 pub const ENV_WORKTREE: &str = "BULLPEN_WORKTREE";
 
+/// How wide `ls`'s table may be (as git reads it), before the terminal's width.
+pub const ENV_COLUMNS: &str = "COLUMNS";
+
 /// Set to a shell's name (bash, zsh, fish) by the completion scripts: `git-bullpen`
 /// then prints completions instead of running (see `complete.rs`).
 pub const ENV_COMPLETE: &str = "GIT_BULLPEN_COMPLETE";

@@ -156,6 +156,7 @@ mod tests {
             started_at: String::new(),
             supervisor_start_time: None,
             stop_requested_at: None,
+            command: None,
         }
     }
 

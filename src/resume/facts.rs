@@ -13,10 +13,13 @@ use crate::model::Record;
 /// Gather the facts for [`super::decide::decide`]. Read-only: it changes nothing on disk.
 pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
     let path = PathBuf::from(&record.worktree);
-    let root = &ctx.layout.worktree_root;
-    let place = if !ctx.layout.is_confined(&path) {
+    // The root this machine created the session under, if the record's path is
+    // the one it created; else the current one.
+    let layout = crate::trust::session_layout(&ctx.layout, record);
+    let root = &layout.worktree_root;
+    let place = if !layout.is_confined(&path) {
         Place::OutsideRoot
-    } else if path == ctx.layout.worktree_path(&record.id) {
+    } else if path == layout.worktree_path(&record.id) {
         Place::Expected
     } else {
         Place::ElsewhereInRoot

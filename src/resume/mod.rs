@@ -27,6 +27,9 @@ pub struct Request {
     /// The command to run; empty: the recorded one.
     pub command: Vec<String>,
     pub bg: bool,
+    /// Make `command` the session's own command (`--save`): recorded, and
+    /// written to this machine's `command.json`, before it runs.
+    pub save: bool,
 }
 
 /// Resume a session; the shell-style status of its command.
@@ -42,7 +45,10 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     } else {
         req.command
     };
-    let stored = place(ctx, stored)?;
+    let mut stored = place(ctx, stored)?;
+    if req.save {
+        stored = save_command(ctx, stored, &argv)?;
+    }
     ctx.ui.info(format!(
         "resuming session {} on {} in {}",
         stored.record.id, stored.record.branch, stored.record.worktree
@@ -61,8 +67,8 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     }
     let f = facts::inspect(ctx, &stored.record)?;
     Err(Error::refused(format!(
-        "session {} was collected by `git bullpen gc` (its worktree was removed after its \
-         work was published); there is nothing to resume",
+        "session {} was collected (`git bullpen gc` or `rm` removed its worktree); there \
+         is nothing to resume",
         stored.record.id
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
@@ -100,6 +106,24 @@ fn ensure_recorded_here(ctx: &Ctx, stored: &Stored) -> Result<()> {
         ));
     }
     Err(e.into())
+}
+
+/// `resume --save`: the command becomes the session's own, in the record and in
+/// this machine's local proof, so that a plain `resume` runs it from now on.
+fn save_command(ctx: &Ctx, stored: Stored, argv: &[String]) -> Result<Stored> {
+    let id = stored.record.id.clone();
+    let saved = store::update(&ctx.repo, &stored, "command saved", |r| {
+        r.command = argv.to_vec();
+    })
+    .with_context(|| format!("cannot record the new command of session {id}"))?;
+    Local::of(&ctx.layout, &id)
+        .write_command(argv)
+        .with_context(|| format!("cannot record the new command of session {id} locally"))?;
+    ctx.ui.info(format!(
+        "session {id}'s command is now `{}`",
+        render_command(argv)
+    ));
+    Ok(saved)
 }
 
 /// A session recorded running whose process is gone (lost) may be resumed: say so.

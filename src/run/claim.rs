@@ -1,6 +1,10 @@
 //! Claiming a run: the one compare-and-swap that makes a record say `running`
 //! with the command's pid, then the local proof that this machine started it
 //! (`trust::local`), both while the command is still held at the gate.
+//!
+//! The claim records what this run runs in `process.command` and leaves the
+//! session's own `command` (and the local `command.json`) as they are: a
+//! one-off `resume <id> -- <cmd>` does not change what a plain `resume` runs.
 
 use anyhow::{Context, Result};
 
@@ -8,13 +12,14 @@ use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::local::{LocalRun, LOCAL_SCHEMA};
 use crate::model::process::ProcessRef;
-use crate::model::{Exit, Oid, Process, State};
+use crate::model::{Oid, Process, State};
 use crate::trust::local::Local;
 
 /// What a run's claim writes into the record.
 pub struct Claim<'a> {
     /// The event name in the record's history (`running`, `resumed`).
     pub event: &'a str,
+    /// What this run runs (recorded as `process.command`).
     pub argv: &'a [String],
     pub process: Process,
     /// The branch tip when the run starts (its notes cover what comes after).
@@ -26,8 +31,7 @@ pub struct Claim<'a> {
 /// Claim the run against exactly `stored` (no retry: a lost race runs nothing).
 /// The local proof of the run is written first, so that it exists as soon as the
 /// record says `running` (a `stop` right then must find it); a lost claim takes
-/// it away again. Once the claim landed, the command is recorded locally too. If
-/// the proof cannot be written the command must not run.
+/// it away again. If the proof cannot be written the command must not run.
 pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     let id = &stored.record.id;
     let local = Local::of(&ctx.layout, id);
@@ -35,10 +39,10 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     local.write_run(&run).with_context(|| {
         format!("cannot write what this machine knows about session {id}'s run; nothing was run")
     })?;
-    let process = c.process.clone();
+    let mut process = c.process.clone();
+    process.command = Some(c.argv.to_vec());
     let claimed = store::try_update(&ctx.repo, stored, c.event, |r| {
         r.state = State::Running;
-        r.command = c.argv.to_vec();
         r.process = Some(process);
         r.exit = None;
         r.run_start = c.run_start.map(|o| o.to_string());
@@ -59,18 +63,6 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
             e.context(format!("cannot record that session {id} is running"))
         }
     })?;
-    if let Err(e) = local.write_command(c.argv) {
-        let ended = store::try_update(&ctx.repo, &claimed, "exited (exit 127)", |r| {
-            r.state = State::Exited;
-            r.exit = Some(Exit::now(Some(127), None));
-        });
-        if let Err(undo) = ended.and_then(|_| local.remove_run(run.command.pid)) {
-            ctx.ui.warn(format!("{undo:#}"));
-        }
-        return Err(e.context(format!(
-            "cannot write what this machine knows about session {id}'s run; nothing was run"
-        )));
-    }
     Ok(claimed)
 }
 

@@ -89,7 +89,7 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
     let text = format!(
         "bullpen-session: {}\nbullpen-command: {}\nbullpen-exit: {}\n",
         record.id,
-        render_command(&record.command),
+        render_command(record.run_command()),
         exit.describe()
     );
     store::add_provenance(&ctx.repo, &commits, &text, &record.id)

@@ -88,5 +88,6 @@ fn foreground_process(pid: u32) -> Process {
         started_at: time::now_rfc3339(),
         supervisor_start_time: procfs::start_time(me),
         stop_requested_at: None,
+        command: None,
     }
 }

@@ -84,6 +84,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     let pid = child.id();
     ready.send(&format!("running {pid}"));
     drop(ready);
+    let started = std::time::Instant::now();
     let status = wait(child);
     let (code, signal) = match status {
         Ok(status) => gate::split_status(status),
@@ -92,8 +93,46 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
             (None, None)
         }
     };
-    finish(&ctx, &running, Exit::now(code, signal), State::Exited)?;
+    let exit = Exit::now(code, signal);
+    end_line(&ctx, &running.record.id, &exit, started.elapsed());
+    finish(&ctx, &running, exit, State::Exited)?;
     Ok(0)
+}
+
+/// The log's last line, bullpen's own: how the run ended and after how long
+/// (`bullpen: session a exited (exit 5) after 1.2s`), on a line of its own even
+/// when the command's output did not end with one. Written before the end is
+/// recorded, so whoever sees the end in the record finds the log complete.
+fn end_line(ctx: &Ctx, id: &SessionId, exit: &Exit, took: std::time::Duration) {
+    // As `finish` will decide: `stopped` if stop asked for the end.
+    let state = match store::load(&ctx.repo, id) {
+        Ok(Some(now)) => super::finish::final_state(State::Exited, &now.record),
+        _ => State::Exited,
+    };
+    let log = ctx.layout.log_path(id);
+    let ends_a_line = (|| -> std::io::Result<bool> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = File::open(&log)?;
+        if f.seek(SeekFrom::End(0))? == 0 {
+            return Ok(true);
+        }
+        f.seek(SeekFrom::End(-1))?;
+        let mut last = [0u8; 1];
+        f.read_exact(&mut last)?;
+        Ok(last[0] == b'\n')
+    })()
+    .unwrap_or(true);
+    if !ends_a_line {
+        // stdout and stderr are the same log (appended): this ends the command's line.
+        let _ = writeln!(ctx.ui.out());
+        let _ = ctx.ui.flush();
+    }
+    ctx.ui.info(format!(
+        "session {id} {} ({}) after {}",
+        state.as_str(),
+        exit.describe(),
+        time::duration(took)
+    ));
 }
 
 fn wait(mut child: std::process::Child) -> Result<std::process::ExitStatus> {
@@ -144,6 +183,7 @@ fn start<'ui>(
             started_at: time::now_rfc3339(),
             supervisor_start_time: me_started,
             stop_requested_at: None,
+            command: None,
         };
         claim(
             &ctx,

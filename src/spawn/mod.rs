@@ -44,10 +44,14 @@ pub fn create_session(
         .repo
         .resolve_commit(base)
         .map_err(|why| base_error(base, why))?;
+    // The branch (or tag) it names, for `ls --status` to say how far behind it
+    // the session falls.
+    let base_ref = ctx.repo.named_ref(base);
+    let provision = |id: &SessionId| provision(ctx, id, base_oid, base_ref.clone(), command);
     match id {
         Some(id) => {
             check_free(ctx, id)?;
-            provision(ctx, id, base_oid, command)
+            provision(id)
         }
         None => {
             for _ in 0..32 {
@@ -55,7 +59,7 @@ pub fn create_session(
                 if taken(ctx, &id)?.is_some() {
                     continue;
                 }
-                match provision(ctx, &id, base_oid, command) {
+                match provision(&id) {
                     Err(e) if store::is_conflict(&e) => continue,
                     other => return other,
                 }
@@ -121,7 +125,13 @@ fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     Ok(None)
 }
 
-fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Provisioned> {
+fn provision(
+    ctx: &Ctx,
+    id: &SessionId,
+    base: Oid,
+    base_ref: Option<String>,
+    command: &[String],
+) -> Result<Provisioned> {
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let record = Record {
@@ -130,6 +140,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
         branch: id.branch(),
         worktree: path.to_string_lossy().into_owned(),
         base: base.to_string(),
+        base_ref,
         command: command.to_vec(),
         state: State::Provisioning,
         host: procfs::hostname(),

@@ -2,14 +2,16 @@
 //! written only by bullpen on this machine (git never transfers anything there):
 //!
 //! - `created.json`: spawn created the worktree, at this path, under this root;
-//! - `command.json`: the command this machine recorded (a plain `resume` runs it);
+//! - `command.json`: the session's command as this machine recorded it (spawn,
+//!   or `resume --save`); a plain `resume` runs it;
 //! - `run-<pid>.json`: a run this machine started, by its command's pid (`stop`
 //!   may signal it). Written before the run's claim (so that the proof exists as
 //!   soon as the record says `running`), removed when the claim is lost or the
 //!   run's end is recorded.
 //!
-//! Each file has one writer (spawn for `created`; the claimer of a run for its
-//! `run-<pid>` and, once it won, `command`) and is replaced atomically.
+//! Each file has one writer (spawn for `created`; spawn, then `resume --save`
+//! for `command`; the claimer of a run for its `run-<pid>`) and is replaced
+//! atomically.
 
 use std::path::PathBuf;
 

@@ -104,24 +104,24 @@ impl Bg {
     }
 
     /// `spawn --bg <id> -- <command>`, asserting success; returns what it printed.
-    fn spawn_bg(&self, id: &str, command: &[&str]) -> Run {
+    pub(crate) fn spawn_bg(&self, id: &str, command: &[&str]) -> Run {
         let mut args = vec!["spawn", "--bg", id, "--"];
         args.extend_from_slice(command);
         self.bullpen(&args).ok()
     }
 
-    fn row(&self, id: &str) -> Value {
+    pub(crate) fn row(&self, id: &str) -> Value {
         self.try_row(id)
             .unwrap_or_else(|| panic!("no session {id} in ls --json"))
     }
 
-    fn try_row(&self, id: &str) -> Option<Value> {
+    pub(crate) fn try_row(&self, id: &str) -> Option<Value> {
         let json = self.ls_json();
         json.as_array()
             .and_then(|a| a.iter().find(|s| s["id"] == id).cloned())
     }
 
-    fn state(&self, id: &str) -> String {
+    pub(crate) fn state(&self, id: &str) -> String {
         self.row(id)["state"]
             .as_str()
             .unwrap_or_default()
@@ -129,13 +129,13 @@ impl Bg {
     }
 
     /// Poll `ls` until `id` exists and shows `state`.
-    fn wait_state(&self, id: &str, state: &str) -> Value {
+    pub(crate) fn wait_state(&self, id: &str, state: &str) -> Value {
         wait_for(&format!("session {id} to be {state}"), || {
             self.try_row(id).filter(|row| row["state"] == state)
         })
     }
 
-    fn record_commit(&self, id: &str) -> String {
+    pub(crate) fn record_commit(&self, id: &str) -> String {
         self.git_out(&["rev-parse", &record_ref(id)])
     }
 
@@ -180,7 +180,7 @@ fn read_record_ref(env: &Env, refname: &str) -> Option<Value> {
 
 /// Poll `f` until it returns `Some`, for at most `DEADLINE`.
 #[track_caller]
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + DEADLINE;
     loop {
         if let Some(v) = f() {
@@ -192,7 +192,7 @@ fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct ProcStat {
+pub(crate) struct ProcStat {
     pid: u32,
     state: char,
     pgrp: u32,
@@ -207,7 +207,7 @@ impl ProcStat {
 }
 
 /// `/proc/<pid>/stat`, parsed independently of the code under test.
-fn proc_stat(pid: u32) -> Option<ProcStat> {
+pub(crate) fn proc_stat(pid: u32) -> Option<ProcStat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let f: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
     Some(ProcStat {
@@ -229,7 +229,7 @@ fn all_procs() -> Vec<ProcStat> {
 }
 
 /// Living processes of process group `pgid` in session `sid`.
-fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
+pub(crate) fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
     all_procs()
         .into_iter()
         .filter(|p| p.pgrp == pgid && p.session == sid && p.alive())
@@ -238,11 +238,11 @@ fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
 }
 
 /// Whether `p` (as seen before) is still that same living process.
-fn still_alive(p: &ProcStat) -> bool {
+pub(crate) fn still_alive(p: &ProcStat) -> bool {
     proc_stat(p.pid).is_some_and(|now| now.start_time == p.start_time && now.alive())
 }
 
-fn kill(pid: u32, sig: i32) {
+pub(crate) fn kill(pid: u32, sig: i32) {
     // SAFETY: kill(2) has no memory-safety preconditions.
     unsafe {
         libc::kill(pid as i32, sig);
@@ -259,8 +259,20 @@ fn kill_group_of(pid: u32) {
     }
 }
 
-fn pid_of(row: &Value) -> u32 {
+pub(crate) fn pid_of(row: &Value) -> u32 {
     row["pid"].as_u64().expect("pid recorded") as u32
+}
+
+/// A log with the time in bullpen's end lines (`... after 1.2s`) as `[T]`.
+pub(crate) fn timeless(log: &str) -> String {
+    log.lines()
+        .map(
+            |l| match (l.starts_with("bullpen: session "), l.rfind(" after ")) {
+                (true, Some(i)) => format!("{} after [T]\n", &l[..i]),
+                _ => format!("{l}\n"),
+            },
+        )
+        .collect()
 }
 
 fn cwd_of(pid: u32) -> PathBuf {
@@ -290,7 +302,32 @@ fn spawn_bg_returns_running_then_exits_and_logs_show_output() {
     let row = env.wait_state("a", "exited");
     assert_eq!(row["exit_code"], 0);
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert_eq!(logs.stdout, "done\n");
+    // The command's output, then bullpen's line: how the run ended, after how long.
+    assert_eq!(
+        timeless(&logs.stdout),
+        "done\nbullpen: session a exited (exit 0) after [T]\n"
+    );
+    let took = logs.stdout.trim_end().rsplit(" after ").next().unwrap();
+    assert!(took.ends_with('s'), "{took}");
+}
+
+#[test]
+fn the_log_ends_with_how_the_run_ended_on_a_line_of_its_own() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "printf 'no newline'; exit 5"]);
+    env.wait_state("a", "exited");
+    let logs = env.bullpen(&["logs", "a"]).ok();
+    assert_eq!(
+        timeless(&logs.stdout),
+        "no newline\nbullpen: session a exited (exit 5) after [T]\n"
+    );
+    env.spawn_bg("b", &["sleep", "1000"]);
+    env.bullpen(&["stop", "b"]).ok();
+    let logs = env.bullpen(&["logs", "b"]).ok();
+    assert_eq!(
+        timeless(&logs.stdout),
+        "bullpen: session b stopped (signal 15) after [T]\n"
+    );
 }
 
 #[test]
@@ -538,7 +575,11 @@ fn logs_show_stdout_and_stderr_and_follow_until_the_end() {
     std::fs::write(env.worktree_of("b").join("go"), "").unwrap();
     let out = follow.wait_with_output().unwrap();
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "one\ntwo\n");
+    // The end line is in the log before the end is recorded: --follow has it.
+    assert_eq!(
+        timeless(&String::from_utf8_lossy(&out.stdout)),
+        "one\ntwo\nbullpen: session b exited (exit 0) after [T]\n"
+    );
     assert_eq!(env.state("b"), "exited");
 }
 
@@ -564,7 +605,10 @@ fn ls_json_shows_the_log_outside_every_worktree() {
     let log = PathBuf::from(bg["log"].as_str().unwrap());
     let common = env.git_out(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
     assert_eq!(log, Path::new(&common).join("bullpen/logs/bg.log"));
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), "noisy\n");
+    assert_eq!(
+        timeless(&std::fs::read_to_string(&log).unwrap()),
+        "noisy\nbullpen: session bg exited (exit 0) after [T]\n"
+    );
     let wt = env.worktree_of("bg");
     assert_eq!(
         env.git(&wt, &["status", "--porcelain", "--ignored"])
@@ -789,7 +833,14 @@ fn resume_bg_runs_again_in_the_background_and_appends_to_the_log() {
     env.wait_state("a", "exited");
     let wt = env.worktree_of("a");
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert_eq!(logs.stdout, format!("first\n{}\nsecond\n", wt.display()));
+    assert_eq!(
+        timeless(&logs.stdout),
+        format!(
+            "first\nbullpen: session a exited (exit 0) after [T]\n{}\nsecond\n\
+             bullpen: session a exited (exit 0) after [T]\n",
+            wt.display()
+        )
+    );
     let history = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/a"]);
     assert!(history.contains("bullpen: a resumed"), "{history}");
 }

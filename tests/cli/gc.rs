@@ -780,7 +780,7 @@ fn a_teardown_note_on_a_whole_worktree_is_cleared_so_the_session_can_run_again()
 /// (in sh) and fails the way git does when something stands in the way of its
 /// deleting ("failed to delete"), without removing anything: the world changing
 /// between gc's checks and git's.
-fn on_worktree_remove(env: &mut Env, snippet: &str) {
+pub(crate) fn on_worktree_remove(env: &mut Env, snippet: &str) {
     let dir = env.root().join("race-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(

@@ -11,6 +11,7 @@ mod docs;
 mod gc;
 mod gitenv;
 mod layout;
+mod lifecycle;
 mod ls;
 mod messages;
 mod provisioning;

@@ -404,7 +404,7 @@ fn usage_errors() {
         case(&env, &["resume"]),
         case(&env, &["stop", "x", "--timeout", "soon"]),
         case(&env, &["ls", "--color=sometimes"]),
-    ]), @r"
+    ]), @"
     $ git bullpen launch
     exit 129
     --- stderr
@@ -426,12 +426,8 @@ fn usage_errors() {
     $ git bullpen resume
     exit 129
     --- stderr
-    error: the following required arguments were not provided:
-      <ID>
-
-    Usage: git bullpen resume <ID> [-- <COMMAND>...]
-
-    For more information, try '--help'.
+    error: no session id given, and [ROOT]/repo is not inside any session's worktree
+    hint: name one: git bullpen resume <id> (`git bullpen ls` lists them)
     $ git bullpen stop x --timeout soon
     exit 129
     --- stderr
@@ -487,14 +483,15 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     assert!(survived, "stop signalled a process bullpen never started");
-    insta::assert_snapshot!(shown, @r"
+    insta::assert_snapshot!(shown, @"
     $ git bullpen ls
     exit 0
     --- stdout
-    ID      STATE     BRANCH             AGE  WORKTREE
-    edited  exited 0  bullpen/edited +0  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/edited
-    fine    exited 0  bullpen/fine +0    [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/fine
-    forged  running   bullpen/forged +0  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/forged
+      ID      STATE            BRANCH  WORKTREE
+      edited  exited 0 [T] ago  +0      edited
+      fine    exited 0 [T] ago  +0      fine
+      forged  running [T]  +0      forged
+    worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     --- stderr
     warning: skipping refs/bullpen/sessions/newer: cannot read refs/bullpen/sessions/newer ([OID]): record schema 99 is newer than this bullpen understands (schema 1); upgrade git-bullpen
     warning: skipping refs/bullpen/sessions/renamed: it holds the record of session 'other' (edited by hand)

@@ -45,24 +45,41 @@ pub(crate) fn normalise(env: &Env, text: &str) -> String {
     out.lines().map(age_cell).collect::<Vec<_>>().join("\n")
 }
 
-/// A table row's age cell (`42s`, `5m`, `3h`, `12d`, padded and followed by the
-/// two spaces between columns) as `[AGE]  `.
+/// A table cell that tells a time (`running 5m`, `exited 0 2h ago`: a word of
+/// digits and `s`, `m`, `h` or `d`) with the time as `[T]`, and its padding
+/// dropped: the cells after it keep their order and the two spaces between
+/// columns, though no longer their alignment under the header.
 fn age_cell(line: &str) -> String {
+    let is_time = |w: &str| {
+        w.len() >= 2
+            && w.ends_with(['s', 'm', 'h', 'd'])
+            && w[..w.len() - 1].bytes().all(|b| b.is_ascii_digit())
+    };
     let mut out = String::new();
     let mut rest = line;
-    while let Some(gap) = rest.find("  ") {
-        let cell = &rest[..gap];
-        let next = rest[gap..].trim_start_matches(' ');
-        let is_age = cell.len() >= 2
-            && cell.ends_with(['s', 'm', 'h', 'd'])
-            && cell[..cell.len() - 1].bytes().all(|b| b.is_ascii_digit());
-        match is_age {
-            true => out.push_str("[AGE]  "),
-            false => out.push_str(&rest[..rest.len() - next.len()]),
+    loop {
+        let (cell, next) = match rest.find("  ") {
+            Some(gap) => (&rest[..gap], Some(rest[gap..].trim_start_matches(' '))),
+            None => (rest, None),
+        };
+        let padded = &rest[..rest.len() - next.map_or(0, str::len)];
+        if cell.split(' ').any(is_time) {
+            let words: Vec<&str> = cell
+                .split(' ')
+                .map(|w| if is_time(w) { "[T]" } else { w })
+                .collect();
+            out.push_str(&words.join(" "));
+            if next.is_some() {
+                out.push_str("  ");
+            }
+        } else {
+            out.push_str(padded);
         }
-        rest = next;
+        match next {
+            Some(n) => rest = n,
+            None => break,
+        }
     }
-    out.push_str(rest);
     out
 }
 
@@ -118,14 +135,14 @@ fn the_normaliser_replaces_only_what_differs_between_machines() {
     let env = Env::new();
     let root = env.root().display().to_string();
     let text = format!(
-        "ID  AGE  WORKTREE\nx   9s   {root}/w/repo-0a1b2c3d/x\ny   12m  {root}/w/repo-0a1b2c3d/y\n\
-         pid 4242 at 0123abcdef, effaced (exit 3)"
+        "  ID  STATE        WORKTREE\n  x   running 9s   {root}/w/repo-0a1b2c3d/x\n\
+         * y   ready 12m ago  y\npid 4242 at 0123abcdef, effaced (exit 3) after 0.1s"
     );
     insta::assert_snapshot!(normalise(&env, &text), @r"
-    ID  AGE  WORKTREE
-    x   [AGE]  [ROOT]/w/repo-[KEY]/x
-    y   [AGE]  [ROOT]/w/repo-[KEY]/y
-    pid [PID] at [OID], effaced (exit 3)
+      ID  STATE        WORKTREE
+      x   running [T]  [ROOT]/w/repo-[KEY]/x
+    * y   ready [T] ago  y
+    pid [PID] at [OID], effaced (exit 3) after 0.1s
     ");
 }
 
@@ -170,14 +187,15 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     $ git bullpen ls --all
     exit 0
     --- stdout
-    ID           STATE         BRANCH                      AGE  WORKTREE
-    a-done       exited 0      bullpen/a-done +1           [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-done
-    b-failed     exited 3      bullpen/b-failed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-failed
-    c-killed     exited sig15  bullpen/c-killed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/c-killed
-    d-missing    missing       bullpen/d-missing +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/d-missing
-    e-no-branch  missing       bullpen/e-no-branch (gone)  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-no-branch
-    f-collected  collected     bullpen/f-collected +0      [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/f-collected
-    g-running    running       bullpen/g-running +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
+      ID           STATE                BRANCH  WORKTREE
+      a-done       exited 0 [T] ago  +1      a-done
+      b-failed     exited 3 [T] ago  +0      b-failed
+      c-killed     exited sig15 [T] ago  +0      c-killed
+      d-missing    missing [T] ago  +0      d-missing
+      e-no-branch  missing [T] ago  gone    e-no-branch
+      f-collected  collected [T] ago  +0      f-collected
+      g-running    running [T]  +0      g-running
+    worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
 }
 
@@ -291,7 +309,7 @@ fn refusals_and_errors() {
             &["spawn", "Not-Valid", "--", "true"],
         ],
     );
-    insta::assert_snapshot!(table, @r"
+    insta::assert_snapshot!(table, @"
     $ git bullpen resume a-file -- touch ran
     exit 3
     --- stderr
@@ -307,7 +325,7 @@ fn refusals_and_errors() {
     $ git bullpen resume c-collected -- touch ran
     exit 3
     --- stderr
-    fatal: session c-collected was collected by `git bullpen gc` (its worktree was removed after its work was published); there is nothing to resume
+    fatal: session c-collected was collected (`git bullpen gc` or `rm` removed its worktree); there is nothing to resume
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/c-collected`
 
     $ git bullpen resume e-gone -- touch ran
@@ -367,5 +385,79 @@ fn refusals_and_errors() {
     error: invalid value 'Not-Valid' for '[ID]': invalid session id 'Not-Valid': it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no '..', not ending in '.lock' or '.')
 
     For more information, try '--help'.
+    ");
+}
+
+#[test]
+fn lifecycle_messages() {
+    let env = setup();
+    spawn_pushed(&env, "a-published", COMMIT);
+    env.spawn_sh("b-unpushed", COMMIT);
+    env.bullpen(&["spawn", "c-gone", "--", "sh", "-c", "exit 5"])
+        .fails();
+    std::fs::remove_dir_all(env.worktree_of("c-gone")).unwrap();
+    let table = show_all(
+        &env,
+        &[
+            &["rm", "b-unpushed"][..],
+            &["rm", "--dry-run", "--force", "b-unpushed"],
+            &["rm", "a-published"],
+            &["rm", "a-published"],
+            &["path", "a-published"],
+            &["path", "c-gone"],
+            &["path"],
+            &["wait", "c-gone"],
+            &["rm", "nope"],
+        ],
+    );
+    insta::assert_snapshot!(table, @"
+    $ git bullpen rm b-unpushed
+    exit 3
+    --- stdout
+    kept  b-unpushed: 1 commit not on any remote
+    --- stderr
+    hint: b-unpushed: `git bullpen rm --force b-unpushed` removes it anyway, discarding that work
+
+    $ git bullpen rm --dry-run --force b-unpushed
+    exit 0
+    --- stdout
+    would remove  b-unpushed: forced: discarded 1 commit not on any remote
+
+    $ git bullpen rm a-published
+    exit 0
+    --- stdout
+    removed  a-published: published, clean and idle
+
+    $ git bullpen rm a-published
+    exit 0
+    --- stdout
+    collected  a-published: already collected
+
+    $ git bullpen path a-published
+    exit 128
+    --- stderr
+    fatal: session a-published has no worktree to go to: it was collected (`git bullpen gc` or `rm` removed its worktree)
+    hint: to start again from its pushed branch: `git bullpen spawn <new-id> --base origin/bullpen/a-published`
+
+    $ git bullpen path c-gone
+    exit 128
+    --- stderr
+    fatal: session c-gone has no worktree to go to: [ROOT]/bullpen-home/worktrees/repo-[KEY]/c-gone does not exist
+    hint: `git bullpen resume c-gone` recreates it from bullpen/c-gone
+
+    $ git bullpen path
+    exit 129
+    --- stderr
+    error: no session id given, and [ROOT]/repo is not inside any session's worktree
+    hint: name one: git bullpen path <id> (`git bullpen ls` lists them)
+
+    $ git bullpen wait c-gone
+    exit 5
+
+    $ git bullpen rm nope
+    exit 128
+    --- stderr
+    fatal: no session named 'nope'
+    hint: see `git bullpen ls --all` for the sessions there are
     ");
 }
