@@ -23,6 +23,9 @@ Examples:
   cd \"$(git bullpen path fix-login)\"
   git bullpen resume fix-login
   git push origin bullpen/fix-login && git bullpen gc
+  git bullpen push                           # sessions, records, notes to origin
+  git bullpen fetch && git bullpen ls --remote
+  git bullpen resume origin/fix-login -- claude --continue
   git bullpen rm --force tests               # discard a session's work";
 
 #[derive(Debug, Parser)]
@@ -81,6 +84,8 @@ pub enum Command {
     Wait(commands::wait::Args),
     Rm(commands::rm::Args),
     Gc(commands::gc::Args),
+    Push(commands::push::Args),
+    Fetch(commands::fetch::Args),
     #[command(name = "__supervise", hide = true)]
     Supervise(commands::supervise::Args),
 }

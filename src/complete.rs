@@ -75,6 +75,42 @@ pub fn any_session_id_candidates() -> Vec<CompletionCandidate> {
     candidates(&records_here(), true)
 }
 
+/// What `resume` takes: the sessions here that are not collected, then the
+/// sessions fetched from remotes (`origin/fix-login`, `ls --remote`'s).
+pub fn resume_candidates() -> Vec<CompletionCandidate> {
+    let Some((repo, records)) = repo_and_records() else {
+        return Vec::new();
+    };
+    let mut out = candidates(&records, false);
+    for remote in store::fetched_remotes(&repo).unwrap_or_default() {
+        let Ok((fetched, _)) = store::load_remote(&repo, &remote) else {
+            continue;
+        };
+        for s in fetched {
+            let help = format!("{} on {}", s.record.state.as_str(), s.record.host);
+            out.push(
+                CompletionCandidate::new(format!("{remote}/{}", s.record.id))
+                    .help(Some(help.into())),
+            );
+        }
+    }
+    out
+}
+
+/// Names of the configured remotes: `push`, `fetch`.
+pub fn remote_candidates() -> Vec<CompletionCandidate> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    let Ok(repo) = Repo::discover(&cwd) else {
+        return Vec::new();
+    };
+    repo.remote_names()
+        .into_iter()
+        .map(CompletionCandidate::new)
+        .collect()
+}
+
 /// Sessions recorded running (`lost` ones included: stop ends them): `stop`, `wait`.
 pub fn running_session_id_candidates() -> Vec<CompletionCandidate> {
     let running: Vec<Record> = records_here()
@@ -482,6 +518,8 @@ mod tests {
             exit: None,
             log: None,
             spawner: None,
+            clone_id: None,
+            resumed_from: None,
             extra: Default::default(),
         }
     }

@@ -9,6 +9,7 @@ pub mod gc;
 pub mod git;
 pub mod ls;
 pub mod model;
+pub mod remote;
 pub mod resume;
 pub mod run;
 pub mod spawn;

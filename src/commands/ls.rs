@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::context::Ctx;
-use crate::ls::{rows, sessions, table::render_table, table::View};
+use crate::ls::table::{render_remote_table, render_table, View};
+use crate::ls::{remote_rows, rows, sessions};
+use crate::model::remote::RemoteName;
 use crate::model::{time, SessionId};
 use crate::ui::Ui;
 
@@ -14,6 +16,7 @@ Examples:
   git bullpen ls
   git bullpen ls --status            # what gc and rm would decide on
   git bullpen ls --all --json | jq -r '.[] | select(.state == \"exited\") | .id'
+  git bullpen fetch && git bullpen ls --remote   # sessions pushed from elsewhere
 
 The columns, and what their cells say:
   *          the session whose worktree the current directory is in
@@ -51,8 +54,16 @@ remote: the facts gc and rm decide on.
 worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
 log (the background log's path), session_command (what a plain resume runs), current, \
 run_started_at, run_ended_at, base_ref, and, with --status, behind, modified, deleted, \
-staged, untracked, published, unpublished (null where unknown or not asked for); see the \
-README for the contract.";
+staged, untracked, published, unpublished (null where unknown or not asked for), \
+updated_at, clone_id, remote; see the README for the contract.
+
+--remote (or --remote=<remote>) lists instead the sessions fetched from remotes \
+(`git bullpen fetch`), as <remote>/<id>, with what their record says and when it said \
+it: `running on build-box, as of 5m ago` is what the record said 5 minutes ago, not \
+what is running now. Nothing of them is looked at here: not their worktree, not their \
+process. A host is marked `(this clone)` for a record this clone wrote, and `(another \
+clone, <id>)` when another clone has this machine's host name. With --json, each \
+object has the same keys, with remote set.";
 
 /// List sessions.
 #[derive(Debug, clap::Args)]
@@ -71,6 +82,17 @@ pub struct Args {
     #[arg(long, short)]
     pub status: bool,
 
+    /// List the sessions fetched from remotes (or from REMOTE) instead, as
+    /// their records say, as of when they said it.
+    #[arg(
+        long,
+        value_name = "REMOTE",
+        num_args = 0..=1,
+        require_equals = true,
+        conflicts_with = "status"
+    )]
+    pub remote: Option<Option<RemoteName>>,
+
     /// Only these sessions.
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
     pub ids: Vec<SessionId>,
@@ -78,6 +100,9 @@ pub struct Args {
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let ctx = Ctx::discover_records(cwd, ui)?;
+    if let Some(remote) = &args.remote {
+        return run_remote(&ctx, remote.as_ref(), &args);
+    }
     let (sessions, hidden) = sessions(&ctx, &args.ids, args.all)?;
     let rows = rows(&ctx, &sessions, cwd, args.status);
     if args.json {
@@ -101,6 +126,37 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             0 => ui.hint("no sessions yet; start one with `git bullpen spawn <id> -- <command>`"),
             n => ui.hint(format!(
                 "no sessions but {n} collected; `git bullpen ls --all` shows them"
+            )),
+        }
+    }
+    Ok(0)
+}
+
+/// `ls --remote[=<remote>]`.
+fn run_remote(ctx: &Ctx, remote: Option<&RemoteName>, args: &Args) -> Result<i32> {
+    let ui = ctx.ui;
+    let (rows, hidden) = remote_rows(ctx, remote, &args.ids, args.all)?;
+    if args.json {
+        ui.write_json(&rows)?;
+    } else {
+        let view = View {
+            now: time::now_unix(),
+            color: ui.color(),
+            width: ui.width(),
+            root: &ctx.layout.worktree_root,
+            home: None,
+        };
+        render_remote_table(&mut *ui.out(), &rows, &view).context("cannot write to stdout")?;
+    }
+    ui.flush()?;
+    if rows.is_empty() && !args.json {
+        let from = remote.map_or("any remote".to_owned(), |r| r.to_string());
+        match hidden {
+            0 => ui.hint(format!(
+                "no sessions fetched from {from}; `git bullpen fetch` brings those pushed there"
+            )),
+            n => ui.hint(format!(
+                "no sessions from {from} but {n} collected; `git bullpen ls --remote --all` shows them"
             )),
         }
     }

@@ -8,10 +8,12 @@ use anyhow::Result;
 use crate::cli::Command;
 use crate::ui::Ui;
 
+pub mod fetch;
 pub mod gc;
 pub mod logs;
 pub mod ls;
 pub mod path;
+pub mod push;
 pub mod resume;
 pub mod rm;
 pub mod spawn;
@@ -45,6 +47,8 @@ pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
         Command::Rm(args) => rm::run(args, cwd, ui),
         Command::Supervise(args) => supervise::run(args, cwd, ui),
         Command::Gc(args) => gc::run(args, cwd, ui),
+        Command::Push(args) => push::run(args, cwd, ui),
+        Command::Fetch(args) => fetch::run(args, cwd, ui),
     }
 }
 

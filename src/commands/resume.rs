@@ -7,7 +7,9 @@ use anyhow::Result;
 
 use super::RunArgs;
 use crate::context::Ctx;
-use crate::model::SessionId;
+use crate::model::remote::Target;
+use crate::model::{Error, SessionId};
+use crate::resume::remote::{resume_remote, RemoteRequest};
 use crate::resume::{resume, Request};
 use crate::ui::Ui;
 
@@ -19,6 +21,7 @@ Examples:
   git bullpen resume --bg fix-login -- claude -p 'now add tests'
   git bullpen resume --save fix-login -- claude --continue   # from now on
   cd \"$(git bullpen path fix-login)\" && git bullpen resume   # the session you are in
+  git bullpen resume origin/fix-login -- claude --continue   # pushed from elsewhere
 
 The command runs in the session's recorded worktree, whatever directory (or worktree \
 of the repository) you run resume from. If that directory was deleted and the branch \
@@ -38,15 +41,30 @@ resume --save here): records can arrive from a fetch or a hand edit.
 With --bg the command runs detached, as with `spawn --bg`: its output is appended to \
 the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it.
 
-To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".";
+To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".
+
+resume <remote>/<id> continues here a session another machine pushed (`git bullpen \
+push` there, `git bullpen fetch` here; `git bullpen ls --remote` lists them). It becomes \
+a new session of this repository, made as spawn makes one: a local branch bullpen/<id> \
+that tracks <remote>/bullpen/<id>, a worktree under this machine's worktree root, and \
+a record whose history starts with the other machine's, so that `git bullpen push` \
+from here adds to the remote's record instead of replacing it. It runs the command \
+given after --, which becomes the new session's own; never the command, path or \
+process of the other machine's record. An id already used here is refused: pick \
+another with --as <new-id>.";
 
 /// Run a command again in a session's worktree (recreated if it was deleted).
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
-    /// The session to resume (default: the one whose worktree you are in).
-    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
-    pub id: Option<SessionId>,
+    /// The session to resume (default: the one whose worktree you are in), or
+    /// <remote>/<id>: a session fetched from a remote, continued here.
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::resume_candidates))]
+    pub id: Option<Target>,
+
+    /// With <remote>/<id>: the id of the new session here (default: its id there).
+    #[arg(long = "as", value_name = "NEW-ID")]
+    pub as_id: Option<SessionId>,
 
     /// Make the command given after -- the session's own: what a plain resume
     /// runs from now on.
@@ -58,8 +76,30 @@ pub struct Args {
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    let id = match args.id {
+        Some(Target::Remote(from)) => {
+            let ctx = Ctx::discover(cwd, ui)?;
+            return resume_remote(
+                &ctx,
+                RemoteRequest {
+                    from,
+                    as_id: args.as_id,
+                    command: args.run.command,
+                    bg: args.run.bg,
+                },
+            );
+        }
+        Some(Target::Local(id)) => Some(id),
+        None => None,
+    };
+    if args.as_id.is_some() {
+        return Err(Error::usage(
+            "--as is for continuing a fetched session: resume <remote>/<id> --as <new-id>",
+        )
+        .into());
+    }
     let ctx = Ctx::discover(cwd, ui)?;
-    let id = ctx.session_or_here(args.id, cwd, "resume")?;
+    let id = ctx.session_or_here(id, cwd, "resume")?;
     resume(
         &ctx,
         Request {

@@ -32,6 +32,14 @@ pub enum WorktreeRemoval {
     Refused(String),
 }
 
+/// `git <args>` as a message names it.
+fn argv_of(args: &[&std::ffi::OsStr]) -> String {
+    std::iter::once("git".to_string())
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Pure: the class of a failed `git worktree remove`, from its exit and stderr.
 fn classify_remove(code: Option<i32>, stderr: &str, message: String) -> WorktreeRemoval {
     if code.is_none() {
@@ -76,13 +84,38 @@ impl Repo {
         env: &[(&str, &std::ffi::OsStr)],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>> {
+        let output = self.run_git_output(dir, args, env, input)?;
+        if !output.status.success() {
+            return Err(GitFailed {
+                argv: argv_of(args),
+                code: output.status.code(),
+                stderr: String::from_utf8_lossy(&output.stderr)
+                    .trim_end()
+                    .to_owned(),
+            }
+            .into());
+        }
+        Ok(output.stdout)
+    }
+
+    /// The runner itself: `git -C <dir> <args>` with `LC_ALL=C`, plus `env` for
+    /// the child, `input` on its stdin (else /dev/null), output captured, and
+    /// how it ended, whatever it was (for `git push`, whose stdout says what
+    /// happened to each ref also when it fails). An error only when git could
+    /// not be run. `dir` defaults to the main worktree. The repository git finds
+    /// from `dir` is the one bullpen opened: git's repository variables
+    /// (`GIT_DIR`, ...) left the environment when bullpen started (see `env.rs`).
+    pub(super) fn run_git_output(
+        &self,
+        dir: Option<&Path>,
+        args: &[&std::ffi::OsStr],
+        env: &[(&str, &std::ffi::OsStr)],
+        input: Option<&[u8]>,
+    ) -> Result<std::process::Output> {
         use std::io::Write;
         use std::process::Stdio;
         let dir = dir.unwrap_or(self.main_worktree());
-        let argv = std::iter::once("git".to_string())
-            .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let argv = argv_of(args);
         let mut cmd = std::process::Command::new(&self.git);
         cmd.arg("-C").arg(dir).args(args).env("LC_ALL", "C");
         for (k, v) in env {
@@ -119,17 +152,7 @@ impl Repo {
                 }
             }
         };
-        if !output.status.success() {
-            return Err(GitFailed {
-                argv,
-                code: output.status.code(),
-                stderr: String::from_utf8_lossy(&output.stderr)
-                    .trim_end()
-                    .to_owned(),
-            }
-            .into());
-        }
-        Ok(output.stdout)
+        Ok(output)
     }
 
     /// `git worktree add -b <branch> <path> <base>`: new branch and worktree at once.
@@ -144,6 +167,25 @@ impl Repo {
                 branch.as_ref(),
                 path.as_os_str(),
                 base.as_ref(),
+            ],
+        )
+        .map(drop)
+    }
+
+    /// `git worktree add --track -b <branch> <path> <upstream>`: a new branch at a
+    /// remote-tracking branch, set up to track it (git writes the branch's
+    /// `remote` and `merge` config), and its worktree.
+    pub fn worktree_add_tracking(&self, path: &Path, branch: &str, upstream: &str) -> Result<()> {
+        self.run_git(
+            None,
+            &[
+                "worktree".as_ref(),
+                "add".as_ref(),
+                "--track".as_ref(),
+                "-b".as_ref(),
+                branch.as_ref(),
+                path.as_os_str(),
+                upstream.as_ref(),
             ],
         )
         .map(drop)

@@ -19,6 +19,7 @@ mod history;
 mod nested;
 mod notes;
 mod records;
+pub mod remote;
 mod status;
 pub mod store;
 #[cfg(test)]
@@ -34,6 +35,7 @@ pub use crate::model::{Dirt, Oid};
 pub use admin::EntryRemoval;
 pub use cli::WorktreeRemoval;
 pub use env::GitEnv;
+pub use notes::NotesMerge;
 
 use crate::model::Error;
 

@@ -1,12 +1,29 @@
-//! Notes (`refs/notes/bullpen`): appending and reading, interoperable with `git notes`.
+//! Notes (`refs/notes/bullpen`): appending, reading, and merging another
+//! machine's notes as a union; interoperable with `git notes`.
 
 use anyhow::{Context, Result};
 
+use crate::model::notes::{union, Union};
+use crate::model::remote::MAX_NOTE_BYTES;
+
 use super::records::one_line;
-use super::{gid, CasConflict, Expect, Oid, Repo};
+use super::{gid, oid, CasConflict, Expect, Oid, Repo};
 
 /// How often a notes commit is retried from a fresh read after losing a race.
 const NOTES_ATTEMPTS: usize = 5;
+
+/// How merging another machine's notes ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotesMerge {
+    /// The local notes already held theirs.
+    UpToDate,
+    /// The local notes were behind: they now point at theirs.
+    FastForward,
+    /// Both had notes the other lacked: a merge commit (parents: ours, theirs)
+    /// holds the union. `added`: commits only they had annotated; `united`:
+    /// commits both had annotated differently, whose texts were joined.
+    Merged { added: usize, united: usize },
+}
 
 impl Repo {
     /// Attach `text` as a note in `notes_ref` (e.g. `refs/notes/bullpen`) to each
@@ -34,6 +51,152 @@ impl Repo {
             .context(format!(
                 "gave up writing notes to {notes_ref} after {NOTES_ATTEMPTS} attempts"
             )))
+    }
+
+    /// Merge the notes commit `theirs` (another machine's `refs/notes/bullpen`,
+    /// fetched) into `notes_ref`: nothing when ours already holds it, a
+    /// fast-forward when ours is behind, else a merge commit whose tree is the
+    /// union (`model::notes::union` for a commit annotated on both sides, so
+    /// every text either side wrote stays), written with a compare-and-swap on
+    /// `notes_ref` and retried from a fresh read on a lost race. Nothing of ours
+    /// is ever dropped: a note of ours is only ever replaced by a text holding it.
+    pub fn merge_notes(&self, notes_ref: &str, theirs: Oid, message: &str) -> Result<NotesMerge> {
+        self.repo
+            .find_commit(gid(theirs)?)
+            .with_context(|| format!("{theirs} is not a notes commit"))?;
+        let mut last_err = None;
+        for _ in 0..NOTES_ATTEMPTS {
+            match self.merge_notes_once(notes_ref, theirs, message) {
+                Ok(done) => return Ok(done),
+                Err(err) if err.downcast_ref::<CasConflict>().is_some() => last_err = Some(err),
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last_err
+            .unwrap_or_else(|| {
+                anyhow::Error::new(CasConflict {
+                    refname: notes_ref.to_string(),
+                })
+            })
+            .context(format!(
+                "gave up merging notes into {notes_ref} after {NOTES_ATTEMPTS} attempts"
+            )))
+    }
+
+    fn merge_notes_once(&self, notes_ref: &str, theirs: Oid, message: &str) -> Result<NotesMerge> {
+        let reflog = format!("notes: {}", one_line(message));
+        let Some(ours) = self.ref_target(notes_ref)? else {
+            self.update_ref(notes_ref, theirs, Expect::Absent, &reflog)?;
+            return Ok(NotesMerge::FastForward);
+        };
+        if self.is_ancestor(theirs, ours)? {
+            return Ok(NotesMerge::UpToDate);
+        }
+        if self.is_ancestor(ours, theirs)? {
+            self.update_ref(notes_ref, theirs, Expect::At(ours), &reflog)?;
+            return Ok(NotesMerge::FastForward);
+        }
+        let mut state = self.notes_state(notes_ref, Some(ours))?;
+        let their_tree = self
+            .repo
+            .find_commit(gid(theirs)?)
+            .with_context(|| format!("could not read notes commit {theirs}"))?
+            .tree_id()
+            .with_context(|| format!("could not read the tree of notes commit {theirs}"))?
+            .detach();
+        let mut their_notes = Vec::new();
+        self.notes_in_tree(their_tree, String::new(), &mut their_notes)?;
+        let (mut added, mut united) = (0, 0);
+        for (object, their_blob) in their_notes {
+            let annotated = oid(object);
+            let ours_blob = state
+                .get(&object, &self.repo)
+                .with_context(|| format!("could not look up the note on {annotated}"))?;
+            let new_blob = match ours_blob {
+                Some(b) if b == their_blob => continue,
+                None => {
+                    added += 1;
+                    their_blob
+                }
+                Some(our_blob) => {
+                    let mine = self.note_text(our_blob, annotated)?;
+                    let other = self.note_text(their_blob, annotated)?;
+                    united += 1;
+                    match union(&mine, &other) {
+                        Union::Ours => continue,
+                        Union::Theirs => their_blob,
+                        Union::Both(text) => self
+                            .repo
+                            .write_blob(&text)
+                            .with_context(|| format!("could not write the note for {annotated}"))?
+                            .detach(),
+                    }
+                }
+            };
+            state
+                .edit(object, Some(new_blob), &self.repo)
+                .with_context(|| format!("could not merge the note on {annotated}"))?;
+        }
+        let tree = state
+            .write(&self.repo)
+            .with_context(|| format!("could not write the notes tree of {notes_ref}"))?;
+        let merged = self.write_commit(tree, message, vec![gid(ours)?, gid(theirs)?])?;
+        self.update_ref(notes_ref, merged, Expect::At(ours), &reflog)?;
+        Ok(NotesMerge::Merged { added, united })
+    }
+
+    /// The text of a note, refused above [`MAX_NOTE_BYTES`] (a note that big
+    /// was not written by bullpen; merging it would mean holding it whole).
+    fn note_text(&self, blob: gix::ObjectId, annotated: Oid) -> Result<Vec<u8>> {
+        let size = self
+            .repo
+            .find_header(blob)
+            .with_context(|| format!("could not read the note on {annotated}"))?
+            .size();
+        if size > MAX_NOTE_BYTES {
+            return Err(crate::model::Error::failed(format!(
+                "the note on {annotated} is {size} bytes, more than the {MAX_NOTE_BYTES} bullpen \
+                 merges; the notes were not merged"
+            ))
+            .into());
+        }
+        Ok(self
+            .repo
+            .find_blob(blob)
+            .with_context(|| format!("could not read the note on {annotated}"))?
+            .data
+            .clone())
+    }
+
+    /// Every (annotated object, note blob) of a notes tree, whatever its fanout
+    /// (`1a/2b3c...`); entries that are not notes are left out, as git does.
+    fn notes_in_tree(
+        &self,
+        tree: gix::ObjectId,
+        prefix: String,
+        out: &mut Vec<(gix::ObjectId, gix::ObjectId)>,
+    ) -> Result<()> {
+        let hex_len = self.repo.object_hash().len_in_hex();
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .with_context(|| format!("could not read notes tree {tree}"))?;
+        for entry in tree.iter() {
+            let entry = entry.context("could not read a notes tree")?;
+            let name = entry.filename();
+            if !name.iter().all(u8::is_ascii_hexdigit) {
+                continue;
+            }
+            let path = format!("{prefix}{name}");
+            if entry.mode().is_tree() && name.len() == 2 && path.len() < hex_len {
+                self.notes_in_tree(entry.oid().to_owned(), path, out)?;
+            } else if entry.mode().is_blob() && path.len() == hex_len {
+                if let Ok(object) = gix::ObjectId::from_hex(path.as_bytes()) {
+                    out.push((object, entry.oid().to_owned()));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The note on `commit` in `notes_ref`, if any. Only the tests read notes
@@ -120,7 +283,11 @@ impl Repo {
         let tree = state
             .write(&self.repo)
             .with_context(|| format!("could not write the notes tree of {notes_ref}"))?;
-        let new = self.write_commit(tree, message, previous.map(gid).transpose()?)?;
+        let new = self.write_commit(
+            tree,
+            message,
+            previous.map(gid).transpose()?.into_iter().collect(),
+        )?;
         let expect = match previous {
             Some(p) => Expect::At(p),
             None => Expect::Absent,

@@ -134,7 +134,11 @@ impl Repo {
             .write_object(&tree)
             .with_context(|| format!("could not write the tree for {file_name}"))?
             .detach();
-        self.write_commit(tree_id, message, parent.map(gid).transpose()?)
+        self.write_commit(
+            tree_id,
+            message,
+            parent.map(gid).transpose()?.into_iter().collect(),
+        )
     }
 
     /// Point `refname` at `new` if and only if it currently matches `expect`;
@@ -188,7 +192,7 @@ impl Repo {
     /// Author and committer for objects and reflogs: the repository's identity,
     /// or `bullpen <bullpen@localhost>`; the time is now unless
     /// `GIT_AUTHOR_DATE`/`GIT_COMMITTER_DATE` say otherwise.
-    fn signatures(&self) -> (gix::actor::Signature, gix::actor::Signature) {
+    pub(super) fn signatures(&self) -> (gix::actor::Signature, gix::actor::Signature) {
         let make =
             |configured: Option<std::result::Result<gix::actor::SignatureRef<'_>, gix::Error>>,
              date_var: &str| {
@@ -212,12 +216,12 @@ impl Repo {
         &self,
         tree: gix::ObjectId,
         message: &str,
-        parent: Option<gix::ObjectId>,
+        parents: Vec<gix::ObjectId>,
     ) -> Result<Oid> {
         let (author, committer) = self.signatures();
         let commit = gix::objs::Commit {
             tree,
-            parents: parent.into_iter().collect(),
+            parents: parents.into(),
             author,
             committer,
             encoding: None,

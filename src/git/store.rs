@@ -4,9 +4,13 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use super::remote::RecordObject;
 use super::{CasConflict, Expect, Oid, Repo};
 use crate::model::command::quoted;
 use crate::model::id::{NOTES_REF, RECORD_PREFIX};
+use crate::model::remote::{
+    check_record, check_shape, ref_id, Invalid, RemoteName, REMOTES_PREFIX,
+};
 use crate::model::{time, Record, SessionId};
 
 const RECORD_FILE: &str = "session.json";
@@ -100,8 +104,19 @@ fn write(repo: &Repo, record: &Record, parent: Option<Oid>, event: &str) -> Resu
 
 /// Create a record; fails with a [`CasConflict`] in the chain when the id is taken.
 pub fn create(repo: &Repo, record: Record, event: &str) -> Result<Stored> {
+    create_from(repo, record, None, event)
+}
+
+/// [`create`], the first commit having `parent` (the record of another machine
+/// this session continues) as its parent.
+pub fn create_from(
+    repo: &Repo,
+    record: Record,
+    parent: Option<Oid>,
+    event: &str,
+) -> Result<Stored> {
     let refname = record.id.record_ref();
-    let commit = write(repo, &record, None, event)?;
+    let commit = write(repo, &record, parent, event)?;
     repo.update_ref(
         &refname,
         commit,
@@ -188,6 +203,68 @@ pub fn try_update(
         &format!("bullpen: {event}"),
     )?;
     Ok(Stored { record, commit })
+}
+
+/// The record a ref from another machine points at, read only if it is what a
+/// record is (`model::remote::check_shape`, `check_record`): a commit whose tree
+/// holds `session.json` alone, no bigger than bullpen reads, the record of `id`
+/// on `bullpen/<id>`, with a schema this bullpen understands. Otherwise an
+/// error with the [`Invalid`] reason in its chain. `target` is what the ref
+/// points at directly (`None`: a symbolic ref).
+pub fn read_fetched(repo: &Repo, id: &SessionId, target: Option<Oid>) -> Result<Stored> {
+    let commit = target.ok_or_else(|| Invalid::NotACommit("another ref".to_owned()))?;
+    let blob = match repo.record_object(commit)? {
+        RecordObject::Other(what) => return Err(Invalid::NotACommit(what).into()),
+        RecordObject::Commit(entries, ids) => {
+            check_shape(&entries)?;
+            ids.first()
+                .copied()
+                .ok_or_else(|| Invalid::Shape("is empty".to_owned()))?
+        }
+    };
+    let record = check_record(id, &repo.read_blob(blob)?)?;
+    Ok(Stored { record, commit })
+}
+
+/// The records fetched from `remote` (`refs/bullpen/remotes/<remote>/sessions/`),
+/// each checked again as [`read_fetched`] does (a ref there may have been written
+/// by plain git, or by hand), sorted by creation time. One that fails is
+/// reported, never fatal to the others.
+pub fn load_remote(repo: &Repo, remote: &RemoteName) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
+    let prefix = remote.tracking_prefix();
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for (refname, target) in repo.ref_ids_with_prefix(&prefix)? {
+        let read = ref_id(&refname, &prefix)
+            .map_err(anyhow::Error::new)
+            .and_then(|id| read_fetched(repo, &id, target));
+        match read {
+            Ok(stored) => ok.push(stored),
+            Err(error) => bad.push(Unreadable { refname, error }),
+        }
+    }
+    ok.sort_by(|a, b| {
+        (&a.record.created_at, &a.record.id).cmp(&(&b.record.created_at, &b.record.id))
+    });
+    Ok((ok, bad))
+}
+
+/// The remotes records were fetched from: the names under `refs/bullpen/remotes/`
+/// (also of a remote since removed from the configuration), sorted.
+pub fn fetched_remotes(repo: &Repo) -> Result<Vec<RemoteName>> {
+    let mut names: Vec<RemoteName> = repo
+        .ref_names_with_prefix(REMOTES_PREFIX)?
+        .iter()
+        .filter_map(|r| {
+            r.strip_prefix(REMOTES_PREFIX)?
+                .split('/')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    names.dedup();
+    Ok(names)
 }
 
 /// The record of an existing session, or an error that says how to find the

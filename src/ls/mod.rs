@@ -14,10 +14,11 @@ use anyhow::Result;
 
 use crate::context::{session_at, Ctx};
 use crate::git::store::{self, Stored};
+use crate::model::remote::{branch_destination, host_label, tracking_branch, RemoteName};
 use crate::model::{Dirt, Oid, SessionId, State};
 use crate::sys::paths::canonical_or_self as canonical;
 use crate::sys::procfs;
-use table::{row, Facts, Row, StatusFacts};
+use table::{remote_row, row, Facts, RemoteFacts, Row, StatusFacts};
 
 /// The sessions to list: the named ones (each must exist), or all (collected
 /// ones only with `all`). A record that cannot be read is reported and skipped.
@@ -42,6 +43,66 @@ pub fn sessions(ctx: &Ctx, ids: &[SessionId], all: bool) -> Result<(Vec<Stored>,
             .collect::<Result<_>>()?;
         Ok((named, 0))
     }
+}
+
+/// `ls --remote`: the rows of the sessions fetched from `remote` (or from every
+/// remote sessions were fetched from), the named ids only if any are named,
+/// collected ones only with `all`; also how many collected ones were left out.
+/// Each record is checked again as it is read (one that fails is reported and
+/// skipped), and nothing it names is looked at: not its worktree, not its
+/// process. Only the fetched branch is read, to count its commits.
+pub fn remote_rows(
+    ctx: &Ctx,
+    remote: Option<&RemoteName>,
+    ids: &[SessionId],
+    all: bool,
+) -> Result<(Vec<Row>, usize)> {
+    let remotes = match remote {
+        Some(r) => vec![r.clone()],
+        None => store::fetched_remotes(&ctx.repo)?,
+    };
+    let my_host = procfs::hostname();
+    let my_clone = crate::trust::local::existing_clone_id(&ctx.layout);
+    let mut rows = Vec::new();
+    let mut hidden = 0;
+    for remote in remotes {
+        let (sessions, unreadable) = store::load_remote(&ctx.repo, &remote)?;
+        for u in &unreadable {
+            ctx.ui
+                .warn(format!("skipping {}: {:#}", u.refname, u.error));
+        }
+        let branches = branch_destination(&ctx.repo.fetch_refspecs(remote.as_str()));
+        for s in sessions {
+            let r = &s.record;
+            if !ids.is_empty() && !ids.contains(&r.id) {
+                continue;
+            }
+            if !all && r.state == State::Collected {
+                hidden += 1;
+                continue;
+            }
+            let ahead = branches.as_ref().and_then(|(pattern, _)| {
+                let tip = ctx
+                    .repo
+                    .ref_target(&tracking_branch(pattern, &r.id))
+                    .ok()??;
+                let base = r.base.parse::<Oid>().ok()?;
+                ctx.repo.commits_between(tip, &[base]).ok().map(|c| c.len())
+            });
+            let facts = RemoteFacts {
+                remote: remote.to_string(),
+                ahead,
+                host_label: host_label(
+                    &r.host,
+                    r.clone_id.as_deref(),
+                    &my_host,
+                    my_clone.as_deref(),
+                ),
+            };
+            rows.push(remote_row(r, &facts));
+        }
+    }
+    Ok((rows, hidden))
 }
 
 /// The rows for these sessions; `cwd` decides which one is marked current;

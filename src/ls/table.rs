@@ -51,6 +51,12 @@ pub struct Row {
     pub published: Option<bool>,
     /// Commits on the branch that no `refs/remotes/*` ref reaches.
     pub unpublished: Option<usize>,
+    /// When the record last changed (RFC 3339, as the machine that wrote it saw it).
+    pub updated_at: String,
+    /// The clone that created the session (null: a record from before clone ids).
+    pub clone_id: Option<String>,
+    /// With `--remote`: the remote the session was fetched from (null: this clone's).
+    pub remote: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
     /// When the shown state began (unix seconds), for the table.
@@ -59,6 +65,9 @@ pub struct Row {
     /// Whether `--status` facts were gathered (the table's extra columns).
     #[serde(skip)]
     pub with_status: bool,
+    /// With `--remote`: the host as the table shows it (`model::remote::host_label`).
+    #[serde(skip)]
+    pub host_label: Option<String>,
 }
 
 /// Facts gathered for one session.
@@ -124,10 +133,46 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         deleted: dirt.map(|d| d.deleted),
         published: status.published,
         unpublished: status.unpublished,
+        updated_at: r.updated_at.clone(),
+        clone_id: r.clone_id.clone(),
+        remote: None,
         observed: Some(observed),
         since,
         with_status: f.status.is_some(),
+        host_label: None,
     }
+}
+
+/// What is known here of a session fetched from a remote: nothing observed,
+/// only what its record says and what the fetched branch holds.
+#[derive(Clone, Debug, Default)]
+pub struct RemoteFacts {
+    pub remote: String,
+    /// Commits on the fetched `<remote>/bullpen/<id>` since its base (`None`:
+    /// not fetched here).
+    pub ahead: Option<usize>,
+    /// Its host, told apart from this clone (`model::remote::host_label`).
+    pub host_label: String,
+}
+
+/// Pure: the row of a fetched session. Its state is the recorded one, as of
+/// when it was recorded (`updated_at`): nothing of it (its process, its path)
+/// is looked at here, so a remote `running` stays `running`, never `lost`.
+pub fn remote_row(r: &Record, f: &RemoteFacts) -> Row {
+    let local = Facts {
+        alive: r.state == State::Running,
+        worktree_exists: true,
+        ahead: f.ahead,
+        current: false,
+        status: None,
+    };
+    let mut row = row(r, &local);
+    row.observed = Some(Observed::Stored(r.state));
+    row.state = r.state.as_str().to_owned();
+    row.since = time::parse_rfc3339(&r.updated_at);
+    row.remote = Some(f.remote.clone());
+    row.host_label = Some(f.host_label.clone());
+    row
 }
 
 /// How the table is laid out.
@@ -350,6 +395,77 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
             c
         })
         .collect();
+    let marks = rows
+        .iter()
+        .map(|r| if r.current { "* " } else { "  " })
+        .collect::<Vec<_>>();
+    let footer = relative.then(|| format!("worktree root: {}", tilde(view.root, view.home)));
+    draw(out, &columns, &cells, rows, &marks, footer, view)
+}
+
+/// `running on laptop, as of 5m ago`, `exited 1 on build-box (this clone), as of 2h ago`.
+fn remote_state_cell(r: &Row, now: i64) -> String {
+    let what = match (r.observed, r.exit_code, r.signal) {
+        (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
+        (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
+        _ => r.state.clone(),
+    };
+    let host = r.host_label.as_deref().unwrap_or(&r.host);
+    match r.since {
+        Some(t) => format!("{what} on {host}, as of {} ago", time::age(now - t)),
+        None => format!("{what} on {host}"),
+    }
+}
+
+/// The table of fetched sessions (`ls --remote`): `<remote>/<id>`, what its
+/// record says and when it said it, and the commits of its fetched branch.
+pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let columns = vec![
+        Column {
+            header: "ID",
+            min: Some(6),
+            from_start: false,
+        },
+        Column {
+            header: "STATE",
+            min: Some(12),
+            from_start: false,
+        },
+        Column {
+            header: "BRANCH",
+            min: None,
+            from_start: false,
+        },
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let remote = r.remote.as_deref().unwrap_or("");
+            vec![
+                format!("{remote}/{}", r.id),
+                remote_state_cell(r, view.now),
+                branch_cell(r),
+            ]
+        })
+        .collect();
+    let marks = vec!["  "; rows.len()];
+    draw(out, &columns, &cells, rows, &marks, None, view)
+}
+
+/// Lay out `cells` under `columns`, fitted to `view.width`, each row after its
+/// mark, its STATE cell (the second) painted as its row says; then `footer`.
+fn draw(
+    out: &mut dyn Write,
+    columns: &[Column],
+    cells: &[Vec<String>],
+    rows: &[Row],
+    marks: &[&str],
+    footer: Option<String>,
+    view: &View,
+) -> std::io::Result<()> {
     let natural: Vec<usize> = columns
         .iter()
         .enumerate()
@@ -362,7 +478,7 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
                 .unwrap_or(0)
         })
         .collect();
-    let width = fit(&natural, &columns, view.width);
+    let width = fit(&natural, columns, view.width);
     let last = columns.len() - 1;
     let line = |out: &mut dyn Write, mark: &str, c: &[String], paint: &str| {
         let mut text = String::from(mark);
@@ -394,17 +510,15 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
     };
     let head: Vec<String> = columns.iter().map(|c| c.header.to_owned()).collect();
     line(out, "  ", &head, "")?;
-    for (c, r) in cells.iter().zip(rows) {
-        let mark = if r.current { "* " } else { "  " };
+    for ((c, r), mark) in cells.iter().zip(rows).zip(marks) {
         line(out, mark, c, if view.color { color_of(r) } else { "" })?;
     }
-    if relative {
-        let root = format!("worktree root: {}", tilde(view.root, view.home));
-        let root = match view.width {
-            Some(limit) => truncate(&root, limit, false),
-            None => root,
+    if let Some(footer) = footer {
+        let footer = match view.width {
+            Some(limit) => truncate(&footer, limit, false),
+            None => footer,
         };
-        writeln!(out, "{root}")?;
+        writeln!(out, "{footer}")?;
     }
     Ok(())
 }
@@ -644,6 +758,46 @@ mod tests {
         assert_eq!(shorten(Path::new("/r/w"), root, home), "/r/w");
         // A home of `/` shortens nothing.
         assert_eq!(shorten(Path::new("/x"), root, Some(Path::new("/"))), "/x");
+    }
+
+    #[test]
+    fn a_fetched_session_shows_what_its_record_says_as_of_when() {
+        let remote = |host: &str| RemoteFacts {
+            remote: "origin".into(),
+            ahead: Some(3),
+            host_label: host.into(),
+        };
+        // Running, its process gone (it is another machine's), its worktree
+        // absent here: still what the record says, never lost or missing.
+        let mut r = running(record("fix-login", State::Running), 600);
+        r.updated_at = time::rfc3339(NOW - 300);
+        let rows = [
+            remote_row(&r, &remote("laptop")),
+            remote_row(
+                &ended(record("tests", State::Exited), Some(1), None, 7200),
+                &RemoteFacts {
+                    ahead: None,
+                    ..remote("box (this clone)")
+                },
+            ),
+        ];
+        assert_eq!(rows[0].state, "running");
+        assert_eq!(rows[0].remote.as_deref(), Some("origin"));
+        let mut out = Vec::new();
+        let view = View {
+            now: NOW,
+            color: false,
+            width: None,
+            root: Path::new(ROOT),
+            home: None,
+        };
+        render_remote_table(&mut out, &rows, &view).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "  ID                STATE                                       BRANCH\n  \
+               origin/fix-login  running on laptop, as of 5m ago             +3\n  \
+               origin/tests      exited 1 on box (this clone), as of 1h ago  gone\n"
+        );
     }
 
     #[test]

@@ -7,6 +7,11 @@ pub const COMMAND: &str = "bullpen.command";
 
 /// Overrides the platform data dir (e.g. `~/.local/share/bullpen`).
 pub const ENV_HOME: &str = "BULLPEN_HOME";
+/// The host name bullpen records (`host` in session.json), instead of the
+/// kernel's: for tests that play two machines on one, and for machines whose
+/// host name says nothing. Which clone wrote a record is told by its clone id,
+/// never by this name.
+pub const ENV_HOSTNAME: &str = "BULLPEN_HOSTNAME";
 /// Set for the session's command: its id, branch and worktree.
 pub const ENV_SESSION: &str = "BULLPEN_SESSION";
 pub const ENV_BRANCH: &str = "BULLPEN_BRANCH";

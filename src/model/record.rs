@@ -154,8 +154,32 @@ pub struct Record {
     /// resume, stop and gc leave it alone as long as this process lives).
     #[serde(default)]
     pub spawner: Option<ProcessRef>,
+    /// The clone that created this record (`<common>/bullpen/clone-id` there): two
+    /// machines may share a host name, never a clone id. Absent in records from
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clone_id: Option<String>,
+    /// For a session continued here from a remote (`resume <remote>/<id>`): the
+    /// record it continues. Its first commit here has that record's commit as
+    /// parent, so the session's history travels with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<ResumedFrom>,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Where a session continued here came from (`Record::resumed_from`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumedFrom {
+    /// The remote it was fetched from, and its id there.
+    pub remote: String,
+    pub id: SessionId,
+    /// The remote record's commit (full hex oid): the parent of this record.
+    pub record: String,
+    /// Where the remote record says the session ran.
+    pub host: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clone_id: Option<String>,
 }
 
 #[derive(Debug)]
@@ -273,6 +297,8 @@ mod tests {
             }),
             log: None,
             spawner: None,
+            clone_id: None,
+            resumed_from: None,
             extra: Default::default(),
         }
     }

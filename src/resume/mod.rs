@@ -5,6 +5,7 @@
 
 pub mod decide;
 pub mod facts;
+pub mod remote;
 
 use std::path::Path;
 
@@ -14,7 +15,7 @@ use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::EntryRemoval;
 use crate::model::command::render_command;
-use crate::model::{Error, SessionId, State};
+use crate::model::{Error, Record, SessionId, State};
 use crate::run;
 use crate::sys::lock::Lock;
 use crate::trust::decide::{created_here, may_run_recorded, Distrust};
@@ -40,8 +41,7 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     run::liveness::ensure_not_running(ctx, &stored)?;
     note_lost(ctx, &stored);
     let argv = if req.command.is_empty() {
-        ensure_recorded_here(ctx, &stored)?;
-        stored.record.command.clone()
+        plain_command(ctx, &stored.record)?
     } else {
         req.command
     };
@@ -75,10 +75,18 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     .into())
 }
 
+/// What a plain `resume` (no command after `--`) runs for `record`: the
+/// record's command, when this machine recorded exactly that command (else
+/// refused, saying what to type). `resume <remote>/<id>` asks the same for the
+/// local session it is about to create.
+pub fn plain_command(ctx: &Ctx, record: &Record) -> Result<Vec<String>> {
+    ensure_recorded_here(ctx, record)?;
+    Ok(record.command.clone())
+}
+
 /// A plain resume runs the record's command only when this machine recorded
 /// exactly that command: a record may come from a fetch or a hand edit.
-fn ensure_recorded_here(ctx: &Ctx, stored: &Stored) -> Result<()> {
-    let record = &stored.record;
+fn ensure_recorded_here(ctx: &Ctx, record: &Record) -> Result<()> {
     let local = Local::of(&ctx.layout, &record.id).command();
     let local = local
         .as_ref()

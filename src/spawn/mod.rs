@@ -47,7 +47,19 @@ pub fn create_session(
     // The branch (or tag) it names, for `ls --status` to say how far behind it
     // the session falls.
     let base_ref = ctx.repo.named_ref(base);
-    let provision = |id: &SessionId| provision(ctx, id, base_oid, base_ref.clone(), command);
+    let provision = |id: &SessionId| {
+        let record = new_record(ctx, id, base_oid, base_ref.clone(), command);
+        provision(
+            ctx,
+            Seed {
+                record,
+                parent: None,
+                start: base_oid,
+                upstream: None,
+                event: "provisioning",
+            },
+        )
+    };
     match id {
         Some(id) => {
             check_free(ctx, id)?;
@@ -102,7 +114,7 @@ fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
 
 /// Why `id` cannot be used, if it cannot (`None`: free). Errors reading the
 /// repository are errors, not "taken".
-fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
+pub fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     if store::load(&ctx.repo, id)?.is_some() {
         return Ok(Some(
             Error::refused(format!("session id '{id}' is already in use"))
@@ -125,16 +137,21 @@ fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     Ok(None)
 }
 
-fn provision(
+/// The record of a new session, `provisioning`, naming this process as its
+/// spawner and this clone as its creator.
+pub fn new_record(
     ctx: &Ctx,
     id: &SessionId,
     base: Oid,
     base_ref: Option<String>,
     command: &[String],
-) -> Result<Provisioned> {
+) -> Record {
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
-    let record = Record {
+    let clone_id = crate::trust::local::clone_id(&ctx.layout)
+        .map_err(|e| ctx.ui.warn(format!("{e:#}; the record names no clone")))
+        .ok();
+    Record {
         schema: SCHEMA,
         id: id.clone(),
         branch: id.branch(),
@@ -151,8 +168,45 @@ fn provision(
         exit: None,
         log: None,
         spawner: Some(procfs::process_ref(std::process::id())),
+        clone_id,
+        resumed_from: None,
         extra: Default::default(),
-    };
+    }
+}
+
+/// How a new session comes to be: its `provisioning` record (from
+/// [`new_record`]), the record commit it continues (a remote's, for `resume
+/// <remote>/<id>`), and where its branch starts.
+pub struct Seed<'a> {
+    pub record: Record,
+    /// The parent of the record's first commit.
+    pub parent: Option<Oid>,
+    /// The commit the branch is created at.
+    pub start: Oid,
+    /// The remote-tracking branch the new branch tracks (created from it with
+    /// `git worktree add --track`); `None`: a new branch at `start`.
+    pub upstream: Option<&'a str>,
+    /// The event of the record's first commit.
+    pub event: &'a str,
+}
+
+/// Create a session from `seed` (its id checked free first), leaving it
+/// `ready`; on failure nothing it created is left behind.
+pub fn create_seeded(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
+    check_free(ctx, &seed.record.id)?;
+    provision(ctx, seed)
+}
+
+fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
+    let Seed {
+        record,
+        parent,
+        start: base,
+        upstream,
+        event,
+    } = seed;
+    let id = &record.id.clone();
+    let path = ctx.layout.worktree_path(id);
     if !ctx.layout.is_confined(&path) {
         bail!(
             "{} is not inside the worktree root {}",
@@ -161,7 +215,8 @@ fn provision(
         );
     }
     let spawner = record.spawner.clone();
-    let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
+    let command = record.command.clone();
+    let stored = store::create_from(&ctx.repo, record, parent, event).map_err(|e| {
         if store::is_conflict(&e) {
             e.context(Error::refused(format!(
                 "session id '{id}' is already in use"
@@ -184,8 +239,8 @@ fn provision(
                 spawner,
             })
         })
-        .and_then(|()| local.write_command(command));
-    let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base)) {
+        .and_then(|()| local.write_command(&command));
+    let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base, upstream)) {
         Ok(dirs) => dirs,
         Err(e) => {
             forget(ctx, &stored, &local);
@@ -236,12 +291,18 @@ fn forget(ctx: &Ctx, stored: &Stored, local: &Local) {
 
 /// `git worktree add -b` under the per-repository lock; undoes its own traces on
 /// failure. Returns the directories it created for the worktree's parent.
-fn add_worktree(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<Vec<PathBuf>> {
+fn add_worktree(
+    ctx: &Ctx,
+    id: &SessionId,
+    path: &Path,
+    base: Oid,
+    upstream: Option<&str>,
+) -> Result<Vec<PathBuf>> {
     let parent = path
         .parent()
         .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
     let created_dirs = create_dirs(parent)?;
-    match add_worktree_locked(ctx, id, path, base) {
+    match add_worktree_locked(ctx, id, path, base, upstream) {
         Ok(()) => Ok(created_dirs),
         Err(e) => {
             remove_empty_dirs(&created_dirs);
@@ -269,7 +330,13 @@ fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(missing.into_iter().rev().collect())
 }
 
-fn add_worktree_locked(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Result<()> {
+fn add_worktree_locked(
+    ctx: &Ctx,
+    id: &SessionId,
+    path: &Path,
+    base: Oid,
+    upstream: Option<&str>,
+) -> Result<()> {
     let _lock = Lock::acquire(&ctx.layout.lock_path())?;
     // Re-check under the lock: another process may have taken the branch or path.
     let branch_ref = id.branch_ref();
@@ -279,7 +346,10 @@ fn add_worktree_locked(ctx: &Ctx, id: &SessionId, path: &Path, base: Oid) -> Res
     if path.symlink_metadata().is_ok() {
         bail!("{} already exists", path.display());
     }
-    let added = ctx.repo.worktree_add_new_branch(path, &id.branch(), base);
+    let added = match upstream {
+        None => ctx.repo.worktree_add_new_branch(path, &id.branch(), base),
+        Some(upstream) => ctx.repo.worktree_add_tracking(path, &id.branch(), upstream),
+    };
     if let Err(e) = added {
         undo_worktree(ctx, &branch_ref, path, base);
         return Err(e.context(format!(

@@ -68,6 +68,8 @@ mod tests {
             exit: None,
             log: None,
             spawner: None,
+            clone_id: None,
+            resumed_from: None,
             extra: Default::default(),
         }
     }

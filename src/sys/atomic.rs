@@ -27,6 +27,28 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Create `path` with `bytes` unless it exists (then `false`, and it is left as it
+/// is): a temp file linked into place, so a reader never sees it half written and
+/// of two racing writers exactly one wins.
+pub fn create_new(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let dir = path
+        .parent()
+        .with_context(|| format!("{} has no parent directory", path.display()))?;
+    create_private_dir(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", tmp.path().display()))?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e.error).with_context(|| format!("cannot create {}", path.display())),
+    }
+}
+
 /// `create_dir_all`, with directories only the user can enter.
 pub fn create_private_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
@@ -51,5 +73,15 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["f.json"]);
+    }
+
+    #[test]
+    fn create_new_never_replaces() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("d/id");
+        assert!(super::create_new(&path, b"one").unwrap());
+        assert!(!super::create_new(&path, b"two").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        assert_eq!(std::fs::read_dir(tmp.path().join("d")).unwrap().count(), 1);
     }
 }

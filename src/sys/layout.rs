@@ -67,6 +67,16 @@ impl Layout {
         self.state_dir.join("local").join(id.as_str())
     }
 
+    /// This clone's id (`trust::local::clone_id`): never fetched, never pushed.
+    pub fn clone_id_path(&self) -> PathBuf {
+        self.state_dir.join("clone-id")
+    }
+
+    /// The lock `fetch` and `push` hold while they move a remote's refs.
+    pub fn remote_lock_path(&self) -> PathBuf {
+        self.state_dir.join("remote.lock")
+    }
+
     /// The per-repository lock held around `git worktree add`.
     pub fn lock_path(&self) -> PathBuf {
         self.state_dir.join("worktree.lock")

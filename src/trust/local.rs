@@ -13,7 +13,8 @@
 //! for `command`; the claimer of a run for its `run-<pid>`) and is replaced
 //! atomically.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
@@ -23,6 +24,47 @@ use crate::model::local::{Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
 use crate::model::{time, SessionId};
 use crate::sys::atomic;
 use crate::sys::layout::Layout;
+
+/// This clone's id: 32 random hex digits in `<common>/bullpen/clone-id`, made on
+/// first use (of two racing first uses, one wins and both read it). Records
+/// carry it, so two machines with the same host name are never taken for one
+/// another; git never transfers it.
+pub fn clone_id(layout: &Layout) -> Result<String> {
+    let path = layout.clone_id_path();
+    if let Some(id) = read_clone_id(&path)? {
+        return Ok(id);
+    }
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("cannot read random bytes from /dev/urandom for this clone's id")?;
+    let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    atomic::create_new(&path, format!("{id}\n").as_bytes())?;
+    read_clone_id(&path)?.with_context(|| format!("{} vanished as it was made", path.display()))
+}
+
+/// This clone's id if it has one yet (nothing is created: for readers).
+pub fn existing_clone_id(layout: &Layout) -> Option<String> {
+    read_clone_id(&layout.clone_id_path()).ok().flatten()
+}
+
+fn read_clone_id(path: &Path) -> Result<Option<String>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let id = text.trim();
+    if !crate::model::remote::is_clone_id(id) {
+        return Err(crate::model::Error::failed(format!(
+            "{} does not hold a clone id (32 hex digits)",
+            path.display()
+        ))
+        .hint("remove it; bullpen makes a new one")
+        .into());
+    }
+    Ok(Some(id.to_owned()))
+}
 
 /// The local proof files of one session.
 pub struct Local {

@@ -272,6 +272,15 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
              read them.",
         ));
     }
+    if all || matches!(sub, Some("spawn" | "resume" | "ls")) {
+        entries.push((
+            config::ENV_HOSTNAME.to_owned(),
+            "The host name bullpen records in a new session's record (and compares with in \
+             ls --remote), instead of the kernel's: for machines whose name says nothing, and \
+             for tests that play two machines on one. Which clone wrote a record is told by \
+             its clone id (<git common dir>/bullpen/clone-id), never by this name.",
+        ));
+    }
     if all || sub == Some("spawn") {
         entries.push((
             "SHELL".to_owned(),
@@ -347,6 +356,23 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
              (default: $SHELL, else /bin/sh).",
         ));
     }
+    if matches!(sub, None | Some("push" | "fetch" | "resume" | "ls")) {
+        entries.push((
+            "remote.<name>.fetch",
+            "Where the remote's bullpen/<id> branches are fetched to (with git's default, \
+             refs/remotes/<name>/bullpen/<id>): fetch and push fetch them there, resume \
+             <remote>/<id> starts from there, ls --remote counts their commits. A remote \
+             whose refspecs do not map them (a single-branch clone) has its sessions' \
+             records fetched, but not their branches.",
+        ));
+    }
+    if matches!(sub, None | Some("push" | "fetch")) {
+        entries.push((
+            "remote.pushDefault",
+            "The remote push uses when none is named, as git push does; else, as for fetch, \
+             the only remote, or origin.",
+        ));
+    }
     if all_or(sub, colours(sub)) {
         entries.push((
             COLOR_KEYS,
@@ -376,7 +402,18 @@ fn files(roff: &mut Roff) {
         ),
         (
             "refs/notes/bullpen",
-            "Provenance notes on the commits sessions made (`git log --notes=bullpen`).",
+            "Provenance notes on the commits sessions made (`git log --notes=bullpen`); \
+             push and fetch merge another machine's into them (a union).",
+        ),
+        (
+            "refs/bullpen/remotes/<remote>/sessions/<id>",
+            "The records fetched from a remote that passed bullpen's checks (ls --remote, \
+             resume <remote>/<id>). Never read by gc, rm, stop or any other command.",
+        ),
+        (
+            "refs/bullpen/incoming/<remote>/",
+            "What the remote had at the last fetch (sessions/<id>, notes), as git fetched it, \
+             before any check.",
         ),
         (
             "$BULLPEN_HOME/worktrees/<repo-key>/<id>",
@@ -393,6 +430,15 @@ fn files(roff: &mut Roff) {
              (spawn created its worktree here, under this root: the authority to delete it), \
              command.json (the command recorded here: a plain resume runs only it), run.json \
              (the run started here: the authority to signal it).",
+        ),
+        (
+            "<git common dir>/bullpen/clone-id",
+            "This clone's id (random, made on first use, never fetched), recorded in every \
+             record it creates: two machines may share a host name, never a clone id.",
+        ),
+        (
+            "<git common dir>/bullpen/remote.lock",
+            "Held (flock) while fetch or push move a remote's refs.",
         ),
         (
             "<git common dir>/bullpen/worktree.lock",
@@ -421,6 +467,12 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
                 roff,
                 "1",
                 "gc, rm: some worktrees could not be removed yet (degraded; run it again later).",
+            );
+            tagged(
+                roff,
+                "1",
+                "push: a session or the notes were not pushed (the reason is on stderr); \
+                 fetch: a record was refused or the notes could not be merged.",
             );
             tagged(roff, "spawn, resume", passthrough);
             tagged(
@@ -453,6 +505,32 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
                 roff,
                 "1",
                 "Degraded: a removal was left half-done (a late writer); run rm or gc again.",
+            );
+        }
+        Some("push") => {
+            tagged(
+                roff,
+                "0",
+                "Every session asked for, and the notes, are on the remote.",
+            );
+            tagged(
+                roff,
+                "1",
+                "A session or the notes were not pushed: it would have lost something on the \
+                 remote, or another push got there first; each is named on stderr with why.",
+            );
+        }
+        Some("fetch") => {
+            tagged(
+                roff,
+                "0",
+                "Every record the remote has was taken, and its notes merged.",
+            );
+            tagged(
+                roff,
+                "1",
+                "A record was refused (each is named on stderr with why; the others \
+                 arrived), or the notes could not be merged.",
             );
         }
         Some("gc") => {
@@ -607,9 +685,12 @@ fn docs_man_pages_render_with_man() {
         let applies = [
             (
                 "ENVIRONMENT",
-                sub.is_none_or(|s| !matches!(s, "stop" | "logs" | "wait")),
+                sub.is_none_or(|s| !matches!(s, "stop" | "logs" | "wait" | "push" | "fetch")),
             ),
-            ("GIT CONFIGURATION", uses_the_root(sub)),
+            (
+                "GIT CONFIGURATION",
+                uses_the_root(sub) || matches!(sub, Some("push" | "fetch")),
+            ),
             ("FILES", sub.is_none()),
         ];
         for (section, expected) in applies {

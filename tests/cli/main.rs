@@ -15,6 +15,7 @@ mod lifecycle;
 mod ls;
 mod messages;
 mod provisioning;
+mod remote;
 mod repo;
 mod resume;
 mod ship;

@@ -540,3 +540,121 @@ fn a_failing_fetch_in_gc() {
     hint: run gc without --fetch to use the remote-tracking refs you have
     ");
 }
+
+/// A case on a machine named laptop (`BULLPEN_HOSTNAME`).
+fn laptop(c: Case<'_>) -> Case<'_> {
+    c.var("BULLPEN_HOSTNAME", "laptop")
+}
+
+#[test]
+fn messages_of_push_fetch_and_remote_resume() {
+    let env = Env::new();
+    let before_remote = table(&[case(&env, &["fetch"]), case(&env, &["push", "a/b"])]);
+    let bare = env.add_bare_remote();
+    git(&env, &env.repo, &["push", "-q", "origin", "main"]);
+    git(&env, &bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    let shown = table(&[
+        laptop(case(&env, &["spawn", "x", "--", "true"])),
+        case(&env, &["push", "nosuch"]),
+        case(&env, &["ls", "--remote"]),
+        case(&env, &["resume", "origin/x"]),
+        laptop(case(&env, &["push"])),
+        laptop(case(&env, &["push"])),
+        laptop(case(&env, &["fetch"])),
+        laptop(case(&env, &["ls", "--remote"])),
+        laptop(case(&env, &["resume", "origin/x", "--", "true"])),
+        laptop(case(&env, &["resume", "origin/x", "--as", "y"])),
+        case(&env, &["resume", "x", "--as", "y"]),
+    ]);
+    git(
+        &env,
+        &env.repo,
+        &[
+            "config",
+            "remote.origin.fetch",
+            "+refs/heads/main:refs/remotes/origin/main",
+        ],
+    );
+    let single_branch = table(&[
+        laptop(case(&env, &["fetch"])),
+        laptop(case(
+            &env,
+            &["resume", "origin/x", "--as", "z", "--", "true"],
+        )),
+    ]);
+    insta::assert_snapshot!(format!("{before_remote}\n{shown}\n{single_branch}"), @"
+    $ git bullpen fetch
+    exit 128
+    --- stderr
+    fatal: no remote to fetch from
+    hint: add one: git remote add origin <url>
+    $ git bullpen push a/b
+    exit 129
+    --- stderr
+    error: invalid value 'a/b' for '[REMOTE]': invalid remote name 'a/b': '/' is not allowed (bullpen takes the name of a configured remote made of letters, digits, '.', '_' and '-')
+
+    For more information, try '--help'.
+    $ BULLPEN_HOSTNAME=laptop git bullpen spawn x -- true
+    exit 0
+    --- stderr
+    bullpen: session x on bullpen/x in [ROOT]/bullpen-home/worktrees/repo-[KEY]/x
+    $ git bullpen push nosuch
+    exit 128
+    --- stderr
+    fatal: 'nosuch' is not a remote of this repository
+    hint: `git remote -v` lists the remotes; bullpen takes a remote's name, not a URL
+    $ git bullpen ls --remote
+    exit 0
+    --- stderr
+    hint: no sessions fetched from any remote; `git bullpen fetch` brings those pushed there
+    $ git bullpen resume origin/x
+    exit 128
+    --- stderr
+    fatal: no session origin/x was fetched here
+    hint: `git bullpen fetch origin` brings the sessions pushed there; `git bullpen ls --remote` lists them
+    $ BULLPEN_HOSTNAME=laptop git bullpen push
+    exit 0
+    --- stderr
+    bullpen: pushed to origin: x (record, branch)
+    $ BULLPEN_HOSTNAME=laptop git bullpen push
+    exit 0
+    --- stderr
+    bullpen: everything is up to date on origin
+    $ BULLPEN_HOSTNAME=laptop git bullpen fetch
+    exit 0
+    --- stderr
+    bullpen: sessions from origin: 1 unchanged
+    $ BULLPEN_HOSTNAME=laptop git bullpen ls --remote
+    exit 0
+    --- stdout
+      ID        STATE                                          BRANCH
+      origin/x  exited 0 on laptop (this clone), as of [T] ago  +0
+    $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x -- true
+    exit 3
+    --- stderr
+    fatal: session id 'x' is already in use
+    hint: see `git bullpen ls --all x`; pick another id
+    hint: continue it here under another id: git bullpen resume origin/x --as <new-id> -- true
+    $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as y
+    exit 3
+    --- stderr
+    fatal: nothing on this machine says what to run for origin/x: a command from another machine's record is never run unless you name it
+    hint: name the command: git bullpen resume origin/x -- <command>
+    hint: the command recorded on 'laptop': git bullpen resume origin/x -- true
+    $ git bullpen resume x --as y
+    exit 129
+    --- stderr
+    error: --as is for continuing a fetched session: resume <remote>/<id> --as <new-id>
+    $ BULLPEN_HOSTNAME=laptop git bullpen fetch
+    exit 0
+    --- stderr
+    bullpen: sessions from origin: 1 unchanged
+    hint: origin's fetch refspecs do not bring its bullpen/* branches (a single-branch clone?): to continue its sessions here, `git config --add remote.origin.fetch '+refs/heads/bullpen/*:refs/remotes/origin/bullpen/*'`
+    $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as z -- true
+    exit 128
+    --- stderr
+    fatal: origin's fetch refspecs (remote.origin.fetch) do not bring its bullpen/* branches, so origin/x's branch is not here
+    hint: git config --add remote.origin.fetch '+refs/heads/bullpen/*:refs/remotes/origin/bullpen/*'
+    hint: then: git bullpen fetch origin
+    ");
+}

@@ -14,10 +14,10 @@ use crate::support::{process_ref, Env, Run};
 
 /// A process that must survive: `setsid sleep`, the leader of its own session
 /// and process group, like any unrelated job of the user's.
-struct Victim(Child);
+pub(crate) struct Victim(Child);
 
 impl Victim {
-    fn start() -> Victim {
+    pub(crate) fn start() -> Victim {
         let child = Command::new("setsid")
             .args(["sleep", "300"])
             .stdin(Stdio::null())
@@ -40,7 +40,7 @@ impl Victim {
         v
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.0.id()
     }
 
@@ -52,7 +52,7 @@ impl Victim {
     }
 
     #[track_caller]
-    fn assert_alive(&self, what: &str) {
+    pub(crate) fn assert_alive(&self, what: &str) {
         let alive = self.stat().is_some_and(|(_, _, s)| !matches!(s, 'Z' | 'X'));
         assert!(alive, "{what}: the victim {} was signalled", self.pid());
     }
@@ -200,7 +200,7 @@ const IN_NAMESPACE: &str = "BULLPEN_TEST_IN_PID_NAMESPACE";
 /// only what the test started there: a process group reaches across pid
 /// namespaces, so the inherited one must be left). `false`: already inside, run
 /// the test body.
-fn contained(name: &str) -> bool {
+pub(crate) fn contained(name: &str) -> bool {
     if std::env::var_os(IN_NAMESPACE).is_some() {
         return false;
     }

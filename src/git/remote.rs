@@ -1,0 +1,346 @@
+//! Remotes: their names and fetch refspecs (config, in-process), `git fetch` and
+//! `git push` (the CLI: transports, credentials, hooks as git does them), what a
+//! fetched record commit holds, ancestry, and ref edits in one transaction.
+
+use anyhow::{anyhow, Context, Result};
+
+use super::records::one_line;
+use super::{gid, oid, CasConflict, Expect, Oid, Repo};
+use crate::model::command::quoted;
+use crate::model::error::GitFailed;
+use crate::model::remote::{EntryKind, TreeEntry};
+
+/// One ref of a `git push --porcelain`, as git reported it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushedRef {
+    /// The remote ref (`refs/heads/bullpen/x`).
+    pub remote_ref: String,
+    /// Whether git updated it (or found it up to date).
+    pub ok: bool,
+    /// git's summary (`[rejected]`, `[new reference]`, `1a2b..3c4d`) and reason.
+    pub summary: String,
+}
+
+/// One change of a ref transaction: `new: None` deletes.
+#[derive(Clone, Debug)]
+pub struct RefChange {
+    pub name: String,
+    pub new: Option<Oid>,
+    pub expect: Expect,
+}
+
+/// What a record ref points at, when it is no commit to read.
+#[derive(Debug)]
+pub enum RecordObject {
+    /// A commit: its tree's entries, and each entry's object id.
+    Commit(Vec<TreeEntry>, Vec<Oid>),
+    /// A tag, a tree, a blob (its kind), or a symbolic ref.
+    Other(String),
+}
+
+impl Repo {
+    /// The names of the configured remotes (`remote.<name>.*`), sorted.
+    pub fn remote_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .repo
+            .remote_names()
+            .into_iter()
+            .map(|n| n.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The remote git uses when none is named: for a push `remote.pushDefault`,
+    /// else (as for a fetch) the only remote, or `origin` if there is one.
+    pub fn default_remote(&self, push: bool) -> Option<String> {
+        let direction = match push {
+            true => gix::remote::Direction::Push,
+            false => gix::remote::Direction::Fetch,
+        };
+        self.repo
+            .remote_default_name(direction)
+            .map(|n| n.to_string())
+    }
+
+    /// Whether `name` is a configured remote with somewhere to go (`url` or `pushurl`).
+    pub fn has_remote(&self, name: &str) -> bool {
+        let config = self.repo.config_snapshot();
+        ["url", "pushurl"]
+            .iter()
+            .any(|key| config.string(&format!("remote.{name}.{key}")).is_some())
+    }
+
+    /// The remote's fetch refspecs (`remote.<name>.fetch`), as configured.
+    pub fn fetch_refspecs(&self, name: &str) -> Vec<String> {
+        self.repo
+            .config_snapshot()
+            .plumbing()
+            .strings(format!("remote.{name}.fetch").as_str())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// `git fetch --prune --no-tags <remote> <refspecs>`: quietly (bullpen says
+    /// what arrived), without touching `FETCH_HEAD` (the user's own) or
+    /// submodules.
+    pub fn fetch_refspecs_from(&self, remote: &str, refspecs: &[String]) -> Result<()> {
+        let mut args: Vec<&std::ffi::OsStr> = [
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            remote,
+        ]
+        .into_iter()
+        .map(std::ffi::OsStr::new)
+        .collect();
+        args.extend(refspecs.iter().map(std::ffi::OsStr::new));
+        self.run_git_env(None, &args, &[]).map(drop)
+    }
+
+    /// `git push --porcelain <remote> <refspecs>`, never forced (no `+`, no
+    /// `--force`): git refuses whatever is not a fast-forward of what the remote
+    /// has when it receives the push, so nothing on the remote is lost, races
+    /// included. Tags and submodules stay out of it. Each ref's outcome; an
+    /// error only when git could not push at all.
+    pub fn push_refspecs(&self, remote: &str, refspecs: &[String]) -> Result<Vec<PushedRef>> {
+        let mut args: Vec<&std::ffi::OsStr> = [
+            "push",
+            "--porcelain",
+            "--no-follow-tags",
+            "--recurse-submodules=no",
+            remote,
+        ]
+        .into_iter()
+        .map(std::ffi::OsStr::new)
+        .collect();
+        args.extend(refspecs.iter().map(std::ffi::OsStr::new));
+        let output = self.run_git_output(None, &args, &[], None)?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let refs = parse_porcelain(&stdout);
+        if !output.status.success() && refs.is_empty() {
+            return Err(GitFailed {
+                argv: format!(
+                    "git {}",
+                    args.iter()
+                        .map(|a| a.to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                code: output.status.code(),
+                stderr: String::from_utf8_lossy(&output.stderr)
+                    .trim_end()
+                    .to_owned(),
+            }
+            .into());
+        }
+        Ok(refs)
+    }
+
+    /// Whether `ancestor` is `descendant` or one of its ancestors. Both must be
+    /// present (after a fetch they are).
+    pub fn is_ancestor(&self, ancestor: Oid, descendant: Oid) -> Result<bool> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        let base = self
+            .repo
+            .merge_base(gid(ancestor)?, gid(descendant)?)
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("could not find how {ancestor} and {descendant} relate"))?;
+        Ok(base.is_some_and(|b| oid(b.detach()) == ancestor))
+    }
+
+    /// The refs whose full name starts with `prefix`, with what each points at
+    /// directly (not peeled: a fetched ref may point at anything; `None` for a
+    /// symbolic ref).
+    pub fn ref_ids_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Option<Oid>)>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .with_context(|| format!("could not list refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let reference = reference
+                .map_err(|err| anyhow!("{err}"))
+                .with_context(|| format!("could not read a ref under {prefix}"))?;
+            let name = reference.name().as_bstr().to_string();
+            let target = reference.target().try_id().map(oid);
+            out.push((name, target));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// What `refname` points at directly (not peeled): `None` when there is no
+    /// such ref, `Some(None)` for a symbolic ref.
+    pub fn direct_target(&self, refname: &str) -> Result<Option<Option<Oid>>> {
+        let reference = self
+            .repo
+            .try_find_reference(refname)
+            .with_context(|| format!("could not read ref {refname}"))?;
+        Ok(reference.map(|r| r.target().try_id().map(oid)))
+    }
+
+    /// What `id` is, for a record ref: a commit's tree entries (with the size of
+    /// each blob, read from its header: no blob is read), or what else it is.
+    pub fn record_object(&self, id: Oid) -> Result<RecordObject> {
+        let object = self
+            .repo
+            .find_object(gid(id)?)
+            .with_context(|| format!("could not read object {id}"))?;
+        let kind = object.kind;
+        if kind != gix::object::Kind::Commit {
+            return Ok(RecordObject::Other(format!("a {kind}")));
+        }
+        let commit = object.into_commit();
+        let tree = commit
+            .tree()
+            .with_context(|| format!("could not read the tree of commit {id}"))?;
+        let mut entries = Vec::new();
+        let mut ids = Vec::new();
+        for entry in tree.iter() {
+            let entry = entry.with_context(|| format!("could not read the tree of commit {id}"))?;
+            let is_file = entry.mode().kind() == gix::object::tree::EntryKind::Blob;
+            let size = match is_file {
+                true => Some(
+                    self.repo
+                        .find_header(entry.oid().to_owned())
+                        .with_context(|| format!("could not read a blob of commit {id}"))?
+                        .size(),
+                ),
+                false => None,
+            };
+            entries.push(TreeEntry {
+                name: entry.filename().to_string(),
+                kind: if is_file {
+                    EntryKind::File
+                } else {
+                    EntryKind::Other
+                },
+                size,
+            });
+            ids.push(oid(entry.oid()));
+        }
+        Ok(RecordObject::Commit(entries, ids))
+    }
+
+    /// The content of blob `id`.
+    pub fn read_blob(&self, id: Oid) -> Result<Vec<u8>> {
+        Ok(self
+            .repo
+            .find_blob(gid(id)?)
+            .with_context(|| format!("could not read blob {id}"))?
+            .data
+            .clone())
+    }
+
+    /// Apply `changes` in one ref transaction, each with its expected old value
+    /// (a mismatch anywhere changes nothing and returns a [`CasConflict`]).
+    /// No reflog is forced: these are copies of another repository's refs.
+    pub fn edit_refs(&self, changes: &[RefChange], message: &str) -> Result<()> {
+        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut edits = Vec::with_capacity(changes.len());
+        for c in changes {
+            let expected = match c.expect {
+                Expect::Absent => PreviousValue::MustNotExist,
+                Expect::At(old) => {
+                    PreviousValue::MustExistAndMatch(gix::refs::Target::Object(gid(old)?))
+                }
+            };
+            let change = match c.new {
+                Some(new) => Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: one_line(message).into(),
+                    },
+                    expected,
+                    new: gix::refs::Target::Object(gid(new)?),
+                },
+                None => Change::Delete {
+                    expected,
+                    log: RefLog::AndReference,
+                },
+            };
+            edits.push(RefEdit {
+                change,
+                name: gix::refs::FullName::try_from(c.name.as_str())
+                    .with_context(|| format!("invalid ref name {}", quoted(&c.name)))?,
+                deref: false,
+            });
+        }
+        let (_, committer) = self.signatures();
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        match self
+            .repo
+            .edit_references_as(edits, Some(committer.to_ref(&mut time_buf)))
+        {
+            Ok(_) => Ok(()),
+            Err(err) if err.is_conflict() || err.is_not_found() => {
+                Err(anyhow::Error::new(CasConflict {
+                    refname: format!("one of {} refs", changes.len()),
+                }))
+            }
+            Err(err) => Err(anyhow::Error::new(err).context("could not update refs")),
+        }
+    }
+}
+
+/// Pure: the refs of `git push --porcelain`'s output: `<flag>\t<from>:<to>\t<summary>`,
+/// `!` rejected, anything else (` `, `+`, `-`, `*`, `=`) done.
+fn parse_porcelain(stdout: &str) -> Vec<PushedRef> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, '\t');
+            let flag = parts.next()?;
+            let refs = parts.next()?;
+            let summary = parts.next().unwrap_or("").to_owned();
+            if flag.chars().count() != 1 {
+                return None;
+            }
+            let (_, to) = refs.rsplit_once(':')?;
+            Some(PushedRef {
+                remote_ref: to.to_owned(),
+                ok: flag != "!",
+                summary,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_porcelain_is_read_per_ref() {
+        let out = "To /tmp/r.git\n\
+                   \x20\trefs/bullpen/sessions/x:refs/bullpen/sessions/x\t94fcdd9..f710901\n\
+                   *\trefs/heads/bullpen/x:refs/heads/bullpen/x\t[new branch]\n\
+                   =\trefs/notes/bullpen:refs/notes/bullpen\t[up to date]\n\
+                   !\tHEAD:refs/bullpen/sessions/y\t[rejected] (fetch first)\n\
+                   Done\n";
+        let refs = parse_porcelain(out);
+        let got: Vec<(&str, bool)> = refs.iter().map(|r| (r.remote_ref.as_str(), r.ok)).collect();
+        assert_eq!(
+            got,
+            [
+                ("refs/bullpen/sessions/x", true),
+                ("refs/heads/bullpen/x", true),
+                ("refs/notes/bullpen", true),
+                ("refs/bullpen/sessions/y", false),
+            ]
+        );
+        assert_eq!(refs[3].summary, "[rejected] (fetch first)");
+    }
+}
