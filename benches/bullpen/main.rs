@@ -11,7 +11,7 @@
 //! Options (after `--`, or as environment variables):
 //!   --quick        BULLPEN_BENCH_QUICK=1   N = 10, 100; 2,000-file repo; 3 runs
 //!   --runs <k>     BULLPEN_BENCH_RUNS=k    samples per measurement
-//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg (comma-separated)
+//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,remote (comma-separated)
 //!   --max-n <n>    BULLPEN_BENCH_MAX_N=n   largest N for the scaling fixture
 //!   --keep         BULLPEN_BENCH_KEEP=1    keep the temp dir (for profiling)
 //!
@@ -122,6 +122,7 @@ fn main() {
     let bg_ok = bullpen_supports(&env, &["spawn", "--help"])
         && run_ok(&mut env.bullpen(&env.root, &["spawn", "--help"])).contains("--bg");
 
+    let mut scaled: Option<Scale> = None;
     if cfg.wants("ls") || cfg.wants("gc") || cfg.wants("spawn") {
         let mut scale = Scale::new(&env);
         // Every N as spawned (loose objects and refs), then the largest N again
@@ -164,6 +165,20 @@ fn main() {
                 &errlog,
                 &mut report,
             );
+        }
+        scaled = Some(scale);
+    }
+    if cfg.wants("remote") {
+        let remote_ok = bullpen_supports(&env, &["fetch", "--help"]);
+        if remote_ok {
+            let scale = scaled.take().unwrap_or_else(|| {
+                let mut scale = Scale::new(&env);
+                scale.grow(&env, cfg.max_n());
+                scale
+            });
+            bench_remote(&env, &cfg, &scale, &errlog, &mut report);
+        } else {
+            report.note("remote: not measured, this build has no `git bullpen fetch`".into());
         }
     }
     if cfg.wants("spawn") || cfg.wants("bg") {
@@ -488,6 +503,227 @@ fn bench_spawn(
         budget,
     });
     report.samples(fixture, &cases, &s);
+}
+
+/// Issue 16: `git bullpen fetch` + `ls --remote` on a second clone of the remote
+/// a clone with N sessions pushed everything to, against one `git fetch` of the
+/// same refs (the session branches, the records, the notes, with bullpen's own
+/// refspecs). Cold: into a fresh empty clone each sample (made untimed, removed
+/// after); warm: again, with nothing new on the remote.
+fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &mut Report) {
+    let n = scale.ids.len();
+    let laptop = &scale.repo.dir;
+    let origin = laptop
+        .parent()
+        .expect("repo has a parent")
+        .join("origin.git");
+    let url = origin.to_str().expect("utf-8 path").to_owned();
+    let t = std::time::Instant::now();
+    run_ok(&mut env.bullpen(laptop, &["push"]));
+    let pushed_in = t.elapsed();
+    let on_origin = run_ok(&mut env.git(
+        &origin,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/bullpen/sessions/",
+        ],
+    ));
+    assert_eq!(on_origin.lines().count(), n, "push sent every record");
+    report.note(format!(
+        "remote: `git bullpen push` of {n} sessions (odd branches, every record, the notes) \
+         took {} once (untimed, fixture set-up)",
+        measure::ms(pushed_in)
+    ));
+    let refspecs = [
+        "+refs/bullpen/sessions/*:refs/bullpen/incoming/origin/sessions/*",
+        "+refs/notes/bullpen*:refs/bullpen/incoming/origin/notes*",
+        "+refs/heads/bullpen/*:refs/remotes/origin/bullpen/*",
+    ];
+    let git_fetch = |dir: &Path| {
+        let mut args = vec![
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "origin",
+        ];
+        args.extend(refspecs);
+        env.git(dir, &args)
+    };
+    let base = env.root.join("remote-clones");
+    let empty_clone = |name: String| {
+        let dir = base.join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        run_ok(&mut env.git(&dir, &["init", "-q", "-b", "main"]));
+        run_ok(&mut env.git(&dir, &["remote", "add", "origin", &url]));
+        dir
+    };
+    let remove = |name: String| {
+        let _ = std::fs::remove_dir_all(base.join(name));
+    };
+
+    // The fixture holds what the figures claim: N fetched, listed.
+    let probe = empty_clone("probe".into());
+    run_ok(&mut env.bullpen(&probe, &["fetch"]));
+    let listed: serde_json::Value = serde_json::from_str(&run_ok(
+        &mut env.bullpen(&probe, &["ls", "--remote", "--all", "--json"]),
+    ))
+    .expect("ls --remote --json parses");
+    assert_eq!(
+        listed.as_array().map(Vec::len),
+        Some(n),
+        "ls --remote lists N"
+    );
+    remove("probe".into());
+
+    let cold = [
+        Case::new("git fetch (the same refs), into an empty clone", |r| {
+            vec![git_fetch(&empty_clone(format!("g{r}")))]
+        })
+        .then(|r| remove(format!("g{r}"))),
+        Case::new(
+            "git bullpen fetch + git bullpen ls --remote, into an empty clone",
+            |r| {
+                let dir = empty_clone(format!("b{r}"));
+                vec![
+                    env.bullpen(&dir, &["fetch"]),
+                    env.bullpen(&dir, &["ls", "--remote"]),
+                ]
+            },
+        )
+        .then(|r| remove(format!("b{r}"))),
+    ];
+    let s = compare(&cold, cfg.runs_gc, true, errlog);
+    let fixture = format!("N={n} sessions on the remote, empty clone");
+    report.time(TimeRow {
+        what: "`fetch` + `ls --remote` vs `git fetch` of the same refs".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: None,
+    });
+    report.samples(&fixture, &cold, &s);
+    report.mem(MemRow {
+        what: "`fetch` + `ls --remote`".into(),
+        fixture,
+        kib: s.peak_kib(1),
+        baseline: "`git fetch`".into(),
+        baseline_kib: s.peak_kib(0),
+        budget_mib: None,
+    });
+
+    let git_side = empty_clone("warm-git".into());
+    run_ok(&mut git_fetch(&git_side));
+    let bullpen_side = empty_clone("warm-bullpen".into());
+    run_ok(&mut env.bullpen(&bullpen_side, &["fetch"]));
+    let warm = [
+        Case::new("git fetch (the same refs), nothing new", |_| {
+            vec![git_fetch(&git_side)]
+        }),
+        Case::new(
+            "git bullpen fetch + git bullpen ls --remote, nothing new",
+            |_| {
+                vec![
+                    env.bullpen(&bullpen_side, &["fetch"]),
+                    env.bullpen(&bullpen_side, &["ls", "--remote"]),
+                ]
+            },
+        ),
+        Case::new("git bullpen ls --remote", |_| {
+            vec![env.bullpen(&bullpen_side, &["ls", "--remote"])]
+        }),
+        Case::new("git for-each-ref refs/bullpen/remotes/", |_| {
+            vec![env.git(&bullpen_side, &["for-each-ref", "refs/bullpen/remotes/"])]
+        }),
+    ];
+    let s = compare(&warm, cfg.runs_ls, true, errlog);
+    let fixture = format!("N={n} sessions on the remote, up to date");
+    report.time(TimeRow {
+        what: "`fetch` + `ls --remote` vs `git fetch` of the same refs".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: None,
+    });
+    report.time(TimeRow {
+        what: "`ls --remote` vs `git for-each-ref refs/bullpen/remotes/`".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(2),
+        baseline: s.median(3),
+        bullpen_cpu: s.median_cpu(2),
+        baseline_cpu: s.median_cpu(3),
+        budget: None,
+    });
+    report.samples(&fixture, &warm, &s);
+
+    // push: every session new on a fresh remote (made untimed before each sample,
+    // with this clone's copies of what it had dropped), against `git push` of the
+    // same refs to it (globs, the remote's name, so git updates the
+    // remote-tracking branches as it does for bullpen).
+    let target = base.join("push.git");
+    let target_s = target.to_str().expect("utf-8 path").to_owned();
+    run_ok(&mut env.git(laptop, &["remote", "add", "bench-push", &target_s]));
+    let fresh_target = || {
+        let _ = std::fs::remove_dir_all(&target);
+        run_ok(&mut env.git(&base, &["init", "-q", "--bare", "-b", "main", &target_s]));
+        run_ok(&mut env.git(laptop, &["push", "-q", "bench-push", "main"]));
+        let stale = run_ok(&mut env.git(
+            laptop,
+            &[
+                "for-each-ref",
+                "--format=delete %(refname)",
+                "refs/remotes/bench-push/bullpen/",
+                "refs/bullpen/incoming/bench-push/",
+                "refs/bullpen/remotes/bench-push/",
+            ],
+        ));
+        let mut del = env.git(laptop, &["update-ref", "--stdin"]);
+        del.stdin(std::process::Stdio::piped());
+        let mut child = del.spawn().expect("git update-ref --stdin");
+        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), stale.as_bytes())
+            .expect("write");
+        assert!(child.wait().expect("wait").success(), "update-ref --stdin");
+    };
+    let push = [
+        Case::new("git push (the same refs) to an empty remote", |_| {
+            fresh_target();
+            vec![env.git(
+                laptop,
+                &[
+                    "push",
+                    "-q",
+                    "--porcelain",
+                    "bench-push",
+                    "refs/bullpen/sessions/*:refs/bullpen/sessions/*",
+                    "refs/heads/bullpen/*:refs/heads/bullpen/*",
+                    "refs/notes/bullpen:refs/notes/bullpen",
+                ],
+            )]
+        }),
+        Case::new("git bullpen push to an empty remote", |_| {
+            fresh_target();
+            vec![env.bullpen(laptop, &["push", "bench-push"])]
+        }),
+    ];
+    let s = compare(&push, cfg.runs_gc, true, errlog);
+    let fixture = format!("N={n} sessions, all new on the remote");
+    report.time(TimeRow {
+        what: "`push` vs `git push` of the same refs".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: None,
+    });
+    report.samples(&fixture, &push, &s);
 }
 
 /// Issue 3: how long `spawn --bg` takes to return, next to a foreground
