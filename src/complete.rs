@@ -473,6 +473,8 @@ mod tests {
             base: "0".repeat(40),
             base_ref: None,
             command: vec!["sh".into(), "-c".into(), "make test".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state,
             host: "h".into(),
             created_at: "2026-01-01T00:00:00Z".into(),

@@ -196,6 +196,38 @@ impl Repo {
         .map(drop)
     }
 
+    /// The ignored files of the main worktree, as `git status --ignored` sees
+    /// them: paths relative to its top, an ignored directory as one entry
+    /// (`is_dir`), never a tracked file (`git ls-files --others --ignored
+    /// --exclude-standard --directory --no-empty-directory -z`).
+    pub fn ignored_entries(&self) -> Result<Vec<(std::path::PathBuf, bool)>> {
+        use std::os::unix::ffi::OsStrExt;
+        let out = self.run_git(
+            None,
+            &[
+                "ls-files".as_ref(),
+                "-z".as_ref(),
+                "--others".as_ref(),
+                "--ignored".as_ref(),
+                "--exclude-standard".as_ref(),
+                "--directory".as_ref(),
+                "--no-empty-directory".as_ref(),
+            ],
+        )?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let is_dir = p.ends_with(b"/");
+                let p = p.strip_suffix(b"/").unwrap_or(p);
+                (
+                    std::path::PathBuf::from(std::ffi::OsStr::from_bytes(p)),
+                    is_dir,
+                )
+            })
+            .collect())
+    }
+
     /// `git fetch --all --prune`.
     pub fn fetch_all(&self) -> Result<()> {
         self.run_git(

@@ -303,6 +303,22 @@ impl Repo {
             .map(|v| v.to_string())
     }
 
+    /// Every value of a multi-valued git config key, in git's order (files from
+    /// system to local, then `git -c`); an empty value clears the ones before
+    /// it, as for git's own lists (`credential.helper`).
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        let values = self.repo.config_snapshot().strings(key).unwrap_or_default();
+        let mut out = Vec::new();
+        for v in values {
+            if v.is_empty() {
+                out.clear();
+            } else {
+                out.push(v.to_string());
+            }
+        }
+        out
+    }
+
     /// A git config value with the key alone told apart: `None` when unset,
     /// `Some(None)` for a key given without `=` (git reads that as true).
     pub fn config_value(&self, key: &str) -> Option<Option<String>> {
