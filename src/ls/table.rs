@@ -682,6 +682,49 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_column_appears_when_a_session_runs_an_agent() {
+        let mut a = ended(record("a", State::Exited), Some(0), None, 60);
+        a.agent = Some("claude".into());
+        let mut forged = ended(record("f", State::Exited), Some(0), None, 60);
+        forged.agent = Some("x\u{1b}[31m".into());
+        let rows = [
+            row(&a, &facts(1)),
+            row(
+                &ended(record("b", State::Exited), Some(1), None, 60),
+                &facts(0),
+            ),
+            row(&forged, &facts(0)),
+        ];
+        assert_eq!(
+            table(&rows, None),
+            "  ID  AGENT        STATE            BRANCH  WORKTREE\n  \
+               a   claude       exited 0 1m ago  +1      a\n  \
+               b   -            exited 1 1m ago  +0      b\n  \
+               f   'x\\033[31m'  exited 0 1m ago  +0      f\n\
+             worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
+        );
+        assert_eq!(rows[0].agent.as_deref(), Some("claude"));
+        // Without agents, no column.
+        assert!(!table(&rows[1..2], None).contains("AGENT"));
+        // The state is still the painted cell.
+        let mut out = Vec::new();
+        let view = View {
+            now: NOW,
+            color: true,
+            width: None,
+            root: Path::new(ROOT),
+            home: None,
+        };
+        render_table(&mut out, &rows[1..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
+        let mut out = Vec::new();
+        render_table(&mut out, &rows[..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
+    }
+
+    #[test]
     fn json_keeps_the_latest_runs_command_and_adds_the_sessions_own() {
         let mut r = running(record("a", State::Running), 10);
         if let Some(p) = r.process.as_mut() {

@@ -3,8 +3,9 @@
 //! (the `ignore` crate's matcher), read from the top of the main worktree.
 //!
 //! Only what git calls ignored there is a candidate (`git ls-files --others
-//! --ignored --exclude-standard --directory`: never a tracked file; an ignored
-//! directory is one entry, copied whole when it matches). Nothing outside the
+//! --ignored --exclude-standard --directory`: never a tracked file; a directory
+//! git ignores itself is one entry, copied whole when it matches; see
+//! `candidates`). Nothing outside the
 //! worktrees: a pattern with a `..` component is refused before anything is
 //! created, a path through a symbolic link (in the main worktree or the new
 //! one) is not followed, a symbolic link is not copied, and an existing file
@@ -76,21 +77,11 @@ impl Include {
     /// Copy what it names, of the main worktree's ignored files, into the new
     /// worktree `worktree`. Says what was copied and what was left out.
     pub fn copy_into(&self, ctx: &Ctx, worktree: &Path) -> Result<()> {
-        let entries = ctx
-            .repo
-            .ignored_entries()
-            .context("cannot list the ignored files of the main worktree")?;
+        let entries = self.candidates(ctx)?;
         let mut copied = Vec::new();
         let mut files = 0;
         let mut skipped = Vec::new();
-        for (rel, is_dir) in entries {
-            if !self
-                .matcher
-                .matched_path_or_any_parents(&rel, is_dir)
-                .is_ignore()
-            {
-                continue;
-            }
+        for (rel, _) in entries {
             let skip = |why| Skipped {
                 path: rel.clone(),
                 why,
@@ -147,6 +138,58 @@ impl Include {
             ));
         }
         Ok(())
+    }
+}
+
+impl Include {
+    fn matches(&self, rel: &Path, is_dir: bool) -> bool {
+        self.matcher
+            .matched_path_or_any_parents(rel, is_dir)
+            .is_ignore()
+    }
+
+    /// The ignored entries of the main worktree that match. git lists an
+    /// ignored directory as one entry, and so also a directory whose contents
+    /// alone are all ignored (`conf/` holding only an ignored `conf/local.yml`):
+    /// a directory that does not match is looked into unless git's rules
+    /// ignore it itself (`target/`, `node_modules/`: one entry, as in git).
+    fn candidates(&self, ctx: &Ctx) -> Result<Vec<(PathBuf, bool)>> {
+        let mut todo = ctx
+            .repo
+            .ignored_entries()
+            .context("cannot list the ignored files of the main worktree")?;
+        let mut found = Vec::new();
+        while !todo.is_empty() {
+            let mut look_into = Vec::new();
+            for (rel, is_dir) in todo.drain(..) {
+                if self.matches(&rel, is_dir) {
+                    found.push((rel, is_dir));
+                } else if is_dir && copy::is_plain_relative(&rel) {
+                    look_into.push(rel);
+                }
+            }
+            let ignored = ctx
+                .repo
+                .ignored_among(&look_into)
+                .context("cannot ask git which directories it ignores")?;
+            for dir in look_into.into_iter().filter(|d| !ignored.contains(d)) {
+                let full = self.main.join(&dir);
+                if !copy::real_dirs_to(&self.main, &dir.join("x"), false)
+                    .with_context(|| format!("cannot inspect {}", full.display()))?
+                {
+                    continue;
+                }
+                let children = std::fs::read_dir(&full)
+                    .with_context(|| format!("cannot read {}", full.display()))?;
+                for child in children {
+                    let child = child.with_context(|| format!("cannot read {}", full.display()))?;
+                    let is_dir = child.file_type().is_ok_and(|t| t.is_dir());
+                    todo.push((dir.join(child.file_name()), is_dir));
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
     }
 }
 

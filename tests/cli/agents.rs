@@ -173,9 +173,28 @@ fn a_plain_resume_after_a_reboot_continues_the_conversation() {
     let wt = env.worktree_of("a");
     // The machine rebooted while the agent ran in the background: the record says
     // running, with the boot id of the boot before, and this machine's local
-    // proof of that run is as the supervisor wrote it then.
+    // proof of that run is as the supervisor wrote it then. Since the reboot, a
+    // process that has nothing to do with it holds the same ids (pid, process
+    // group, session): after a reboot nothing of the run lives, whatever does.
+    let holder = KillOnDrop({
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("1000");
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        cmd.spawn().unwrap()
+    });
+    let holder_pid = holder.0.id();
     let old_boot = "00000000-0000-4000-8000-000000000000";
-    let me = process_ref(std::process::id());
+    let me = crate::bg::wait_for("the holder to exec", || {
+        let comm = std::fs::read_to_string(format!("/proc/{holder_pid}/comm")).ok()?;
+        (comm.trim() == "sleep").then(|| process_ref(holder_pid))
+    });
     let pid = me["pid"].as_u64().unwrap();
     let start = me["start_time"].clone();
     env.edit_record("a", |r| {
@@ -204,6 +223,7 @@ fn a_plain_resume_after_a_reboot_continues_the_conversation() {
     assert_contains(&run.stderr, "that process is gone");
     assert_eq!(env.last_call(), call("claude", &wt, "--continue"));
     assert_eq!(row(&env, "a")["state"], "exited");
+    drop(holder);
 }
 
 #[test]
@@ -290,12 +310,29 @@ fn a_record_naming_an_agent_this_machine_has_no_profile_for_is_refused() {
     let env = Agents::new();
     env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
     let calls = env.calls().len();
-    // Arrived by fetch, or edited by hand: an agent this machine does not know.
+    // From another machine (nothing of it recorded here), naming an agent this
+    // machine has no profile for.
+    std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/a")).unwrap();
     env.edit_record("a", |r| r["agent"] = "nosuch".into());
+    let before = env.snapshot();
     let run = env.bullpen(&["resume", "a"]);
     assert_eq!(run.code(), 3, "{}", run.stderr);
-    assert_contains(&run.stderr, "agent");
-    assert_contains(&run.stderr, "nosuch");
+    assert_contains(
+        &run.stderr,
+        "fatal: cannot resume session a, which runs agent 'nosuch'; nothing was run: no agent \
+         profile named 'nosuch' on this machine",
+    );
+    assert_contains(&run.stderr, "git config bullpen.agent.nosuch.command");
+    assert_eq!(env.calls().len(), calls, "nothing ran");
+    assert_eq!(env.snapshot(), before, "nothing changed");
+    // Recorded here, and the profile is gone from this machine's config since.
+    env.git_out(&["config", "bullpen.agent.mine.command", "claude"]);
+    env.bullpen(&["spawn", "--agent", "mine", "m"]).ok();
+    env.git_out(&["config", "--unset", "bullpen.agent.mine.command"]);
+    let calls = env.calls().len();
+    let run = env.bullpen(&["resume", "m", "--fresh"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_contains(&run.stderr, "no agent profile named 'mine' on this machine");
     assert_eq!(env.calls().len(), calls, "nothing ran");
     // A spawn of an agent with no profile fails before anything is created.
     let before = env.snapshot();
@@ -413,4 +450,14 @@ fn the_command_is_told_the_main_worktree_and_the_base() {
         got.starts_with(&format!("{} {head} ", main.display())),
         "{got}"
     );
+}
+
+/// A child the test started, ended however the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -30,7 +30,11 @@ fn mode(path: &Path) -> u32 {
 
 #[test]
 fn an_ignored_file_it_names_is_copied_and_one_it_does_not_name_is_not() {
-    let env = repo_with_include(".env\ncache/\n");
+    let env = repo_with_include(".env\ncache/\nlogs/keep.log\n");
+    // A directory holding only ignored files, which git lists as one entry.
+    std::fs::create_dir_all(env.repo.join("logs")).unwrap();
+    std::fs::write(env.repo.join("logs/keep.log"), "keep\n").unwrap();
+    std::fs::write(env.repo.join("logs/other.log"), "other\n").unwrap();
     std::fs::create_dir_all(env.repo.join("cache/deep")).unwrap();
     std::fs::write(env.repo.join("cache/deep/blob"), "b").unwrap();
     let run = env
@@ -246,4 +250,79 @@ fn setup_comes_only_from_git_config() {
     env.git(&env.repo, &["commit", "-qm", "setup files"]).ok();
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
     assert!(!ran.exists());
+}
+
+#[test]
+fn nothing_is_written_through_a_symbolic_link_of_the_new_worktree() {
+    // In the main worktree `conf/` is a directory with an ignored file; on the
+    // branch the session starts from, `conf` is a (tracked) link out of the
+    // worktree. The copy must not land at the link's target.
+    let env = repo_with_include("conf/local.yml\n");
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    env.git(&env.repo, &["checkout", "-qb", "linked"]).ok();
+    std::os::unix::fs::symlink(&outside, env.repo.join("conf")).unwrap();
+    env.git(&env.repo, &["add", "conf"]).ok();
+    env.git(&env.repo, &["commit", "-qm", "conf is a link"])
+        .ok();
+    env.git(&env.repo, &["checkout", "-q", "main"]).ok();
+    std::fs::create_dir_all(env.repo.join("conf")).unwrap();
+    std::fs::write(env.repo.join("conf/local.yml"), "local\n").unwrap();
+    std::fs::write(env.repo.join(".git/info/exclude"), "conf/local.yml\n").unwrap();
+    let run = env
+        .bullpen(&["spawn", "a", "--base", "linked", "--", "true"])
+        .ok();
+    assert!(!outside.join("local.yml").exists(), "{}", run.stderr);
+    assert_contains(&run.stderr, "not copying 'conf/local.yml'");
+}
+
+#[test]
+fn a_worktree_that_resume_recreates_is_made_ready_too() {
+    let env = repo_with_include(".env\n");
+    let log = env.root().join("setup.log");
+    env.git_out(&[
+        "config",
+        "--add",
+        "bullpen.setup",
+        &format!("echo \"$BULLPEN_SESSION\" >> '{}'", log.display()),
+    ]);
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    let wt = env.worktree_of("a");
+    std::fs::remove_dir_all(&wt).unwrap();
+    let run = env
+        .bullpen(&["resume", "a", "--", "test", "-f", ".env"])
+        .ok();
+    assert_contains(&run.stderr, "recreating it from bullpen/a");
+    assert_eq!(
+        std::fs::read_to_string(wt.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "a\na\n");
+    // --no-setup skips setup there too.
+    std::fs::remove_dir_all(&wt).unwrap();
+    env.bullpen(&["resume", "a", "--no-setup", "--", "true"])
+        .ok();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "a\na\n");
+    // A failing setup takes the recreated worktree away again; the branch and
+    // the record stay, and nothing runs.
+    env.git_out(&["config", "--add", "bullpen.setup", "exit 3"]);
+    std::fs::remove_dir_all(&wt).unwrap();
+    let ran = env.root().join("ran");
+    let touch = format!("touch '{}'", ran.display());
+    let run = env.bullpen(&["resume", "a", "--", "sh", "-c", &touch]);
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "the recreated worktree of session a was removed again",
+    );
+    assert!(!ran.exists());
+    assert!(!wt.exists());
+    env.git_out(&["rev-parse", "--verify", "bullpen/a"]);
+    assert!(!env
+        .git_out(&["worktree", "list", "--porcelain"])
+        .contains("/a\n"));
+    // And it can be recreated once setup is fixed.
+    env.git_out(&["config", "--unset-all", "bullpen.setup"]);
+    env.bullpen(&["resume", "a", "--", "true"]).ok();
+    assert!(wt.join(".env").exists());
 }
