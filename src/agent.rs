@@ -15,6 +15,26 @@ pub fn profile(ctx: &Ctx, name: &AgentName) -> Option<Profile> {
     agent::profile(name, get(Form::Start), get(Form::Resume))
 }
 
+/// Every agent this machine has a profile of: the built-ins, then those git
+/// config names (`bullpen.agent.<name>.*`), each once.
+pub fn names(repo: &crate::git::Repo) -> Vec<AgentName> {
+    let mut out: Vec<AgentName> = agent::BUILTINS
+        .iter()
+        .filter_map(|(n, _, _)| n.parse().ok())
+        .collect();
+    for sub in repo.config_subsections("bullpen") {
+        let Some(name) = sub.strip_prefix("agent.") else {
+            continue;
+        };
+        if let Ok(name) = name.parse::<AgentName>() {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 /// The agent `spawn` runs when no command is given: git config `bullpen.agent`,
 /// if set (and valid).
 pub fn default_agent(ctx: &Ctx) -> anyhow::Result<Option<AgentName>> {

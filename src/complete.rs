@@ -123,6 +123,20 @@ pub fn revision_candidates() -> Vec<CompletionCandidate> {
     out
 }
 
+/// Agents for `spawn --agent`: the built-in profiles and those in git config.
+pub fn agent_candidates() -> Vec<CompletionCandidate> {
+    let Some(repo) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| Repo::discover(&cwd).ok())
+    else {
+        return Vec::new();
+    };
+    crate::agent::names(&repo)
+        .into_iter()
+        .map(|n| CompletionCandidate::new(n.as_str()))
+        .collect()
+}
+
 /// The records of the repository around the current directory; none on any error.
 fn records_here() -> Vec<Record> {
     repo_and_records().map(|(_, r)| r).unwrap_or_default()

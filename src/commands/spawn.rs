@@ -78,7 +78,7 @@ pub struct Args {
 
     /// Run this agent's profile (built in: claude, codex; or git config
     /// bullpen.agent.<NAME>.command); what follows `--` is passed to it.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = clap_complete::ArgValueCandidates::new(crate::complete::agent_candidates))]
     pub agent: Option<AgentName>,
 
     /// Do not run the bullpen.setup commands in the new worktree.
