@@ -450,6 +450,16 @@ fn the_command_is_told_the_main_worktree_and_the_base() {
         got.starts_with(&format!("{} {head} ", main.display())),
         "{got}"
     );
+    // And in the background, from the supervisor.
+    let script_c = script.replace("env.out", "env-c.out");
+    env.bullpen(&["spawn", "--bg", "c", "--", "sh", "-c", &script_c])
+        .ok();
+    env.bullpen(&["wait", "c"]).ok();
+    let got = std::fs::read_to_string(env.root().join("env-c.out")).unwrap();
+    assert!(
+        got.starts_with(&format!("{} {head} ", main.display())),
+        "{got}"
+    );
 }
 
 /// A child the test started, ended however the test ends.
@@ -460,4 +470,27 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+#[test]
+fn a_session_that_never_ran_starts_its_agent_and_bg_takes_the_default_agent() {
+    let env = Agents::new();
+    env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
+    let wt = env.worktree_of("a");
+    // As a spawn interrupted between its `ready` record and its run leaves it:
+    // no conversation can have been saved, so a plain resume starts one.
+    env.edit_record("a", |r| {
+        r["state"] = "ready".into();
+        r["process"] = Value::Null;
+        r["exit"] = Value::Null;
+    });
+    let run = env.bullpen(&["resume", "a"]).ok();
+    assert_contains(&run.stderr, "agent claude, a new conversation");
+    assert_eq!(env.last_call(), call("claude", &wt, ""));
+    // `spawn --bg` with no command runs git config bullpen.agent.
+    env.git_out(&["config", "bullpen.agent", "codex"]);
+    let run = env.bullpen(&["spawn", "--bg", "b"]).ok();
+    assert_eq!(run.stdout, "b\n");
+    env.bullpen(&["wait", "b"]).ok();
+    assert_eq!(env.last_call(), call("codex", &env.worktree_of("b"), ""));
 }
