@@ -76,7 +76,8 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
         return run::run_background(ctx, stored, &argv, "resumed");
     }
     let status = run::run_foreground(ctx, stored, &argv, "resumed")?;
-    if let (Some((name, Form::Resume)), true) = (&agent, status != 0) {
+    // Not after a signal (Ctrl-C ends the agent with 128 + 2): that is no failure to find.
+    if let (Some((name, Form::Resume)), true) = (&agent, status != 0 && status < 128) {
         // The agent may have found no conversation to continue (Claude Code:
         // "No conversation found to continue", exit 1); its own words are on
         // the terminal. Starting a new one unasked could follow a real failure.
