@@ -123,6 +123,20 @@ pub fn revision_candidates() -> Vec<CompletionCandidate> {
     out
 }
 
+/// Agents for `spawn --agent`: the built-in profiles and those in git config.
+pub fn agent_candidates() -> Vec<CompletionCandidate> {
+    let Some(repo) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| Repo::discover(&cwd).ok())
+    else {
+        return Vec::new();
+    };
+    crate::agent::names(&repo)
+        .into_iter()
+        .map(|n| CompletionCandidate::new(n.as_str()))
+        .collect()
+}
+
 /// The records of the repository around the current directory; none on any error.
 fn records_here() -> Vec<Record> {
     repo_and_records().map(|(_, r)| r).unwrap_or_default()
@@ -473,6 +487,8 @@ mod tests {
             base: "0".repeat(40),
             base_ref: None,
             command: vec!["sh".into(), "-c".into(), "make test".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state,
             host: "h".into(),
             created_at: "2026-01-01T00:00:00Z".into(),

@@ -89,12 +89,17 @@ fn gather(ctx: &Ctx, s: &Stored) -> Facts {
         ));
         None
     });
+    let session_command = r
+        .agent
+        .is_some()
+        .then(|| crate::resume::command::shown_command(ctx, r));
     Facts {
         alive,
         worktree_exists,
         ahead,
         current: false,
         status: None,
+        session_command,
     }
 }
 

@@ -7,6 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::model::agent::AgentName;
+use crate::model::command::quoted;
 use crate::model::record::observed_state;
 use crate::model::{time, Dirt, Observed, Record, State};
 
@@ -30,8 +32,11 @@ pub struct Row {
     /// The background log (absolute path), or null if the session never ran in
     /// the background.
     pub log: Option<String>,
-    /// The session's own command: what a plain `resume` runs.
+    /// The session's own command: what a plain `resume` runs (for an agent
+    /// session, this machine's profile of its agent).
     pub session_command: Vec<String>,
+    /// The agent the session runs (null: a plain session).
+    pub agent: Option<String>,
     /// The current directory is inside this session's worktree.
     pub current: bool,
     /// When the latest run started / ended (RFC 3339), null if never / not yet.
@@ -70,6 +75,9 @@ pub struct Facts {
     pub current: bool,
     /// `Some` with `--status`.
     pub status: Option<StatusFacts>,
+    /// What a plain `resume` would run, when it is not the record's `command`
+    /// (an agent session: its profile's form on this machine).
+    pub session_command: Option<Vec<String>>,
 }
 
 /// What decides a clean-up (`ls --status`): each `None` when it cannot be told
@@ -112,7 +120,11 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         host: r.host.clone(),
         ahead: f.ahead,
         log: r.log.clone(),
-        session_command: r.command.clone(),
+        session_command: f
+            .session_command
+            .clone()
+            .unwrap_or_else(|| r.command.clone()),
+        agent: r.agent.clone(),
         current: f.current,
         run_started_at,
         run_ended_at,
@@ -193,6 +205,16 @@ fn changes_cell(r: &Row) -> String {
         "clean".to_owned()
     } else {
         parts.join(" ")
+    }
+}
+
+/// The agent's name, `-` for a plain session; a name from a record that is no
+/// valid agent name is shown with its control characters escaped.
+fn agent_cell(r: &Row) -> String {
+    match r.agent.as_deref() {
+        None => "-".to_owned(),
+        Some(a) if a.parse::<AgentName>().is_ok() => a.to_owned(),
+        Some(a) => quoted(a),
     }
 }
 
@@ -304,12 +326,20 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
         return Ok(());
     }
     let with_status = rows.iter().any(|r| r.with_status);
-    let mut columns = vec![
-        Column {
-            header: "ID",
-            min: Some(6),
+    let with_agent = rows.iter().any(|r| r.agent.is_some());
+    let mut columns = vec![Column {
+        header: "ID",
+        min: Some(6),
+        from_start: false,
+    }];
+    if with_agent {
+        columns.push(Column {
+            header: "AGENT",
+            min: None,
             from_start: false,
-        },
+        });
+    }
+    columns.extend([
         Column {
             header: "STATE",
             min: None,
@@ -320,7 +350,7 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
             min: None,
             from_start: false,
         },
-    ];
+    ]);
     if with_status {
         for header in ["CHANGES", "PUBLISHED"] {
             columns.push(Column {
@@ -341,7 +371,11 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut c = vec![r.id.clone(), state_cell(r, view.now), branch_cell(r)];
+            let mut c = vec![r.id.clone()];
+            if with_agent {
+                c.push(agent_cell(r));
+            }
+            c.extend([state_cell(r, view.now), branch_cell(r)]);
             if with_status {
                 c.push(changes_cell(r));
                 c.push(published_cell(r));
@@ -364,14 +398,15 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
         .collect();
     let width = fit(&natural, &columns, view.width);
     let last = columns.len() - 1;
+    let state_col = if with_agent { 2 } else { 1 };
     let line = |out: &mut dyn Write, mark: &str, c: &[String], paint: &str| {
         let mut text = String::from(mark);
         let mut plain = String::from(mark);
         for (i, cell) in c.iter().enumerate() {
             let cell = truncate(cell, width[i], columns[i].from_start);
             let pad = " ".repeat(width[i].saturating_sub(cell.width()));
-            let (on, off) = match (i, paint.is_empty()) {
-                (1, false) => (paint, "\x1b[0m"),
+            let (on, off) = match (i == state_col, paint.is_empty()) {
+                (true, false) => (paint, "\x1b[0m"),
                 _ => ("", ""),
             };
             text.push_str(&format!("{on}{cell}{off}"));
@@ -644,6 +679,49 @@ mod tests {
         assert_eq!(shorten(Path::new("/r/w"), root, home), "/r/w");
         // A home of `/` shortens nothing.
         assert_eq!(shorten(Path::new("/x"), root, Some(Path::new("/"))), "/x");
+    }
+
+    #[test]
+    fn an_agent_column_appears_when_a_session_runs_an_agent() {
+        let mut a = ended(record("a", State::Exited), Some(0), None, 60);
+        a.agent = Some("claude".into());
+        let mut forged = ended(record("f", State::Exited), Some(0), None, 60);
+        forged.agent = Some("x\u{1b}[31m".into());
+        let rows = [
+            row(&a, &facts(1)),
+            row(
+                &ended(record("b", State::Exited), Some(1), None, 60),
+                &facts(0),
+            ),
+            row(&forged, &facts(0)),
+        ];
+        assert_eq!(
+            table(&rows, None),
+            "  ID  AGENT        STATE            BRANCH  WORKTREE\n  \
+               a   claude       exited 0 1m ago  +1      a\n  \
+               b   -            exited 1 1m ago  +0      b\n  \
+               f   'x\\033[31m'  exited 0 1m ago  +0      f\n\
+             worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
+        );
+        assert_eq!(rows[0].agent.as_deref(), Some("claude"));
+        // Without agents, no column.
+        assert!(!table(&rows[1..2], None).contains("AGENT"));
+        // The state is still the painted cell.
+        let mut out = Vec::new();
+        let view = View {
+            now: NOW,
+            color: true,
+            width: None,
+            root: Path::new(ROOT),
+            home: None,
+        };
+        render_table(&mut out, &rows[1..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
+        let mut out = Vec::new();
+        render_table(&mut out, &rows[..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
     }
 
     #[test]

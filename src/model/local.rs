@@ -30,6 +30,12 @@ pub struct Created {
 pub struct LocalCommand {
     pub schema: u32,
     pub argv: Vec<String>,
+    /// The agent this machine recorded for the session, and its extra
+    /// arguments: a plain `resume` runs this machine's profile of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_args: Vec<String>,
     pub recorded_at: String,
 }
 

@@ -134,6 +134,15 @@ pub struct Record {
     /// runs again. A one-off `resume <id> -- <cmd>` leaves it as it is (its argv
     /// is the run's, in `process.command`); `resume --save` replaces it.
     pub command: Vec<String>,
+    /// The agent the session runs (`spawn --agent`, or `bullpen.agent`): a name
+    /// only. What it runs comes from this machine's profile of that name (see
+    /// `model::agent`); absent for a plain session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The extra arguments given after `--` to `spawn --agent`, passed to both
+    /// forms of the profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_args: Vec<String>,
     pub state: State,
     pub host: String,
     /// RFC 3339, UTC.
@@ -260,6 +269,8 @@ mod tests {
             base: "0".repeat(40),
             base_ref: None,
             command: vec!["sh".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state: State::Exited,
             host: "h".into(),
             created_at: "2026-01-01T00:00:00Z".into(),

@@ -22,7 +22,7 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
     let spec = Spec {
         argv,
         cwd: &worktree,
-        env: super::env::session_env(&stored.record),
+        env: super::env::session_env(ctx, &stored.record),
     };
     // What bullpen printed so far must reach the terminal before the command does.
     ctx.ui.flush()?;

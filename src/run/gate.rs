@@ -25,7 +25,7 @@ pub struct IgnoreInterrupts {
 }
 
 impl IgnoreInterrupts {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // SAFETY: setting a signal disposition to SIG_IGN is async-signal-safe and
         // has no memory-safety preconditions.
         unsafe {

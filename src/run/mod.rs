@@ -11,6 +11,7 @@ pub mod foreground;
 pub mod gate;
 pub mod group;
 pub mod liveness;
+pub mod setup;
 pub mod supervisor;
 
 pub use background::run_background;

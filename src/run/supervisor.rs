@@ -170,7 +170,7 @@ fn start<'ui>(
     let spec = Spec {
         argv: &req.argv,
         cwd: &worktree,
-        env: super::env::session_env(&stored.record),
+        env: super::env::session_env(&ctx, &stored.record),
     };
     let gated = gate::start_gated(&spec, Attach::OwnGroup, |pid| {
         let ident = procfs::identity(pid);

@@ -5,6 +5,8 @@
 //! path), create the record (`provisioning`: the arbiter for the id under races),
 //! then `git worktree add -b` under the per-repository lock, and mark it `ready`.
 
+pub mod include;
+pub mod ready;
 pub mod undo;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::Unresolved;
+use crate::model::agent::AgentName;
 use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
@@ -31,15 +34,23 @@ pub struct Provisioned {
     pub created_dirs: Vec<PathBuf>,
 }
 
-/// Create the record, branch and worktree of a new session, leaving it `ready`.
-/// On failure nothing it created is left behind. With no `id`, ids are generated
-/// until one is free (the record's create-if-absent is the arbiter under races).
-pub fn create_session(
-    ctx: &Ctx,
-    id: Option<&SessionId>,
-    base: &str,
-    command: &[String],
-) -> Result<Provisioned> {
+/// What a new session runs, and how its worktree is made ready.
+pub struct Spec<'a> {
+    pub base: &'a str,
+    /// The session's own command (for an agent: its profile's start form).
+    pub command: &'a [String],
+    /// The agent it runs and its extra arguments (`spawn --agent`, `bullpen.agent`).
+    pub agent: Option<(&'a AgentName, &'a [String])>,
+    /// Run `bullpen.setup` in the new worktree (not `--no-setup`).
+    pub setup: bool,
+}
+
+/// Create the record, branch and worktree of a new session and make the
+/// worktree ready (`.worktreeinclude`, setup), leaving it `ready`. On failure
+/// nothing it created is left behind. With no `id`, ids are generated until one
+/// is free (the record's create-if-absent is the arbiter under races).
+pub fn create_session(ctx: &Ctx, id: Option<&SessionId>, spec: &Spec) -> Result<Provisioned> {
+    let base = spec.base;
     let base_oid = ctx
         .repo
         .resolve_commit(base)
@@ -47,7 +58,10 @@ pub fn create_session(
     // The branch (or tag) it names, for `ls --status` to say how far behind it
     // the session falls.
     let base_ref = ctx.repo.named_ref(base);
-    let provision = |id: &SessionId| provision(ctx, id, base_oid, base_ref.clone(), command);
+    // What to copy into the worktree is read, and refused when a pattern
+    // reaches outside it, before anything is created.
+    let include = include::Include::load(ctx)?;
+    let provision = |id: &SessionId| provision(ctx, id, base_oid, base_ref.clone(), spec, &include);
     match id {
         Some(id) => {
             check_free(ctx, id)?;
@@ -130,8 +144,10 @@ fn provision(
     id: &SessionId,
     base: Oid,
     base_ref: Option<String>,
-    command: &[String],
+    spec: &Spec,
+    include: &Option<include::Include>,
 ) -> Result<Provisioned> {
+    let command = spec.command;
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let record = Record {
@@ -142,6 +158,8 @@ fn provision(
         base: base.to_string(),
         base_ref,
         command: command.to_vec(),
+        agent: spec.agent.map(|(name, _)| name.to_string()),
+        agent_args: spec.agent.map(|(_, a)| a.to_vec()).unwrap_or_default(),
         state: State::Provisioning,
         host: procfs::hostname(),
         created_at: now.clone(),
@@ -184,7 +202,10 @@ fn provision(
                 spawner,
             })
         })
-        .and_then(|()| local.write_command(command));
+        .and_then(|()| {
+            let agent = spec.agent.map(|(name, args)| (name.as_str(), args));
+            local.write_command(command, agent)
+        });
     let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base)) {
         Ok(dirs) => dirs,
         Err(e) => {
@@ -192,6 +213,20 @@ fn provision(
             return Err(e);
         }
     };
+    // Ready to work in: the ignored files `.worktreeinclude` names, then setup,
+    // while the record still says `provisioning` (gc and resume leave it to
+    // this spawn). A failure takes everything away again.
+    if let Err(e) = ready::make_ready(ctx, &stored.record, include, spec.setup) {
+        match Lock::acquire(&ctx.layout.lock_path()) {
+            Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
+            Err(undo) => ctx.ui.warn(format!("{undo:#}")),
+        }
+        remove_empty_dirs(&created_dirs);
+        forget(ctx, &stored, &local);
+        return Err(e.context(format!(
+            "session {id} was not created; nothing of it is left"
+        )));
+    }
     // One compare-and-swap from the record this spawn created: if anything
     // changed it meanwhile, the session is not this spawn's to hand out.
     match store::try_update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready) {

@@ -59,6 +59,8 @@ mod tests {
             base: "0".repeat(40),
             base_ref: None,
             command: vec!["sleep".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state,
             host: "h".into(),
             created_at: String::new(),

@@ -2,6 +2,7 @@
 //! atomic file writes, and where bullpen puts things on disk.
 
 pub mod atomic;
+pub mod copy;
 pub mod layout;
 pub mod lock;
 pub mod paths;

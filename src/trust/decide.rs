@@ -27,6 +27,12 @@ pub enum Distrust {
     NoLocalCommand(Option<String>),
     /// The record's command is not the one this machine recorded.
     CommandDiffers { local: Vec<String> },
+    /// The record's agent (or its extra arguments) is not what this machine
+    /// recorded for the session (`local`: the agent it recorded, if any).
+    AgentDiffers { local: Option<String> },
+    /// The record gives the agent extra arguments, and nothing on this machine
+    /// recorded them.
+    NoLocalAgentArgs,
     /// Nothing on this machine shows bullpen created the session's worktree.
     NotCreatedHere(Option<String>),
     /// bullpen created the session's worktree here, but at another path.
@@ -59,6 +65,19 @@ impl Distrust {
             Distrust::CommandDiffers { .. } => "its recorded command is not the one this \
                                                 machine recorded (the record may come from a \
                                                 fetch or a hand edit)"
+                .to_owned(),
+            Distrust::AgentDiffers { local: Some(local) } => format!(
+                "its recorded agent or arguments are not what this machine recorded (agent \
+                 {}; the record may come from a fetch or a hand edit)",
+                crate::model::command::quoted(local)
+            ),
+            Distrust::AgentDiffers { local: None } => "this machine recorded it as a session \
+                                                       with no agent (the record may come from \
+                                                       a fetch or a hand edit)"
+                .to_owned(),
+            Distrust::NoLocalAgentArgs => "its agent's extra arguments were not recorded on this \
+                                           machine (the record may come from a fetch or a hand \
+                                           edit)"
                 .to_owned(),
             Distrust::NotCreatedHere(why) => format!(
                 "nothing on this machine shows bullpen created its worktree (no local state: \
@@ -175,6 +194,29 @@ pub fn may_run_recorded(
         Ok(Some(l)) => Err(Distrust::CommandDiffers {
             local: l.argv.clone(),
         }),
+    }
+}
+
+/// Pure: may a plain `resume` of an agent session run this machine's profile of
+/// `agent` with `args`? The profile comes from this machine's git config, so
+/// the record only chooses which of them; extra arguments are part of what
+/// runs and need this machine's word, as a command does. Where this machine
+/// recorded the session (`command.json`), the record must name the same agent
+/// and arguments; where it did not (a session from elsewhere), only an agent
+/// with no extra arguments runs.
+pub fn may_run_agent(
+    agent: &str,
+    args: &[String],
+    local: Result<Option<&LocalCommand>, String>,
+) -> Result<(), Distrust> {
+    match local {
+        Err(why) => Err(Distrust::NoLocalCommand(Some(why))),
+        Ok(Some(l)) if l.agent.as_deref() == Some(agent) && l.agent_args == args => Ok(()),
+        Ok(Some(l)) => Err(Distrust::AgentDiffers {
+            local: l.agent.clone(),
+        }),
+        Ok(None) if args.is_empty() => Ok(()),
+        Ok(None) => Err(Distrust::NoLocalAgentArgs),
     }
 }
 
@@ -342,6 +384,8 @@ mod tests {
         let l = LocalCommand {
             schema: 1,
             argv: vec!["claude".into()],
+            agent: None,
+            agent_args: Vec::new(),
             recorded_at: String::new(),
         };
         assert_eq!(may_run_recorded(&["claude".into()], Ok(Some(&l))), Ok(()));
@@ -356,6 +400,40 @@ mod tests {
             Err(Distrust::NoLocalCommand(None))
         );
         assert!(may_run_recorded(&["claude".into()], Err("bad json".into())).is_err());
+    }
+
+    #[test]
+    fn an_agent_runs_this_machines_profile_and_only_arguments_recorded_here() {
+        let here = |agent: Option<&str>, args: &[&str]| LocalCommand {
+            schema: 1,
+            argv: vec!["/bin/sh".into(), "-c".into(), "claude".into()],
+            agent: agent.map(str::to_owned),
+            agent_args: args.iter().map(|a| a.to_string()).collect(),
+            recorded_at: String::new(),
+        };
+        let args = ["--model".to_owned(), "opus".to_owned()];
+        let l = here(Some("claude"), &["--model", "opus"]);
+        assert_eq!(may_run_agent("claude", &args, Ok(Some(&l))), Ok(()));
+        // Another agent, other arguments, no agent at all: not what was recorded.
+        assert!(may_run_agent("codex", &args, Ok(Some(&l))).is_err());
+        assert_eq!(
+            may_run_agent("claude", &[], Ok(Some(&l))),
+            Err(Distrust::AgentDiffers {
+                local: Some("claude".into())
+            })
+        );
+        assert_eq!(
+            may_run_agent("claude", &[], Ok(Some(&here(None, &[])))),
+            Err(Distrust::AgentDiffers { local: None })
+        );
+        // A session from elsewhere: the profile is this machine's, its name alone
+        // is the record's; arguments would be the record's.
+        assert_eq!(may_run_agent("claude", &[], Ok(None)), Ok(()));
+        assert_eq!(
+            may_run_agent("claude", &args, Ok(None)),
+            Err(Distrust::NoLocalAgentArgs)
+        );
+        assert!(may_run_agent("claude", &[], Err("bad json".into())).is_err());
     }
 
     #[test]

@@ -66,12 +66,16 @@ impl Local {
         self.read("command.json")
     }
 
-    pub fn write_command(&self, argv: &[String]) -> Result<()> {
+    /// Record the session's command, and its agent (name and extra arguments)
+    /// when it runs one (`None`: a plain session).
+    pub fn write_command(&self, argv: &[String], agent: Option<(&str, &[String])>) -> Result<()> {
         self.write(
             "command.json",
             &LocalCommand {
                 schema: LOCAL_SCHEMA,
                 argv: argv.to_vec(),
+                agent: agent.map(|(name, _)| name.to_owned()),
+                agent_args: agent.map(|(_, args)| args.to_vec()).unwrap_or_default(),
                 recorded_at: time::now_rfc3339(),
             },
         )

@@ -262,21 +262,24 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
     if runs {
         entries.push((
             format!(
-                "{}, {}, {}",
+                "{}, {}, {}, {}, {}",
                 config::ENV_SESSION,
                 config::ENV_BRANCH,
-                config::ENV_WORKTREE
+                config::ENV_WORKTREE,
+                config::ENV_MAIN_WORKTREE,
+                config::ENV_BASE
             ),
-            "Set for a session's command: the session id, its branch (bullpen/<id>) and \
-             its worktree, so agents and scripts can tell where they are. bullpen does not \
-             read them.",
+            "Set for a session's command and its setup commands: the session id, its branch \
+             (bullpen/<id>), its worktree, the repository's main worktree and the commit the \
+             session started from (full object id), so agents and scripts can tell where \
+             they are. bullpen does not read them.",
         ));
     }
     if all || sub == Some("spawn") {
         entries.push((
             "SHELL".to_owned(),
-            "The command of a new session when none is given and git config bullpen.command \
-             is unset (then /bin/sh).",
+            "The command of a new session when none is given and git config bullpen.agent \
+             and bullpen.command are unset (then /bin/sh).",
         ));
     }
     if all || sub == Some("ls") {
@@ -342,9 +345,32 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
     }
     if matches!(sub, None | Some("spawn")) {
         entries.push((
+            config::AGENT,
+            "The agent a new session runs when spawn is given no command and no --agent: \
+             the name of a profile (claude, codex, or one of bullpen.agent.<name>.*).",
+        ));
+        entries.push((
             config::COMMAND,
-            "The command of a new session when spawn is given none, run with /bin/sh -c \
-             (default: $SHELL, else /bin/sh).",
+            "The command of a new session when spawn is given none and bullpen.agent is \
+             unset, run with /bin/sh -c (default: $SHELL, else /bin/sh).",
+        ));
+    }
+    if matches!(sub, None | Some("spawn" | "resume")) {
+        entries.push((
+            "bullpen.agent.<name>.command, bullpen.agent.<name>.resume",
+            "An agent's profile: how to start it, and how to continue its most recent \
+             conversation in the current directory; each run with /bin/sh -c, with the \
+             session's extra arguments after it (as \"$@\"). They override the built-in \
+             profiles key by key: claude (claude, claude --continue) and codex (codex, codex \
+             resume --last). Read only from this machine's git config, never from a record.",
+        ));
+        entries.push((
+            config::SETUP,
+            "Commands run in a new worktree (and one resume recreates), in order, with \
+             /bin/sh -c, before the session's command, with its environment; multi-valued \
+             (git config --add), an empty value clears the ones before it. If one fails, \
+             nothing of the new session is left. Only from git config, never from a file in \
+             the repository. --no-setup skips them.",
         ));
     }
     if all_or(sub, colours(sub)) {
@@ -381,6 +407,13 @@ fn files(roff: &mut Roff) {
         (
             "$BULLPEN_HOME/worktrees/<repo-key>/<id>",
             "The session's worktree (or <bullpen.worktreeRoot>/<id>), made by git worktree add.",
+        ),
+        (
+            ".worktreeinclude",
+            "At the top of the main worktree, in gitignore syntax: the ignored files of the \
+             main worktree that spawn copies into a new worktree (a copy-on-write clone where \
+             the file system can). Never a tracked file, never through a symbolic link; a \
+             pattern with a .. component is refused.",
         ),
         (
             "<git common dir>/bullpen/logs/<id>.log",

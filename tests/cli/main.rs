@@ -5,6 +5,7 @@
 mod hermetic;
 mod support;
 
+mod agents;
 mod bg;
 mod color;
 mod docs;
@@ -15,6 +16,7 @@ mod lifecycle;
 mod ls;
 mod messages;
 mod provisioning;
+mod ready;
 mod repo;
 mod resume;
 mod ship;

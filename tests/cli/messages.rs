@@ -450,6 +450,11 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     for id in ["newer", "renamed", "fine", "edited", "forged"] {
         env.bullpen(&["spawn", id, "--", "true"]).ok();
     }
+    // One creation time for all, so that ls lists them by id whichever second
+    // each spawn fell in.
+    for id in ["fine", "edited", "forged"] {
+        env.edit_record(id, |r| r["created_at"] = "2026-01-01T00:00:00Z".into());
+    }
     env.edit_record("newer", |r| r["schema"] = 99.into());
     env.edit_record("renamed", |r| r["id"] = "other".into());
     // By hand, as a fetched record could: another command, and a background
