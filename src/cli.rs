@@ -36,6 +36,7 @@ pub enum Command {
     Path(commands::path::Args),
     Stop(commands::stop::Args),
     Logs(commands::logs::Args),
+    Attach(commands::attach::Args),
     Gc(commands::gc::Args),
     #[command(name = "__supervise", hide = true)]
     Supervise(commands::supervise::Args),

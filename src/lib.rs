@@ -1,6 +1,7 @@
 //! git-bullpen: run commands side by side, each in its own git worktree and branch,
 //! with everything recorded in the repository. See ARCHITECTURE.md.
 
+pub mod attach;
 pub mod cli;
 pub mod commands;
 pub mod complete;

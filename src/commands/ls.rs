@@ -16,9 +16,14 @@ States: provisioning, ready, running, exited (with code), stopped, lost (recorde
 running but its process is gone), missing (worktree directory gone), collected \
 (removed by gc; shown with --all).
 
+A background run on its terminal shows what it is doing after its state: \
+`running (attached, idle 3m)` while a terminal is attached (git bullpen attach), \
+`running (idle 12s)` otherwise; idle is the time since it last wrote output.
+
 --json prints an array of objects with the stable keys id, state, branch, base, \
 worktree, command, created_at, exit_code, signal, pid, host, ahead, log (the background \
-log's path) (null where unknown); \
+log's path), attached (whether a terminal is attached to a running background run), \
+last_output_at (when the log was last written) (null where unknown); \
 see the README for the contract.";
 
 /// List sessions.

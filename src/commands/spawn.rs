@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::RunArgs;
 use crate::context::Ctx;
-use crate::model::{config, Error, SessionId};
+use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session};
 use crate::ui::Ui;
@@ -16,18 +16,20 @@ Examples:
   git bullpen spawn fix-login -- claude
   git bullpen spawn --base origin/main -- sh -c 'make test'
   git bullpen spawn            # generated id, runs bullpen.command, $SHELL or /bin/sh
-  git bullpen spawn --bg fix-login -- claude -p 'fix the login bug'
+  git bullpen spawn --bg fix-login -- claude   # then: git bullpen attach fix-login
 
 The worktree is created under the worktree root ($BULLPEN_HOME/worktrees/<repo-key>/, \
 or git config bullpen.worktreeRoot) and its path is printed on stderr. The command runs \
 there with BULLPEN_SESSION, BULLPEN_BRANCH and BULLPEN_WORKTREE set; bullpen exits with \
 its status. Commits it made get a provenance note in refs/notes/bullpen.
 
-With --bg, bullpen starts a detached supervisor (its own session, stdin from /dev/null, \
-output appended to <git common dir>/bullpen/logs/<id>.log) and returns as soon as the \
-command is recorded running: the id is printed on stdout, the worktree on stderr. The \
-run survives the terminal; see it with `git bullpen ls` and `git bullpen logs <id>`, \
-end it with `git bullpen stop <id>`. --bg needs a command (or bullpen.command).";
+With --bg, bullpen starts a detached supervisor that runs the command on a terminal of \
+its own (a pseudo-terminal; everything written there is appended to <git common \
+dir>/bullpen/logs/<id>.log) and returns as soon as the command is recorded running: the \
+id is printed on stdout, the worktree on stderr. The run survives the terminal it was \
+started from; connect to it with `git bullpen attach <id>` (Ctrl-\\ detaches), see it \
+with `git bullpen ls` and `git bullpen logs <id>`, end it with `git bullpen stop <id>`. \
+Without a command, --bg starts bullpen.command or your shell, as in the foreground.";
 
 /// Start a new session in its own worktree and branch, and run a command there.
 #[derive(Debug, clap::Args)]
@@ -48,15 +50,6 @@ pub struct Args {
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let ctx = Ctx::discover(cwd, ui)?;
     let RunArgs { bg, command } = args.run;
-    if bg && command.is_empty() && !env::has_configured_command(&ctx) {
-        return Err(Error::failed("spawn --bg needs a command")
-            .hint(format!(
-                "give one after `--`, or set git config {} (a background run has no \
-                 terminal for an interactive shell)",
-                config::COMMAND
-            ))
-            .into());
-    }
     let command = if command.is_empty() {
         env::default_command(&ctx)
     } else {

@@ -27,6 +27,12 @@ pub struct Row {
     /// The background log (absolute path), or null if the session never ran in
     /// the background.
     pub log: Option<String>,
+    /// Whether a terminal is attached to the run (`git bullpen attach`); null
+    /// unless the session is running in the background on a terminal.
+    pub attached: Option<bool>,
+    /// When the session's background log was last written (RFC 3339), i.e. the
+    /// last time its command wrote output; null when it has no log, or an empty one.
+    pub last_output_at: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
 }
@@ -36,6 +42,10 @@ pub struct Facts {
     pub alive: bool,
     pub worktree_exists: bool,
     pub ahead: Option<usize>,
+    /// Running on a terminal: whether one is attached now.
+    pub attached: Option<bool>,
+    /// When the log was last written (unix seconds).
+    pub last_output: Option<i64>,
 }
 
 /// Pure: the row for a record and its facts.
@@ -55,15 +65,37 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         host: r.host.clone(),
         ahead: f.ahead,
         log: r.log.clone(),
+        attached: f
+            .attached
+            .filter(|_| observed == Observed::Stored(State::Running)),
+        last_output_at: f.last_output.map(time::rfc3339),
         observed: Some(observed),
     }
 }
 
-fn state_cell(r: &Row) -> String {
+fn state_cell(r: &Row, now: i64) -> String {
     match (r.observed, r.exit_code, r.signal) {
         (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
         (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
+        (Some(Observed::Stored(State::Running)), _, _) if r.attached.is_some() => {
+            format!("{} ({})", r.state, activity(r, now))
+        }
         _ => r.state.clone(),
+    }
+}
+
+/// Pure: what a run on a terminal is doing: `attached, idle 3m`, `idle 12s`.
+fn activity(r: &Row, now: i64) -> String {
+    let idle = r
+        .last_output_at
+        .as_deref()
+        .and_then(time::parse_rfc3339)
+        .map(|t| format!("idle {}", time::age(now - t)));
+    match (r.attached, idle) {
+        (Some(true), Some(idle)) => format!("attached, {idle}"),
+        (Some(true), None) => "attached".to_owned(),
+        (_, Some(idle)) => idle,
+        (_, None) => "no output yet".to_owned(),
     }
 }
 
@@ -97,7 +129,13 @@ pub fn render_table(
             let age = time::parse_rfc3339(&r.created_at)
                 .map(|t| time::age(now - t))
                 .unwrap_or_else(|| "?".into());
-            [r.id.clone(), state_cell(r), branch, age, r.worktree.clone()]
+            [
+                r.id.clone(),
+                state_cell(r, now),
+                branch,
+                age,
+                r.worktree.clone(),
+            ]
         })
         .collect();
     let header = ["ID", "STATE", "BRANCH", "AGE", "WORKTREE"];

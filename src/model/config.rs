@@ -4,6 +4,8 @@
 pub const WORKTREE_ROOT: &str = "bullpen.worktreeRoot";
 /// The default command of a new session.
 pub const COMMAND: &str = "bullpen.command";
+/// The key that detaches `git bullpen attach` (default Ctrl-\\).
+pub const DETACH_KEY: &str = "bullpen.detachKey";
 
 /// Overrides the platform data dir (e.g. `~/.local/share/bullpen`).
 pub const ENV_HOME: &str = "BULLPEN_HOME";

@@ -7,6 +7,7 @@ pub mod command;
 pub mod config;
 pub mod error;
 pub mod id;
+pub mod keys;
 pub mod local;
 pub mod names;
 pub mod oid;

@@ -21,6 +21,8 @@ pub struct Claim<'a> {
     pub run_start: Option<Oid>,
     /// The background log, when there is one.
     pub log: Option<String>,
+    /// The supervisor's socket (runs on a terminal): local proof only.
+    pub socket: Option<String>,
 }
 
 /// Claim the run against exactly `stored` (no retry: a lost race runs nothing),
@@ -51,7 +53,7 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     })?;
     let local = Local::of(&ctx.layout, id);
     let proven = local
-        .write_run(&local_run(&c.process))
+        .write_run(&local_run(&c.process, c.socket.clone()))
         .and_then(|()| local.write_command(c.argv));
     if let Err(e) = proven {
         let ended = store::try_update(&ctx.repo, &claimed, "exited (exit 127)", |r| {
@@ -69,7 +71,7 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
 }
 
 /// The local proof of the run a record's process describes.
-fn local_run(p: &Process) -> LocalRun {
+fn local_run(p: &Process, socket: Option<String>) -> LocalRun {
     LocalRun {
         schema: LOCAL_SCHEMA,
         command: ProcessRef {
@@ -84,5 +86,7 @@ fn local_run(p: &Process) -> LocalRun {
         }),
         background: p.background,
         started_at: p.started_at.clone(),
+        terminal: p.terminal,
+        socket,
     }
 }

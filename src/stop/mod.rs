@@ -143,8 +143,27 @@ fn stop_orphaned(
     ));
     let how = terminate(&id, authority, timeout)?;
     let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
+    remove_dead_socket(ctx, &id);
     report(ctx, &done.record, how);
     Ok(0)
+}
+
+/// The socket a killed supervisor left behind, if this machine's `run.json`
+/// names one and that supervisor is not alive (a later run would remove it
+/// too; this spares a session that is not run again).
+fn remove_dead_socket(ctx: &Ctx, id: &SessionId) {
+    let Ok(Some(run)) = Local::of(&ctx.layout, id).run() else {
+        return;
+    };
+    let dead = run
+        .supervisor
+        .as_ref()
+        .is_some_and(|s| !s.is(&procfs::identity(s.pid)));
+    if let (true, Some(path)) = (dead, run.socket) {
+        if let Err(e) = crate::sys::socket::remove_socket(std::path::Path::new(&path)) {
+            ctx.ui.warn(format!("{e:#}"));
+        }
+    }
 }
 
 fn report(ctx: &Ctx, record: &Record, how: Signalled) {

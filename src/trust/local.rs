@@ -3,10 +3,14 @@
 //!
 //! - `created.json`: spawn created the worktree, at this path, under this root;
 //! - `command.json`: the command this machine recorded (a plain `resume` runs it);
-//! - `run.json`: the run this machine started last (`stop` may signal it).
+//! - `run.json`: the run this machine started last (`stop` may signal it,
+//!   `attach` may connect to its socket).
 //!
 //! Each file has one writer at a time (spawn for `created`; whoever won the
 //! run's claim for `run` and `command`) and is replaced atomically.
+//!
+//! Beside them, `attached.json` is status, not proof: the terminal attached to
+//! the run right now, written and removed by the run's supervisor.
 
 use std::path::PathBuf;
 
@@ -14,10 +18,12 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::local::{Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
+use crate::model::local::{Attached, Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
 use crate::model::{time, SessionId};
 use crate::sys::atomic;
 use crate::sys::layout::Layout;
+
+const ATTACHED: &str = "attached.json";
 
 /// The local proof files of one session.
 pub struct Local {
@@ -78,6 +84,24 @@ impl Local {
 
     pub fn write_run(&self, run: &LocalRun) -> Result<()> {
         self.write("run.json", run)
+    }
+
+    pub fn attached(&self) -> Result<Option<Attached>> {
+        self.read(ATTACHED)
+    }
+
+    pub fn write_attached(&self, attached: &Attached) -> Result<()> {
+        self.write(ATTACHED, attached)
+    }
+
+    pub fn remove_attached(&self) -> Result<()> {
+        let path = self.dir.join(ATTACHED);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Forget the session (a failed spawn's undo).

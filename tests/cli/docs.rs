@@ -189,6 +189,13 @@ fn environment(roff: &mut Roff) {
     );
     tagged(
         roff,
+        "XDG_RUNTIME_DIR",
+        "Where background runs put the sockets that git bullpen attach connects to: \
+         $XDG_RUNTIME_DIR/bullpen/ (a directory only you can enter), else \
+         /tmp/bullpen-<uid>/.",
+    );
+    tagged(
+        roff,
         "NO_COLOR",
         "When set to a non-empty value, output is never coloured. Colour is only used \
          on a terminal anyway.",
@@ -216,6 +223,12 @@ fn git_configuration(roff: &mut Roff) {
         "The command of a new session when spawn is given none, run with /bin/sh -c \
          (default: $SHELL, else /bin/sh).",
     );
+    tagged(
+        roff,
+        config::DETACH_KEY,
+        "The key that detaches git bullpen attach from a session: ctrl-<key> or ^<key> \
+         (default: ctrl-\\).",
+    );
 }
 
 /// Exit statuses, per subcommand (`None`: the main page, which lists them all).
@@ -232,8 +245,26 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
                 "gc: some worktrees could not be removed (degraded; run gc again later).",
             );
             tagged(roff, "spawn, resume", passthrough);
+            tagged(
+                roff,
+                "attach",
+                "0 when detached; the run's status when it ended while attached.",
+            );
         }
         Some("spawn" | "resume") => tagged(roff, "0 ... 255", passthrough),
+        Some("attach") => {
+            tagged(
+                roff,
+                "0",
+                "Detached (the detach key, or another terminal took over).",
+            );
+            tagged(
+                roff,
+                "0 ... 255",
+                "The run ended while attached: its exit status (128+N when it was killed \
+                 by signal N).",
+            );
+        }
         Some("gc") => {
             tagged(roff, "0", "Success: everything eligible was collected.");
             tagged(

@@ -5,12 +5,14 @@
 mod hermetic;
 mod support;
 
+mod attach;
 mod bg;
 mod docs;
 mod gc;
 mod layout;
 mod ls;
 mod provisioning;
+mod pty;
 mod repo;
 mod resume;
 mod ship;

@@ -170,15 +170,15 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     $ git bullpen ls --all
     exit 0
     --- stdout
-    ID           STATE         BRANCH                      AGE  WORKTREE
-    a-done       exited 0      bullpen/a-done +1           [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-done
-    b-failed     exited 3      bullpen/b-failed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-failed
-    c-killed     exited sig15  bullpen/c-killed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/c-killed
-    d-missing    missing       bullpen/d-missing +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/d-missing
-    e-no-branch  missing       bullpen/e-no-branch (gone)  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-no-branch
-    f-collected  collected     bullpen/f-collected +0      [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/f-collected
-    g-running    running       bullpen/g-running +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
-    ");
+    ID           STATE                    BRANCH                      AGE  WORKTREE
+    a-done       exited 0                 bullpen/a-done +1           [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-done
+    b-failed     exited 3                 bullpen/b-failed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-failed
+    c-killed     exited sig15             bullpen/c-killed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/c-killed
+    d-missing    missing                  bullpen/d-missing +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/d-missing
+    e-no-branch  missing                  bullpen/e-no-branch (gone)  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-no-branch
+    f-collected  collected                bullpen/f-collected +0      [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/f-collected
+    g-running    running (no output yet)  bullpen/g-running +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
+                             ");
 }
 
 #[test]
@@ -281,7 +281,7 @@ fn refusals_and_errors() {
             &["resume", "f-outside", "--", "touch", "ran"],
             &["resume", "h-running", "--", "touch", "ran"],
             &["spawn", "d-taken", "--", "touch", "ran"],
-            &["spawn", "--bg", "g-no-command"],
+            &["attach", "d-taken"],
             &["logs", "d-taken"],
             &["stop", "d-taken"],
             &["stop", "nope"],
@@ -335,11 +335,11 @@ fn refusals_and_errors() {
     error: session id "d-taken" is already in use
     hint: see `git bullpen ls --all d-taken`; pick another id
 
-    $ git bullpen spawn --bg g-no-command
+    $ git bullpen attach d-taken
     exit 128
     --- stderr
-    error: spawn --bg needs a command
-    hint: give one after `--`, or set git config bullpen.command (a background run has no terminal for an interactive shell)
+    error: session d-taken is not running (exited, exit 0); there is nothing to attach to
+    hint: start it again in the background: git bullpen resume --bg d-taken; its output so far: git bullpen logs d-taken
 
     $ git bullpen logs d-taken
     exit 128
