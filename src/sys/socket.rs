@@ -209,6 +209,22 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_of_another_user_is_refused() {
+        if my_uid() != 0 {
+            return; // only root can give a directory away
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        ensure_private_dir(&dir).unwrap();
+        std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+        let err = ensure_private_dir(&dir).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("belongs to uid 65534"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
     fn a_stale_socket_is_replaced_and_anything_else_left_alone() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("s1-1.sock");

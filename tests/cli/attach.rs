@@ -441,6 +441,9 @@ connect($s, pack_sockaddr_un($ARGV[0])) or die "connect: $!";
 syswrite($s, pack("H*", $ARGV[1]));
 syswrite($s, pack("H*", $ARGV[2]));
 my $got = "";
+# Refused: the supervisor closes at once. Let in, it would not: stop after 3 s.
+local $SIG{ALRM} = sub { print "answer:", $got, "\n"; exit 0 };
+alarm 3;
 while (sysread($s, my $buf, 4096)) { $got .= $buf; }
 print "answer:", $got, "\n";
 "#;
