@@ -17,3 +17,4 @@ pub mod stop;
 pub mod sys;
 pub mod trust;
 pub mod ui;
+pub mod wait;

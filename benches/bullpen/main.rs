@@ -258,7 +258,20 @@ fn bench_ls(
         n + 1
     );
 
-    let cases = [
+    // `ls --status` (issue 12) reads every worktree's status: its baseline is
+    // what a script would run for the same facts, one `git status` per worktree.
+    let status_ok = run_ok(&mut env.bullpen(dir, &["ls", "--help"])).contains("--status");
+    let worktrees: Vec<std::path::PathBuf> = if status_ok {
+        listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["worktree"].as_str().map(std::path::PathBuf::from))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut cases = vec![
         Case::new("git worktree list --porcelain", |_| {
             vec![env.git(dir, &["worktree", "list", "--porcelain"])]
         }),
@@ -270,6 +283,23 @@ fn bench_ls(
             vec![env.git(dir, &["for-each-ref", "refs/bullpen/"])]
         }),
     ];
+    if status_ok {
+        cases.push(Case::new("git bullpen ls --status", |_| {
+            vec![env.bullpen(dir, &["ls", "--status"])]
+        }));
+        cases.push(Case::new(
+            "git worktree list --porcelain + git status --porcelain per worktree",
+            |_| {
+                let mut all = vec![env.git(dir, &["worktree", "list", "--porcelain"])];
+                all.extend(
+                    worktrees
+                        .iter()
+                        .map(|w| env.git(w, &["status", "--porcelain"])),
+                );
+                all
+            },
+        ));
+    }
     let s = compare(&cases, cfg.runs_ls, true, errlog);
     let fixture = scale.label();
     report.time(TimeRow {
@@ -299,6 +329,26 @@ fn bench_ls(
         baseline_cpu: s.median_cpu(3),
         budget: None,
     });
+    if status_ok {
+        report.time(TimeRow {
+            what: "`ls --status` vs `git worktree list --porcelain`".into(),
+            fixture: fixture.clone(),
+            bullpen: s.median(4),
+            baseline: s.median(0),
+            bullpen_cpu: s.median_cpu(4),
+            baseline_cpu: s.median_cpu(0),
+            budget: None,
+        });
+        report.time(TimeRow {
+            what: "`ls --status` vs `git worktree list` + `git status` per worktree".into(),
+            fixture: fixture.clone(),
+            bullpen: s.median(4),
+            baseline: s.median(5),
+            bullpen_cpu: s.median_cpu(4),
+            baseline_cpu: s.median_cpu(5),
+            budget: None,
+        });
+    }
     report.samples(&fixture, &cases, &s);
     if at_max || n == 500 {
         for (i, what) in [(1, "`ls --json`"), (2, "`ls`")] {

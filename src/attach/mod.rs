@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::model::command::quoted;
 use crate::model::keys::{describe_key, parse_detach_key, DEFAULT_DETACH};
 use crate::model::{config, Error, Record, SessionId, State};
 use crate::run::wire::{self, Decoder, Msg};
@@ -110,7 +111,7 @@ fn target(ctx: &Ctx, stored: &Stored) -> Result<AttachTarget> {
         ))
         .into());
     }
-    let local = Local::of(&ctx.layout, id).run();
+    let local = Local::of(&ctx.layout, id).run(p.pid);
     let decided = match &local {
         Ok(run) => attach_target(p, run.as_ref()),
         Err(e) => Err(crate::trust::decide::Distrust::NoLocalRun(Some(format!(
@@ -144,8 +145,14 @@ fn detach_key(ctx: &Ctx) -> Result<u8> {
     match ctx.repo.config_string(config::DETACH_KEY) {
         None => Ok(DEFAULT_DETACH),
         Some(spec) if spec.trim().is_empty() => Ok(DEFAULT_DETACH),
-        Some(spec) => parse_detach_key(&spec).map_err(|why| {
-            Error::failed(format!("git config {}: {why}", config::DETACH_KEY)).into()
+        Some(spec) => parse_detach_key(&spec).map_err(|what| {
+            Error::failed(format!(
+                "bad config value {} for '{}'",
+                quoted(&spec),
+                config::DETACH_KEY
+            ))
+            .hint(what)
+            .into()
         }),
     }
 }

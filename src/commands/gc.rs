@@ -10,13 +10,19 @@ use anyhow::{Context, Result};
 use crate::context::Ctx;
 use crate::gc::execute::{self, Options};
 use crate::gc::report::{render, subject, summary, Action};
+use crate::model::Error;
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 A session's worktree is removed only when all of these hold, each checked again \
 right before removal:
   published  the tip of bullpen/<id> is reachable from a refs/remotes/* ref
-  clean      no modified, staged or untracked files (ignored files do not count)
+  clean      no modified, deleted, staged or untracked files (ignored files do not
+             count, unless a .gitignore that is not in the index hides them), and no
+             edit under skip-worktree or assume-unchanged
+  nested     every repository inside (a submodule, any .git below the top, ignored
+             directories too) and every submodule git dir git keeps for the worktree
+             is clean, its HEAD, branches and stash on its own remote-tracking refs
   idle       the session's process is not running, and no process has its current
              directory, root, executable or an open file inside the worktree
   unlocked   the worktree is not locked (git worktree lock)
@@ -25,13 +31,17 @@ right before removal:
 Then its local branch is deleted (its commits are on a remote) and the record becomes \
 `collected` (see `git bullpen ls --all`); the notes stay.
 
-gc also repairs leftovers: worktree entries whose directory vanished are pruned; \
+gc also repairs leftovers: the worktree entries of sessions whose directory vanished \
+are removed, each by itself (never `git worktree prune`: anyone else's entry, a \
+worktree on a disk that is not mounted, is left alone); \
 directories bullpen left in the worktree root (a .git file into this repository's \
 worktree entries, or where a collected session's worktree was) that belong to no \
 worktree are removed when they hold no work (e.g. only a dangling .git file) and \
 reported otherwise; sessions whose worktree is gone are collected when their branch \
-is published, reported and kept otherwise. A teardown that a late writer interrupted \
-is finished by a later gc. Last, a real run runs `git gc --auto`: bullpen's records \
+is published, reported and kept otherwise. A teardown that a late writer interrupted, \
+or that git was killed in, is finished by a later gc when what is left holds nothing \
+new. When `git worktree remove` refuses for a reason of its own, the worktree is kept \
+and git quoted. Last, a real run runs `git gc --auto`: bullpen's records \
 are loose objects that nothing else packs, and many of them slow down `ls`.
 
 Everything is reported: removed, collected, pruned, kept (with the reason) or \
@@ -75,7 +85,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if args.fetch {
         ui.info("fetching from all remotes (git fetch --all --prune)");
         ctx.repo.fetch_all().context(
-            "cannot fetch (--fetch); run gc without --fetch to use the remote-tracking refs you have",
+            Error::failed("cannot fetch (--fetch)")
+                .hint("run gc without --fetch to use the remote-tracking refs you have"),
         )?;
     }
     let entries = execute::run(

@@ -40,7 +40,7 @@ const POLL: Duration = Duration::from_millis(100);
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session whose output to print.
-    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::logged_session_id_candidates))]
     pub id: SessionId,
 
     /// Keep printing new output until the session's run ends.
@@ -53,7 +53,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
-    let ctx = Ctx::discover(cwd, ui)?;
+    let ctx = Ctx::discover_records(cwd, ui)?;
     let id = &args.id;
     store::require(&ctx.repo, id)?;
     // The path comes from the id, never from the record (which may have been
@@ -62,12 +62,18 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let mut file = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::failed(format!(
+            let e = Error::failed(format!(
                 "session {id} has no log (it would be {})",
                 path.display()
-            ))
-            .hint("only background runs (`git bullpen spawn --bg`) write one")
-            .into())
+            ));
+            return Err(match ctx.repo.is_bare() {
+                true => e.hint(
+                    "logs stay in the repository that ran the session: push and fetch carry \
+                     records, not logs",
+                ),
+                false => e.hint("only background runs (`git bullpen spawn --bg`) write one"),
+            }
+            .into());
         }
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
     };

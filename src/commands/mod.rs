@@ -14,9 +14,11 @@ pub mod logs;
 pub mod ls;
 pub mod path;
 pub mod resume;
+pub mod rm;
 pub mod spawn;
 pub mod stop;
 pub mod supervise;
+pub mod wait;
 
 /// How a session's command is run: shared by `spawn` and `resume`.
 #[derive(Debug, clap::Args)]
@@ -42,6 +44,8 @@ pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
         Command::Stop(args) => stop::run(args, cwd, ui),
         Command::Logs(args) => logs::run(args, cwd, ui),
         Command::Attach(args) => attach::run(args, cwd, ui),
+        Command::Wait(args) => wait::run(args, cwd, ui),
+        Command::Rm(args) => rm::run(args, cwd, ui),
         Command::Supervise(args) => supervise::run(args, cwd, ui),
         Command::Gc(args) => gc::run(args, cwd, ui),
     }

@@ -17,6 +17,8 @@ Examples:
   git bullpen resume fix-login -- claude --continue
   git bullpen resume fix-login -- git log --oneline -3
   git bullpen resume --bg fix-login -- claude -p 'now add tests'
+  git bullpen resume --save fix-login -- claude --continue   # from now on
+  cd \"$(git bullpen path fix-login)\" && git bullpen resume   # the session you are in
 
 The command runs in the session's recorded worktree, whatever directory (or worktree \
 of the repository) you run resume from. If that directory was deleted and the branch \
@@ -24,7 +26,14 @@ bullpen/<id> still exists, the worktree is recreated at the same path first (sai
 stderr). Anything else at the recorded path (a file, a symlink, a plain or empty \
 directory, another repository, a worktree on another branch or with a detached HEAD) \
 is left alone and resume fails, naming what is there. A session that is running, or \
-that gc collected, is not resumed.
+that gc collected, is not resumed. Without an id, resume means the session whose \
+worktree the current directory is in.
+
+A command given after -- runs once: the session's own command (the one a plain resume \
+runs, and `git bullpen ls --json` shows as session_command) stays as it was, unless \
+--save makes the new one the session's own. The provenance notes name what really ran. \
+A plain resume runs the session's command only if this machine recorded it (spawn, or \
+resume --save here): records can arrive from a fetch or a hand edit.
 
 With --bg the command runs detached, as with `spawn --bg`: its output is appended to \
 the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it.
@@ -35,9 +44,14 @@ To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".";
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
-    /// The session to resume.
+    /// The session to resume (default: the one whose worktree you are in).
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
-    pub id: SessionId,
+    pub id: Option<SessionId>,
+
+    /// Make the command given after -- the session's own: what a plain resume
+    /// runs from now on.
+    #[arg(long, requires = "command")]
+    pub save: bool,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -45,12 +59,14 @@ pub struct Args {
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let ctx = Ctx::discover(cwd, ui)?;
+    let id = ctx.session_or_here(args.id, cwd, "resume")?;
     resume(
         &ctx,
         Request {
-            id: args.id,
+            id,
             command: args.run.command,
             bg: args.run.bg,
+            save: args.save,
         },
     )
 }

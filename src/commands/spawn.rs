@@ -40,7 +40,7 @@ pub struct Args {
     pub id: Option<SessionId>,
 
     /// Revision the session branch starts from.
-    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    #[arg(long, value_name = "REV", default_value = "HEAD", add = clap_complete::ArgValueCandidates::new(crate::complete::revision_candidates))]
     pub base: String,
 
     #[command(flatten)]

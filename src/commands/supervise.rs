@@ -52,7 +52,12 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
 }
 
 fn parse_size(s: &str) -> Result<(u16, u16), String> {
-    let bad = || format!("{s:?} is not a window size (ROWSxCOLS, e.g. 24x80)");
+    let bad = || {
+        format!(
+            "{} is not a window size (ROWSxCOLS, e.g. 24x80)",
+            crate::model::command::quoted(s)
+        )
+    };
     let (r, c) = s.split_once('x').ok_or_else(bad)?;
     match (r.parse::<u16>(), c.parse::<u16>()) {
         (Ok(r), Ok(c)) if r > 0 && c > 0 => Ok((r, c)),

@@ -8,19 +8,30 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::facts::{gather_sessions, key, orphan_facts};
+use super::facts::{created_here_at, gather_sessions, key, orphan_facts};
 use super::plan::{
-    self, AdminDecision, AdminFacts, Decision, Link, OrphanDecision, SessionFacts, Via,
+    self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
+    Via,
 };
-use super::report::{collected_reason, removed_reason, Action, Entry};
+use super::report::{collected_reason, discarded_reason, removed_reason, rm_hint, Action, Entry};
 use super::teardown::{self, Target};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
-use crate::git::DotGit;
+use crate::git::{DotGit, EntryRemoval};
 use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, RECORD_PREFIX};
 use crate::model::{time, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+
+/// The hint for an entry left for the next gc because of `e`: what the error
+/// itself says to do (a stale lock: git's advice), else to run gc again.
+fn again(e: &anyhow::Error) -> String {
+    let (_, hints) = crate::model::error::classify(e);
+    match hints.is_empty() {
+        true => "run `git bullpen gc` again".to_owned(),
+        false => hints.join(" "),
+    }
+}
 
 /// How often busy sessions are looked at again under `--wait`.
 const POLL: Duration = Duration::from_millis(250);
@@ -30,6 +41,26 @@ pub struct Options {
     pub dry_run: bool,
     /// How long to wait for busy sessions (`--wait`).
     pub wait: Duration,
+}
+
+/// `rm`: gc's rules, executor and teardown for these sessions only (no
+/// leftovers, no sweep); with `force`, unpublished commits and uncommitted
+/// changes do not keep a session (`plan::plan_forced`), everything else does.
+/// The report, in the order given.
+pub fn remove_sessions(
+    ctx: &Ctx,
+    sessions: Vec<Stored>,
+    dry_run: bool,
+    force: bool,
+) -> Result<Vec<Entry>> {
+    let mut gc = Gc {
+        ctx,
+        dry_run,
+        deadline: Instant::now(),
+        waiting: false,
+        mode: Mode::Rm { force },
+    };
+    gc.sessions(sessions)
 }
 
 /// Decide and act for every session and leftover; the report, in order.
@@ -47,6 +78,7 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
         dry_run: opts.dry_run,
         deadline: Instant::now() + opts.wait,
         waiting: opts.wait > Duration::ZERO && !opts.dry_run,
+        mode: Mode::Gc,
     };
     gc.all()
 }
@@ -57,6 +89,17 @@ struct Gc<'a> {
     deadline: Instant,
     /// `--wait` given (and not a dry run).
     waiting: bool,
+    mode: Mode,
+}
+
+/// Who runs the executor.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Gc,
+    /// `git bullpen rm [--force]`.
+    Rm {
+        force: bool,
+    },
 }
 
 /// What handling one session came to.
@@ -86,12 +129,17 @@ impl Gc<'_> {
         let (collected, live): (Vec<Stored>, Vec<Stored>) = records
             .into_iter()
             .partition(|s| s.record.state == State::Collected);
+        let ids: HashSet<SessionId> = collected
+            .iter()
+            .chain(&live)
+            .map(|s| s.record.id.clone())
+            .collect();
         let collected: Vec<PathBuf> = collected
             .iter()
             .map(|s| PathBuf::from(&s.record.worktree))
             .collect();
 
-        entries.extend(self.admin_entries()?);
+        entries.extend(self.admin_entries(&ids)?);
         entries.extend(self.orphans(&live, &collected)?);
         entries.extend(self.sessions(live)?);
         Ok(entries)
@@ -125,7 +173,7 @@ impl Gc<'_> {
         let mut announced = false;
         while !pending.is_empty() {
             let waiting = self.waiting && Instant::now() < self.deadline;
-            let facts = gather_sessions(self.ctx, &pending)?;
+            let facts = gather_sessions(self.ctx, &pending, self.planner())?;
             let mut deferred = Vec::new();
             for (stored, facts) in pending.into_iter().zip(facts) {
                 let step = match facts {
@@ -134,15 +182,15 @@ impl Gc<'_> {
                         format!("cannot tell what state it is in: {e:#}"),
                     ),
                     Ok(f) => {
-                        let decision = plan::plan_session(&f);
+                        let decision = self.decide(&f);
                         if waiting && decision.is_waitable() {
                             Step::Defer
                         } else if self.dry_run {
-                            Step::Done(self.planned(&stored.record, &decision))
+                            Step::Done(self.planned(&stored.record, &decision, &f))
                         } else {
                             match decision {
-                                Decision::Keep(_) => {
-                                    Step::Done(self.planned(&stored.record, &decision))
+                                Decision::Keep(_) if !idle_note(&f, &decision) => {
+                                    Step::Done(self.planned(&stored.record, &decision, &f))
                                 }
                                 _ => self.execute(&stored, waiting),
                             }
@@ -188,28 +236,64 @@ impl Gc<'_> {
         Step::Done(self.entry("session", Some(r), Action::Kept, reason.into()))
     }
 
-    /// The entry for a decision as planned (dry run, or a kept session).
-    fn planned(&self, r: &Record, d: &Decision) -> Entry {
-        match d {
-            Decision::Remove { via, .. } => {
-                self.entry("session", Some(r), Action::Removed, removed_reason(*via))
+    /// The plan for one session: gc's, or what `rm --force` may discard.
+    fn planner(&self) -> fn(&SessionFacts) -> Decision {
+        match self.mode {
+            Mode::Rm { force: true } => plan::plan_forced,
+            _ => plan::plan_session,
+        }
+    }
+
+    fn decide(&self, f: &SessionFacts) -> Decision {
+        self.planner()(f)
+    }
+
+    /// `rm --force`: what the removal discards (work gc would have kept).
+    fn discarded(&self, f: &SessionFacts, reason: String) -> String {
+        if self.mode != (Mode::Rm { force: true }) {
+            return reason;
+        }
+        let dirt = match &f.dirt {
+            Some(Ok(d)) => Some(d.clone()),
+            _ if f.on_disk == plan::OnDisk::Directory => {
+                self.ctx.repo.dirt(Path::new(&f.worktree)).ok()
             }
+            _ => None,
+        };
+        discarded_reason(reason, &f.branch_state, dirt.as_ref(), &f.branch)
+    }
+
+    /// The entry for a decision as planned (dry run, or a kept session).
+    fn planned(&self, r: &Record, d: &Decision, f: &SessionFacts) -> Entry {
+        match d {
+            Decision::Remove { via, .. } => self.entry(
+                "session",
+                Some(r),
+                Action::Removed,
+                self.discarded(f, removed_reason(*via)),
+            ),
             Decision::Collect { tip } => self.entry(
                 "session",
                 Some(r),
                 Action::Collected,
-                collected_reason(*tip),
+                self.discarded(f, collected_reason(*tip)),
             ),
-            Decision::Keep(reasons) => self.entry(
-                "session",
-                Some(r),
-                Action::Kept,
-                reasons
-                    .iter()
-                    .map(|x| x.describe(&r.id.branch()))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
+            Decision::Keep(reasons) => {
+                let mut e = self.entry(
+                    "session",
+                    Some(r),
+                    Action::Kept,
+                    reasons
+                        .iter()
+                        .map(|x| x.describe(&r.id.branch()))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                );
+                if let Mode::Rm { force } = self.mode {
+                    e.hint = rm_hint(&r.id, reasons, force, &plan::plan_forced(f));
+                }
+                e
+            }
         }
     }
 
@@ -251,7 +335,7 @@ impl Gc<'_> {
                 "collected by another gc meanwhile".to_owned(),
             ));
         }
-        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh)) {
+        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh), self.planner()) {
             Ok(mut v) => match v.pop() {
                 Some(Ok(f)) => f,
                 Some(Err(e)) => {
@@ -269,21 +353,53 @@ impl Gc<'_> {
                 )
             }
         };
-        let decision = plan::plan_session(&facts);
+        let decision = self.decide(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
-            Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision)),
+            Decision::Keep(_) if idle_note(&facts, &decision) => {
+                // An earlier gc noted a teardown that no gc can finish (see
+                // `idle_note`). The note would only keep the session from running
+                // again, and `resume`'s hint ("run gc to finish it") from working.
+                let r = &fresh.record;
+                if let Err(e) = store::try_update(repo, &fresh, "gc: nothing to finish", |r| {
+                    r.extra.remove(MARKER_KEY);
+                }) {
+                    self.ctx.ui.warn(format!(
+                        "{}: could not clear the teardown note in its record: {e:#}",
+                        r.id
+                    ));
+                }
+                Step::Done(self.planned(r, &decision, &facts))
+            }
+            Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision, &facts)),
             Decision::Collect { tip } => {
-                if facts.registration.as_ref().is_some_and(|r| !r.locked) {
-                    if let Err(e) = repo.worktree_prune() {
-                        return self.degraded(
-                            &fresh.record,
-                            format!("its worktree entry could not be pruned: {e:#}"),
-                            "run `git worktree prune`, then `git bullpen gc` again",
-                        );
+                if let Some(reg) = facts.registration.as_ref().filter(|r| !r.locked) {
+                    // Exactly the session's own entry, registered for its path
+                    // (under the root it was created in: `trust::session_layout`).
+                    let path = crate::trust::session_layout(&self.ctx.layout, &fresh.record)
+                        .worktree_path(&fresh.record.id);
+                    match repo.remove_admin_entry(&reg.admin_id, &path) {
+                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+                        Ok(EntryRemoval::Refused(why)) => {
+                            return self.kept(
+                                &fresh.record,
+                                format!(
+                                    "the worktree is gone, but its worktree entry {} stays: {why}",
+                                    reg.admin_id
+                                ),
+                            )
+                        }
+                        Err(e) => {
+                            return self.degraded(
+                                &fresh.record,
+                                format!("its worktree entry could not be removed: {e:#}"),
+                                again(&e),
+                            )
+                        }
                     }
                 }
-                self.finish(fresh, tip, Action::Collected, collected_reason(tip))
+                let reason = self.discarded(&facts, collected_reason(tip));
+                self.finish(fresh, tip, Action::Collected, reason)
             }
             Decision::Remove { via, tip } => self.remove(fresh, &facts, via, tip),
         }
@@ -331,30 +447,44 @@ impl Gc<'_> {
                     return self.degraded(
                         &fresh.record,
                         format!("nothing removed: cannot record that teardown starts: {e:#}"),
-                        "run `git bullpen gc` again",
+                        again(&e),
                     );
                 }
             }
         };
         let path = PathBuf::from(&stored.record.worktree);
-        let outcome = teardown::remove_worktree(
-            repo,
-            &self.ctx.layout,
-            &Target {
-                path: &path,
-                admin_id: &admin_id,
-                via,
-            },
-        );
+        let reason = self.discarded(facts, removed_reason(via));
+        // `rm --force` lets git discard the changes (`git worktree remove
+        // --force`); whatever git leaves is taken down as gc would.
+        let forced = self.mode == (Mode::Rm { force: true })
+            && via == Via::GitWorktreeRemove
+            && repo.worktree_remove_forced(&path).is_ok()
+            && path.symlink_metadata().is_err();
+        let outcome = if forced {
+            teardown::Outcome::Removed { notes: Vec::new() }
+        } else {
+            teardown::remove_worktree(
+                repo,
+                &crate::trust::session_layout(&self.ctx.layout, &stored.record),
+                &Target {
+                    path: &path,
+                    admin_id: &admin_id,
+                    via,
+                    tip,
+                },
+            )
+        };
         match outcome {
             teardown::Outcome::Removed { notes } => {
                 for n in notes {
                     self.ctx.ui.info(format!("{}: {n}", stored.record.id));
                 }
-                self.finish(stored, Some(tip), Action::Removed, removed_reason(via))
+                self.finish(stored, Some(tip), Action::Removed, reason)
             }
-            teardown::Outcome::Untouched(why) => {
-                if wrote_marker {
+            teardown::Outcome::Kept(why) => {
+                // The worktree is whole: nothing for a later gc to finish, and the
+                // session may run again.
+                if wrote_marker || stored.record.extra.contains_key(MARKER_KEY) {
                     if let Err(e) = store::update(repo, &stored, "gc: kept the worktree", |r| {
                         r.extra.remove(MARKER_KEY);
                     }) {
@@ -413,7 +543,7 @@ impl Gc<'_> {
                                 "the worktree is gone, but {} could not be deleted: {e:#}",
                                 r.id.branch()
                             ),
-                            "run `git bullpen gc` again",
+                            again(&e),
                         );
                     }
                 }
@@ -430,73 +560,93 @@ impl Gc<'_> {
                     "the worktree and branch are gone, but the record could not be marked \
                      collected: {e:#}"
                 ),
-                "run `git bullpen gc` again",
+                again(&e),
             ),
         }
     }
 
     // ----- leftovers -----
 
-    /// Worktree entries whose directory vanished: pruned (one `git worktree prune`).
-    fn admin_entries(&self) -> Result<Vec<Entry>> {
+    /// Admin entries of sessions' worktrees whose directory vanished: each removed
+    /// by itself (never `git worktree prune`). Entries registered anywhere else
+    /// than `<worktree root>/<id>` of a session are not gc's: a user's worktree
+    /// on a disk that is not mounted keeps its registration.
+    fn admin_entries(&self, sessions: &HashSet<SessionId>) -> Result<Vec<Entry>> {
         let repo = &self.ctx.repo;
-        let facts: Vec<AdminFacts> = repo
+        let layout = &self.ctx.layout;
+        let session_of = |path: &Path| -> Option<SessionId> {
+            let id: SessionId = path.file_name()?.to_str()?.parse().ok()?;
+            (sessions.contains(&id) && key(&layout.worktree_path(&id)) == key(path)).then_some(id)
+        };
+        let facts: Vec<(AdminFacts, Option<SessionId>)> = repo
             .worktrees()?
             .into_iter()
             .filter(|w| !w.exists)
             .filter_map(|w| {
-                Some(AdminFacts {
-                    admin_id: w.admin_id?,
-                    path: w.path.to_string_lossy().into_owned(),
-                    locked: w.locked,
-                })
+                let admin_id = w.admin_id?;
+                let session = session_of(&w.path);
+                let modules = session.as_ref().map(|_| {
+                    repo.nested_repositories(None, Some(&admin_id))
+                        .map_err(|e| format!("{e:#}"))
+                });
+                let created_here = match &session {
+                    Some(id) => {
+                        created_here_at(self.ctx, id, &layout.worktree_path(id).to_string_lossy())
+                    }
+                    None => Err("not a session's".to_owned()),
+                };
+                Some((
+                    AdminFacts {
+                        admin_id,
+                        path: w.path.to_string_lossy().into_owned(),
+                        locked: w.locked,
+                        session: session.as_ref().map(|s| s.to_string()),
+                        created_here,
+                        modules,
+                    },
+                    session,
+                ))
             })
             .collect();
-        let decisions: Vec<AdminDecision> = facts.iter().map(plan::plan_admin_entry).collect();
-        let to_prune = decisions.contains(&AdminDecision::Prune);
-        let mut prune_error = None;
-        let mut still_there = HashSet::new();
-        if to_prune && !self.dry_run {
-            let _lock = Lock::acquire(&self.ctx.layout.lock_path())?;
-            if let Err(e) = repo.worktree_prune() {
-                prune_error = Some(format!("{e:#}"));
-            }
-            still_there = repo
-                .worktrees()?
-                .into_iter()
-                .filter_map(|w| w.admin_id)
-                .collect();
-        }
         let mut out = Vec::new();
-        for (f, d) in facts.iter().zip(decisions) {
+        let mut lock = None;
+        for (f, session) in &facts {
             let mut e = Entry {
                 kind: "worktree-entry",
                 id: Some(f.admin_id.clone()),
                 action: Action::Pruned,
                 reason: format!("its directory {} is gone", f.path),
                 worktree: Some(f.path.clone()),
-                branch: None,
+                branch: session.as_ref().map(|s| s.branch()),
                 hint: None,
                 dry_run: self.dry_run,
             };
-            match d {
-                AdminDecision::Keep(why) => {
+            match (plan::plan_admin_entry(f), session) {
+                (AdminDecision::NotOurs, _) => continue,
+                (AdminDecision::Keep(why), _) => {
                     e.action = Action::Kept;
                     e.reason = format!("its directory {} is gone, but it is {why}", f.path);
                     // Sessions report their own locked entries; this is for the rest.
                 }
-                AdminDecision::Prune if !self.dry_run && still_there.contains(&f.admin_id) => {
-                    e.action = Action::Degraded;
-                    e.reason = format!(
-                        "git worktree prune left it in place{}",
-                        prune_error
-                            .as_deref()
-                            .map(|x| format!(": {x}"))
-                            .unwrap_or_default()
-                    );
-                    e.hint = Some("run `git worktree prune -v` to see why".to_owned());
+                (AdminDecision::Prune, _) if self.dry_run => {}
+                (AdminDecision::Prune, None) => continue,
+                (AdminDecision::Prune, Some(id)) => {
+                    if lock.is_none() {
+                        lock = Some(Lock::acquire(&layout.lock_path())?);
+                    }
+                    match repo.remove_admin_entry(&f.admin_id, &layout.worktree_path(id)) {
+                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+                        Ok(EntryRemoval::Refused(why)) => {
+                            e.action = Action::Kept;
+                            e.reason = format!("its directory {} is gone, but {why}", f.path);
+                        }
+                        Err(err) => {
+                            e.action = Action::Degraded;
+                            e.reason = format!("{err:#}");
+                            e.hint = Some("run `git bullpen gc` again".to_owned());
+                        }
+                    }
                 }
-                AdminDecision::Prune => {}
             }
             out.push(e);
         }
@@ -611,4 +761,14 @@ impl Gc<'_> {
             }
         }
     }
+}
+
+/// A teardown note that no gc can act on, on a session gc keeps: cleared (under
+/// the lock). The worktree is whole (its `.git` and admin entry point at each
+/// other: gc died before git ran, or git refused), or its directory is gone, or
+/// the branch moved since the note (its proof no longer holds).
+fn idle_note(f: &SessionFacts, decision: &Decision) -> bool {
+    let stale = matches!(decision, Decision::Keep(r) if r.contains(&Reason::MarkerStale));
+    f.marker.is_some()
+        && (stale || f.on_disk == OnDisk::Missing || plan::via(f) == Some(Via::GitWorktreeRemove))
 }

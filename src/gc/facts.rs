@@ -10,31 +10,24 @@ use anyhow::Result;
 
 use super::plan::{
     self, Branch, Contents, Link, Liveness, Marker, OnDisk, OrphanFacts, Places, Registration,
-    SessionFacts,
+    SessionFacts, Via,
 };
 use crate::context::Ctx;
 use crate::git::store::Stored;
 use crate::git::{DotGit, Worktree};
+use crate::model::command::quoted;
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::usage::Busy;
-use crate::model::{Oid, Record, State};
+use crate::model::{Oid, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
+use crate::sys::paths;
 use crate::sys::procfs::{self, Scan};
 use crate::trust::{self, local::Local};
 
-/// The key paths are compared under: canonical when the path exists, else its
-/// canonical parent joined with its name, else lexically normalised.
+/// The key paths are compared under ([`paths::comparable`]).
 pub(crate) fn key(path: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(path) {
-        return c;
-    }
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
-        if let Ok(c) = std::fs::canonicalize(parent) {
-            return c.join(name);
-        }
-    }
-    normalize(path)
+    paths::comparable(path)
 }
 
 /// Owned versions of the places a recorded path must never be.
@@ -56,18 +49,18 @@ impl PlacePaths {
     }
 }
 
-fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
+fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
     let lexical = PlacePaths {
-        root: ctx.layout.worktree_root.clone(),
+        root: root.to_path_buf(),
         home: home.as_deref().map(normalize),
         repo: ctx.repo.main_worktree().to_path_buf(),
         git_dir: ctx.repo.common_dir().to_path_buf(),
     };
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| paths::canonical_or_self(p);
     let canonical = PlacePaths {
         root: canon(&lexical.root),
         home: lexical.home.as_deref().map(canon),
@@ -79,11 +72,17 @@ fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
 
 /// Gather the facts of these sessions: one publish walk for all of them, one
 /// `/proc` scan for all their directories, a status per trusted worktree.
-pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionFacts>>> {
+/// `plan` decides where the costly facts (status, nested repositories) are
+/// needed: gc's plan, or `rm --force`'s.
+pub(crate) fn gather_sessions(
+    ctx: &Ctx,
+    sessions: &[Stored],
+    plan: fn(&SessionFacts) -> plan::Decision,
+) -> Result<Vec<Result<SessionFacts>>> {
     let repo = &ctx.repo;
     let worktrees = repo.worktrees()?;
     let known = Known::new(&worktrees);
-    let (lexical, canonical) = place_paths(ctx);
+    let (lexical, canonical) = place_paths(ctx, &ctx.layout.worktree_root);
     let tips: Vec<Result<Option<Oid>>> = sessions
         .iter()
         .map(|s| repo.ref_target(&s.record.id.branch_ref()))
@@ -137,7 +136,7 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
     let mut through_entry = Vec::new();
     for (i, f) in partial.iter_mut().enumerate() {
         let Ok(f) = f else { continue };
-        if !plan::plan_session(f).needs_status() {
+        if !plan(f).needs_status() {
             continue;
         }
         match status_via(f) {
@@ -163,6 +162,25 @@ pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Resu
             f.dirt = Some(dirt.map_err(|e| format!("{e:#}")));
         }
     }
+    // Nested repositories: a walk of the whole tree, ignored directories too,
+    // so only where nothing else keeps the session.
+    let mut wanted = Vec::new();
+    let mut targets = Vec::new();
+    for (i, f) in partial.iter().enumerate() {
+        let Ok(f) = f else { continue };
+        if !plan(f).needs_nested() {
+            continue;
+        }
+        let dir = (f.on_disk == OnDisk::Directory).then(|| PathBuf::from(&f.worktree));
+        let admin = f.registration.as_ref().map(|r| r.admin_id.clone());
+        wanted.push(i);
+        targets.push((dir, admin));
+    }
+    for (i, nested) in wanted.into_iter().zip(repo.nested_many(&targets)) {
+        if let Ok(f) = &mut partial[i] {
+            f.nested = Some(nested.map_err(|e| format!("{e:#}")));
+        }
+    }
     Ok(partial)
 }
 
@@ -175,23 +193,11 @@ enum StatusVia {
 }
 
 fn status_via(f: &SessionFacts) -> StatusVia {
-    match (&f.registration, &f.link, f.branch_state.tip()) {
-        (
-            Some(reg),
-            Link::Ours {
-                admin_id,
-                admin_exists: true,
-            },
-            _,
-        ) if *admin_id == reg.admin_id => StatusVia::Entry,
-        (
-            None,
-            Link::Ours {
-                admin_exists: false,
-                ..
-            },
-            Some(tip),
-        ) => StatusVia::AgainstTip(tip),
+    match (plan::via(f), f.branch_state.tip()) {
+        (Some(Via::GitWorktreeRemove), _) => StatusVia::Entry,
+        // What is left of a teardown, or a tree whose entry is gone: compared with
+        // the branch tip (its index may be gone).
+        (Some(Via::AdminEntryGone | Via::FinishTeardown), Some(tip)) => StatusVia::AgainstTip(tip),
         _ => StatusVia::None,
     }
 }
@@ -234,6 +240,17 @@ fn session_facts(
     let path = PathBuf::from(&r.worktree);
     let branch_ref = r.id.branch_ref();
     let resolved = std::fs::canonicalize(&path).ok();
+    // A session this machine created under an earlier worktree root is checked
+    // against that root (`trust::session_layout`); any other record against the
+    // current one.
+    let own = crate::trust::session_layout(&ctx.layout, r);
+    let own_places;
+    let (lexical, canonical) = if own.worktree_root == ctx.layout.worktree_root {
+        (lexical, canonical)
+    } else {
+        own_places = place_paths(ctx, &own.worktree_root);
+        (&own_places.0, &own_places.1)
+    };
     let canonical_places = canonical.places();
     let mut untrusted = plan::untrusted(
         &path,
@@ -242,8 +259,8 @@ fn session_facts(
     );
     if untrusted.is_none() && r.branch != r.id.branch() {
         untrusted = Some(format!(
-            "it names branch {:?}, but the session's branch is {}",
-            r.branch,
+            "it names branch {}, but the session's branch is {}",
+            quoted(&r.branch),
             r.id.branch()
         ));
     }
@@ -292,6 +309,7 @@ fn session_facts(
         link,
         branch_state,
         dirt: None,
+        nested: None,
         liveness: liveness(r),
         busy: Busy::Idle,
         marker,
@@ -303,12 +321,21 @@ fn session_facts(
 
 /// The local proof that bullpen created the session's worktree here.
 fn created_here(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
-    let created = Local::of(&ctx.layout, &r.id).created();
+    created_here_at(ctx, &r.id, &r.worktree)
+}
+
+/// The local proof that bullpen created session `id`'s worktree here, at `worktree`.
+pub(crate) fn created_here_at(
+    ctx: &Ctx,
+    id: &SessionId,
+    worktree: &str,
+) -> std::result::Result<(), String> {
+    let created = Local::of(&ctx.layout, id).created();
     let created = created
         .as_ref()
         .map(Option::as_ref)
         .map_err(|e| format!("{e:#}"));
-    trust::decide::created_here(&r.worktree, created).map_err(|why| why.describe())
+    trust::decide::created_here(worktree, created).map_err(|why| why.describe())
 }
 
 /// Is the session's own process alive? Only asked for records in `running`.

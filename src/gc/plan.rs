@@ -7,8 +7,9 @@
 use std::path::{Component, Path};
 
 use crate::model::paths::is_strictly_inside;
+use crate::model::status::{dirt_words, nested_words, nested_work};
 use crate::model::usage::{describe_users, Busy, User};
-use crate::model::{Dirt, Oid, State};
+use crate::model::{Dirt, Nested, Oid, State};
 
 /// What is on disk at a session's recorded worktree path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,8 +109,14 @@ pub struct SessionFacts {
     pub link: Link,
     pub branch_state: Branch,
     /// `None` when not computed: status is the costly fact, so it is computed
-    /// only for sessions nothing else keeps. `Err` when it failed.
+    /// only for sessions nothing else keeps. `Err` when it failed. Compared with
+    /// the branch tip when the admin entry is gone or a teardown is finished.
     pub dirt: Option<Result<Dirt, String>>,
+    /// Repositories deleting the worktree would delete: nested in the directory
+    /// (submodules, any `.git` below the top, ignored or not) and the submodule
+    /// git dirs under its admin entry's `modules/`. Computed after `dirt`, only
+    /// where it decides; `None` until then.
+    pub nested: Option<Result<Vec<Nested>, String>>,
     pub liveness: Liveness,
     pub busy: Busy,
     pub marker: Option<Marker>,
@@ -125,11 +132,13 @@ pub struct SessionFacts {
 /// How a worktree that may go is removed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Via {
-    /// `git worktree remove`, falling back to a confined removal and prune.
+    /// `git worktree remove`, falling back to a confined removal and the removal
+    /// of its own admin entry.
     GitWorktreeRemove,
-    /// The admin entry is gone: confined removal and prune directly.
+    /// The admin entry is gone: confined removal directly.
     AdminEntryGone,
-    /// An earlier teardown was interrupted: finish it (confined removal, prune).
+    /// An earlier teardown was interrupted (git died or a late writer stood in
+    /// its way): finish it (confined removal, then its admin entry if left).
     FinishTeardown,
 }
 
@@ -156,6 +165,12 @@ pub enum Reason {
     },
     Dirty(Dirt),
     DirtUnknown(String),
+    /// What an interrupted teardown left holds something new (not only deletions).
+    RemnantHoldsNew(Dirt),
+    /// Repositories nested in it (or submodule git dirs under its admin entry)
+    /// that hold work.
+    Nested(Vec<Nested>),
+    NestedUnknown(String),
     Alive {
         pid: u32,
     },
@@ -166,6 +181,8 @@ pub enum Reason {
     CheckedOutElsewhere(Vec<String>),
     /// Only this stands in the way: compute the status and plan again.
     StatusNotChecked,
+    /// Only this stands in the way: look for nested repositories and plan again.
+    NestedNotChecked,
 }
 
 impl Reason {
@@ -196,6 +213,23 @@ impl Reason {
             ),
             Reason::Dirty(d) => dirt_words(d),
             Reason::DirtUnknown(why) => format!("cannot tell whether it is clean: {why}"),
+            Reason::RemnantHoldsNew(d) => format!(
+                "an earlier gc started removing it, but what is left holds what {branch} does \
+                 not: {}; look inside, and remove it by hand if nothing there is needed",
+                // Its deletions are the teardown's own.
+                dirt_words(&Dirt {
+                    deleted: 0,
+                    ..d.clone()
+                })
+            ),
+            Reason::Nested(repos) => repos
+                .iter()
+                .map(nested_words)
+                .collect::<Vec<_>>()
+                .join("; "),
+            Reason::NestedUnknown(why) => {
+                format!("cannot tell whether the repositories nested in it hold work: {why}")
+            }
             Reason::Alive { pid } => format!("busy: the session's process (pid {pid}) is running"),
             Reason::AliveUnknown => "recorded running, with no process to check".to_owned(),
             Reason::Busy(users) => format!("busy: {}", describe_users(users)),
@@ -205,6 +239,9 @@ impl Reason {
             }
             Reason::StatusNotChecked => {
                 "cannot tell whether it is clean: its status was not computed".to_owned()
+            }
+            Reason::NestedNotChecked => {
+                "cannot tell whether repositories nested in it hold work: not looked for".to_owned()
             }
             Reason::CheckedOutElsewhere(paths) => {
                 format!("{branch} is also checked out in {}", paths.join(", "))
@@ -237,20 +274,6 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-fn dirt_words(d: &Dirt) -> String {
-    let mut parts = Vec::new();
-    if d.modified > 0 {
-        parts.push(plural(d.modified, "modified file", "modified files"));
-    }
-    if d.staged > 0 {
-        parts.push(plural(d.staged, "staged change", "staged changes"));
-    }
-    if d.untracked > 0 {
-        parts.push(plural(d.untracked, "untracked file", "untracked files"));
-    }
-    parts.join(", ")
-}
-
 /// What to do with one session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -260,7 +283,7 @@ pub enum Decision {
         via: Via,
         tip: Oid,
     },
-    /// The worktree is already gone: prune its admin entry if any, delete the
+    /// The worktree is already gone: remove its admin entry if any, delete the
     /// branch if it still points at `tip`, mark the record collected.
     Collect {
         tip: Option<Oid>,
@@ -277,6 +300,102 @@ impl Decision {
     /// Kept only because the status has not been computed yet.
     pub fn needs_status(&self) -> bool {
         matches!(self, Decision::Keep(r) if r.as_slice() == [Reason::StatusNotChecked])
+    }
+
+    /// Kept only because nested repositories have not been looked for yet.
+    pub fn needs_nested(&self) -> bool {
+        matches!(self, Decision::Keep(r) if r.as_slice() == [Reason::NestedNotChecked])
+    }
+}
+
+/// How the directory would be taken down, when it is there and ours: decides
+/// what its status is compared with (its index, or the branch tip).
+pub fn via(f: &SessionFacts) -> Option<Via> {
+    match choose_via(f) {
+        Chosen::Via(via, _) => Some(via),
+        Chosen::NotOurs(_) => None,
+    }
+}
+
+enum Chosen {
+    /// With the reasons found on the way (locked, HEAD elsewhere, marker stale).
+    Via(Via, Vec<Reason>),
+    NotOurs(Reason),
+}
+
+/// A directory is there: is it ours, and how do we take it down?
+fn choose_via(f: &SessionFacts) -> Chosen {
+    let mut reasons = Vec::new();
+    let marker_tip = f.marker.as_ref().map(|m| m.tip);
+    let via = match (&f.registration, &f.link) {
+        (
+            Some(reg),
+            Link::Ours {
+                admin_id,
+                admin_exists: true,
+            },
+        ) if *admin_id == reg.admin_id => {
+            registration_reasons(f, reg, &mut reasons);
+            Via::GitWorktreeRemove
+        }
+        (Some(reg), Link::Absent)
+            if f.marker.as_ref().is_some_and(|m| m.admin_id == reg.admin_id) =>
+        {
+            // git died during `git worktree remove` an earlier gc ran: it deleted
+            // `.git` (and perhaps more) but not yet the admin entry.
+            registration_reasons(f, reg, &mut reasons);
+            if f.branch_state.tip() != marker_tip {
+                reasons.push(Reason::MarkerStale);
+            }
+            Via::FinishTeardown
+        }
+        (None, link) if f.marker.is_some() && marker_matches_link(f, link) => {
+            // An earlier gc proved this tree published, clean and idle and started
+            // deleting it; what is left is what it was deleting (plus whatever a
+            // late writer put back). Finish it if nothing moved since.
+            if f.branch_state.tip() != marker_tip {
+                reasons.push(Reason::MarkerStale);
+            }
+            Via::FinishTeardown
+        }
+        (
+            None,
+            Link::Ours {
+                admin_exists: false,
+                ..
+            },
+        ) => Via::AdminEntryGone,
+        (Some(reg), Link::Repository) => {
+            // `git worktree repair` cannot help: it never replaces a `.git` directory.
+            return Chosen::NotOurs(Reason::NotOurs(format!(
+                "git registers worktree entry {} for it, but {}; not gc's to remove",
+                reg.admin_id,
+                describe_link(&Link::Repository)
+            )))
+        }
+        (Some(reg), link) => {
+            return Chosen::NotOurs(Reason::NotOurs(format!(
+                "its .git does not match the worktree entry {} registered for it ({}); run `git worktree repair`",
+                reg.admin_id,
+                describe_link(link)
+            )))
+        }
+        (None, link) => {
+            return Chosen::NotOurs(Reason::NotOurs(format!(
+                "not a registered worktree of this repository ({})",
+                describe_link(link)
+            )))
+        }
+    };
+    Chosen::Via(via, reasons)
+}
+
+fn registration_reasons(f: &SessionFacts, reg: &Registration, reasons: &mut Vec<Reason>) {
+    if reg.head_ref.as_deref() != Some(branch_ref(&f.branch).as_str()) {
+        reasons.push(Reason::HeadElsewhere(reg.head_ref.clone()));
+    }
+    if reg.locked {
+        reasons.push(Reason::Locked);
     }
 }
 
@@ -310,6 +429,12 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
             if f.branch_state.tip().is_some() || f.registration.is_some() {
                 created_here_reason(f, &mut reasons);
             }
+            // Its admin entry, if still registered, goes too: with it any
+            // submodule git dir under its `modules/`.
+            let nested_pending = f.registration.is_some() && nested_reasons(f, &mut reasons);
+            if reasons.is_empty() && nested_pending {
+                reasons.push(Reason::NestedNotChecked);
+            }
             if reasons.is_empty() {
                 return Decision::Collect {
                     tip: f.branch_state.tip(),
@@ -320,53 +445,9 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
         OnDisk::Directory => {}
     }
 
-    // A directory is there. Is it ours, and how do we take it down?
-    let via = match (&f.registration, &f.link) {
-        (
-            Some(reg),
-            Link::Ours {
-                admin_id,
-                admin_exists: true,
-            },
-        ) if *admin_id == reg.admin_id => {
-            if reg.head_ref.as_deref() != Some(branch_ref(&f.branch).as_str()) {
-                reasons.push(Reason::HeadElsewhere(reg.head_ref.clone()));
-            }
-            if reg.locked {
-                reasons.push(Reason::Locked);
-            }
-            Via::GitWorktreeRemove
-        }
-        (None, link) if f.marker.is_some() && marker_matches_link(f, link) => {
-            // An earlier gc proved this tree published, clean and idle and started
-            // deleting it; what is left is what it was deleting (plus whatever a
-            // late writer put back). Finish it if nothing moved since.
-            let marker = f.marker.as_ref().map(|m| m.tip);
-            if f.branch_state.tip() != marker {
-                reasons.push(Reason::MarkerStale);
-            }
-            Via::FinishTeardown
-        }
-        (
-            None,
-            Link::Ours {
-                admin_exists: false,
-                ..
-            },
-        ) => Via::AdminEntryGone,
-        (Some(reg), link) => {
-            return Decision::Keep(vec![Reason::NotOurs(format!(
-                "its .git does not match the worktree entry {} registered for it ({}); run `git worktree repair`",
-                reg.admin_id,
-                describe_link(link)
-            ))])
-        }
-        (None, link) => {
-            return Decision::Keep(vec![Reason::NotOurs(format!(
-                "not a registered worktree of this repository ({})",
-                describe_link(link)
-            ))])
-        }
+    let (via, mut reasons) = match choose_via(f) {
+        Chosen::Via(via, found) => (via, found),
+        Chosen::NotOurs(why) => return Decision::Keep(vec![why]),
     };
 
     match f.branch_state {
@@ -379,14 +460,18 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
         reasons.push(Reason::CheckedOutElsewhere(f.checked_out_elsewhere.clone()));
     }
     let mut status_pending = false;
-    if via != Via::FinishTeardown {
-        match &f.dirt {
-            Some(Ok(d)) if d.is_clean() => {}
-            Some(Ok(d)) => reasons.push(Reason::Dirty(*d)),
-            Some(Err(why)) => reasons.push(Reason::DirtUnknown(why.clone())),
-            None => status_pending = true,
+    match &f.dirt {
+        // A teardown gc started deleted files; anything else is new.
+        Some(Ok(d)) if via == Via::FinishTeardown && d.holds_nothing_new() => {}
+        Some(Ok(d)) if via == Via::FinishTeardown => {
+            reasons.push(Reason::RemnantHoldsNew(d.clone()))
         }
+        Some(Ok(d)) if d.is_clean() => {}
+        Some(Ok(d)) => reasons.push(Reason::Dirty(d.clone())),
+        Some(Err(why)) => reasons.push(Reason::DirtUnknown(why.clone())),
+        None => status_pending = true,
     }
+    let nested_pending = nested_reasons(f, &mut reasons);
     liveness_reasons(f, &mut reasons);
     match &f.busy {
         Busy::Idle => {}
@@ -395,10 +480,44 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     }
     if reasons.is_empty() && status_pending {
         reasons.push(Reason::StatusNotChecked);
+    } else if reasons.is_empty() && nested_pending {
+        reasons.push(Reason::NestedNotChecked);
     }
     match (reasons.is_empty(), f.branch_state.tip()) {
         (true, Some(tip)) => Decision::Remove { via, tip },
         _ => Decision::Keep(reasons),
+    }
+}
+
+/// `rm --force`: gc's decision when unpublished commits and uncommitted changes
+/// do not count (they are what `--force` discards). Everything else still
+/// keeps the session: trust and the local proof, its own process running, other
+/// processes using it, a lock, the branch checked out elsewhere, repositories
+/// nested in it that hold work (they are not the session's to discard).
+pub fn plan_forced(f: &SessionFacts) -> Decision {
+    let mut f = f.clone();
+    if let Branch::Unpublished { tip, .. } = f.branch_state {
+        f.branch_state = Branch::Published { tip };
+    }
+    f.dirt = Some(Ok(Dirt::default()));
+    plan_session(&f)
+}
+
+/// Nested repositories that hold work keep the worktree. `true`: not looked for yet.
+fn nested_reasons(f: &SessionFacts, reasons: &mut Vec<Reason>) -> bool {
+    match &f.nested {
+        Some(Ok(repos)) => {
+            let work: Vec<Nested> = repos.iter().filter(|n| n.holds_work()).cloned().collect();
+            if !work.is_empty() {
+                reasons.push(Reason::Nested(work));
+            }
+            false
+        }
+        Some(Err(why)) => {
+            reasons.push(Reason::NestedUnknown(why.clone()));
+            false
+        }
+        None => true,
     }
 }
 
@@ -542,20 +661,49 @@ pub struct AdminFacts {
     pub admin_id: String,
     pub path: String,
     pub locked: bool,
+    /// The session whose worktree (`<worktree root>/<id>`) it is registered
+    /// for, if any: only those are gc's. A user's worktree on a disk that is not
+    /// mounted keeps its registration.
+    pub session: Option<String>,
+    /// Local proof that bullpen created that session's worktree here, at that
+    /// path (`Err`: why there is none): the authority to remove its entry.
+    pub created_here: Result<(), String>,
+    /// The submodule git dirs under its `modules/` (computed for sessions' entries).
+    pub modules: Option<Result<Vec<Nested>, String>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AdminDecision {
+    /// Remove exactly this entry.
     Prune,
     Keep(String),
+    /// Not a session's: not gc's to judge, not reported.
+    NotOurs,
 }
 
-/// Pure: an admin entry of a vanished worktree is pruned unless locked.
+/// Pure: an admin entry of a session's vanished worktree is removed unless
+/// locked or holding submodule work; anyone else's is left alone.
 pub fn plan_admin_entry(f: &AdminFacts) -> AdminDecision {
+    if f.session.is_none() {
+        return AdminDecision::NotOurs;
+    }
+    if let Err(why) = &f.created_here {
+        return AdminDecision::Keep(why.clone());
+    }
     if f.locked {
-        AdminDecision::Keep("locked (git worktree unlock, or plug its drive back in)".to_owned())
-    } else {
-        AdminDecision::Prune
+        return AdminDecision::Keep(
+            "locked (git worktree unlock, or plug its drive back in)".to_owned(),
+        );
+    }
+    match &f.modules {
+        None => AdminDecision::Keep("its submodule git dirs were not looked at".to_owned()),
+        Some(Err(why)) => AdminDecision::Keep(format!(
+            "cannot tell whether its submodule git dirs hold work: {why}"
+        )),
+        Some(Ok(repos)) => match nested_work(repos) {
+            None => AdminDecision::Prune,
+            Some(work) => AdminDecision::Keep(work),
+        },
     }
 }
 
@@ -590,7 +738,8 @@ pub enum OrphanDecision {
 }
 
 /// Pure: an orphaned directory is removed only when it holds no work and nobody
-/// uses it; a live `.git` pointer (to an existing entry) is left for `git worktree repair`.
+/// uses it; a `.git` file pointing at a live entry (registered elsewhere) is left
+/// for a person to judge.
 pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
     let why = match &f.contents {
         Contents::NoWork { dot_git } => match dot_git {
@@ -608,13 +757,14 @@ pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
                 admin_id,
                 admin_exists: true,
             } => {
+                // Not `git worktree repair <path>`: that would move the live entry
+                // (registered for another directory) here.
                 return OrphanDecision::Keep(format!(
-                    "its .git file points at the live worktree entry {admin_id}; run `git worktree repair`"
-                ))
+                    "its only file is a .git file pointing at worktree entry {admin_id}, which \
+                     is registered for another directory; remove it by hand if you do not need it"
+                ));
             }
-            Link::Repository => {
-                return OrphanDecision::Keep("it holds a repository".to_owned())
-            }
+            Link::Repository => return OrphanDecision::Keep("it holds a repository".to_owned()),
         },
         Contents::Files(n) => {
             return OrphanDecision::Keep(format!(
@@ -642,6 +792,7 @@ pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
 mod tests {
     use super::*;
     use crate::model::usage::Use;
+    use crate::model::NestedKind;
 
     fn tip() -> Oid {
         "1111111111111111111111111111111111111111".parse().unwrap()
@@ -670,12 +821,30 @@ mod tests {
             },
             branch_state: Branch::Published { tip: tip() },
             dirt: Some(Ok(Dirt::default())),
+            nested: Some(Ok(Vec::new())),
             liveness: Liveness::NotRunning,
             busy: Busy::Idle,
             marker: None,
             checked_out_elsewhere: Vec::new(),
             created_here: Ok(()),
             spawner_alive: None,
+        }
+    }
+
+    fn untracked(n: usize) -> Dirt {
+        Dirt {
+            untracked: n,
+            ..Dirt::default()
+        }
+    }
+
+    /// A submodule `lib` with these unpublished refs and this dirt.
+    fn sub(unpublished: &[&str], dirt: Dirt) -> Nested {
+        Nested {
+            path: "lib".into(),
+            kind: NestedKind::Submodule,
+            unpublished: unpublished.iter().map(|s| s.to_string()).collect(),
+            dirt: Some(dirt),
         }
     }
 
@@ -883,6 +1052,13 @@ mod tests {
                 )]),
             ),
             (
+                "registered, but a repository of its own is there",
+                |f| f.link = Link::Repository,
+                keep(vec![Reason::NotOurs(
+                    "git registers worktree entry s for it, but it holds a repository of its own (.git directory); not gc's to remove".into(),
+                )]),
+            ),
+            (
                 "registered, .git names another entry",
                 |f| {
                     f.link = Link::Ours {
@@ -927,11 +1103,14 @@ mod tests {
                 })]),
             ),
             (
-                "interrupted teardown, remnant without .git",
+                "interrupted teardown, remnant without .git, only deletions",
                 |f| {
                     f.registration = None;
                     f.link = Link::Absent;
-                    f.dirt = None;
+                    f.dirt = Some(Ok(Dirt {
+                        deleted: 2,
+                        ..Dirt::default()
+                    }));
                     f.marker = Some(Marker {
                         admin_id: "s".into(),
                         tip: tip(),
@@ -985,6 +1164,82 @@ mod tests {
                 keep(vec![Reason::DirtUnknown("no".into())]),
             ),
             (
+                "git died in the teardown: entry left, .git gone, only deletions",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: tip(),
+                    });
+                    f.dirt = Some(Ok(Dirt {
+                        deleted: 3,
+                        ..Dirt::default()
+                    }));
+                },
+                Decision::Remove {
+                    via: Via::FinishTeardown,
+                    tip: tip(),
+                },
+            ),
+            (
+                "git died in the teardown, and something new appeared",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: tip(),
+                    });
+                    f.dirt = Some(Ok(Dirt {
+                        deleted: 3,
+                        untracked: 1,
+                        ..Dirt::default()
+                    }));
+                },
+                keep(vec![Reason::RemnantHoldsNew(Dirt {
+                    deleted: 3,
+                    untracked: 1,
+                    ..Dirt::default()
+                })]),
+            ),
+            (
+                "git died in the teardown, the branch moved since",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: other_tip(),
+                    });
+                },
+                keep(vec![Reason::MarkerStale]),
+            ),
+            (
+                "git died in the teardown, its entry locked since",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "s".into(),
+                        tip: tip(),
+                    });
+                    if let Some(r) = f.registration.as_mut() {
+                        r.locked = true
+                    }
+                },
+                keep(vec![Reason::Locked]),
+            ),
+            (
+                "no .git, registered, the note names another entry: not ours",
+                |f| {
+                    f.link = Link::Absent;
+                    f.marker = Some(Marker {
+                        admin_id: "t".into(),
+                        tip: tip(),
+                    });
+                },
+                keep(vec![Reason::NotOurs(
+                    "its .git does not match the worktree entry s registered for it (it has no .git file); run `git worktree repair`".into(),
+                )]),
+            ),
+            (
                 "interrupted teardown marker, registered again: full checks",
                 |f| {
                     f.marker = Some(Marker {
@@ -1000,6 +1255,77 @@ mod tests {
                     untracked: 1,
                     ..Dirt::default()
                 })]),
+            ),
+            (
+                "a submodule with a commit on none of its remotes",
+                |f| f.nested = Some(Ok(vec![sub(&["main"], Dirt::default())])),
+                keep(vec![Reason::Nested(vec![sub(&["main"], Dirt::default())])]),
+            ),
+            (
+                "a nested repository with untracked files",
+                |f| f.nested = Some(Ok(vec![sub(&[], untracked(1))])),
+                keep(vec![Reason::Nested(vec![sub(&[], untracked(1))])]),
+            ),
+            (
+                "nested repositories all clean and published",
+                |f| {
+                    f.nested = Some(Ok(vec![
+                        sub(&[], Dirt::default()),
+                        sub(&[], Dirt::default()),
+                    ]))
+                },
+                remove.clone(),
+            ),
+            (
+                "cannot look for nested repositories",
+                |f| f.nested = Some(Err("perm".into())),
+                keep(vec![Reason::NestedUnknown("perm".into())]),
+            ),
+            (
+                "nested repositories not looked for yet",
+                |f| f.nested = None,
+                keep(vec![Reason::NestedNotChecked]),
+            ),
+            (
+                "status first, then nested repositories",
+                |f| {
+                    f.dirt = None;
+                    f.nested = None;
+                },
+                keep(vec![Reason::StatusNotChecked]),
+            ),
+            (
+                "worktree gone, a submodule git dir in its entry unpublished",
+                |f| {
+                    f.on_disk = OnDisk::Missing;
+                    f.nested = Some(Ok(vec![Nested {
+                        kind: NestedKind::SubmoduleGitDir,
+                        dirt: None,
+                        ..sub(&["HEAD"], Dirt::default())
+                    }]));
+                },
+                keep(vec![Reason::Nested(vec![Nested {
+                    kind: NestedKind::SubmoduleGitDir,
+                    dirt: None,
+                    ..sub(&["HEAD"], Dirt::default())
+                }])]),
+            ),
+            (
+                "worktree gone, its entry's modules not looked at",
+                |f| {
+                    f.on_disk = OnDisk::Missing;
+                    f.nested = None;
+                },
+                keep(vec![Reason::NestedNotChecked]),
+            ),
+            (
+                "worktree and entry gone: nothing nested to look at",
+                |f| {
+                    f.on_disk = OnDisk::Missing;
+                    f.registration = None;
+                    f.nested = None;
+                },
+                Decision::Collect { tip: Some(tip()) },
             ),
             (
                 "branch checked out in another worktree",
@@ -1228,12 +1554,78 @@ mod tests {
     fn admin_entries() {
         let f = AdminFacts {
             admin_id: "x".into(),
-            path: "/gone".into(),
+            path: "/root/wt/x".into(),
             locked: false,
+            session: Some("x".into()),
+            created_here: Ok(()),
+            modules: Some(Ok(vec![])),
         };
         assert_eq!(plan_admin_entry(&f), AdminDecision::Prune);
-        let f = AdminFacts { locked: true, ..f };
-        assert!(matches!(plan_admin_entry(&f), AdminDecision::Keep(_)));
+        let published = Nested {
+            path: "/git/worktrees/x/modules/lib".into(),
+            kind: NestedKind::SubmoduleGitDir,
+            unpublished: vec![],
+            dirt: None,
+        };
+        let unpublished = Nested {
+            unpublished: vec!["main".into()],
+            ..published.clone()
+        };
+        type Edit = fn(&mut AdminFacts);
+        let table: Vec<(&str, Edit, Option<&str>)> = vec![
+            ("a session's, nothing under it", |_| {}, None),
+            (
+                "a user's (not a session's path)",
+                |f| f.session = None,
+                Some("not ours"),
+            ),
+            ("locked", |f| f.locked = true, Some("locked")),
+            (
+                "nothing here proves bullpen created it",
+                |f| f.created_here = Err("no local state".into()),
+                Some("no local state"),
+            ),
+            (
+                "submodules not looked at",
+                |f| f.modules = None,
+                Some("not looked at"),
+            ),
+            (
+                "cannot read its submodules",
+                |f| f.modules = Some(Err("bad".into())),
+                Some("cannot tell"),
+            ),
+        ];
+        for (name, edit, want) in table {
+            let mut g = f.clone();
+            edit(&mut g);
+            match (plan_admin_entry(&g), want) {
+                (AdminDecision::Prune, None) => {}
+                (AdminDecision::NotOurs, Some("not ours")) => {}
+                (AdminDecision::Keep(why), Some(w)) if why.contains(w) => {}
+                (got, _) => panic!("{name}: {got:?}"),
+            }
+        }
+        let f2 = AdminFacts {
+            modules: Some(Ok(vec![published.clone()])),
+            ..f.clone()
+        };
+        assert_eq!(
+            plan_admin_entry(&f2),
+            AdminDecision::Prune,
+            "published submodule"
+        );
+        let f3 = AdminFacts {
+            modules: Some(Ok(vec![published, unpublished])),
+            ..f
+        };
+        assert_eq!(
+            plan_admin_entry(&f3),
+            AdminDecision::Keep(
+                "submodule git dir /git/worktrees/x/modules/lib holds work: main not on any of its remotes"
+                    .into()
+            )
+        );
     }
 
     #[test]

@@ -1,15 +1,19 @@
 //! Taking a session's worktree down without ever crashing: `git worktree remove`,
-//! and when that fails (or leaves the directory behind), a confined removal with
-//! short retries followed by `git worktree prune`. Every outcome is a value:
-//! removed, left untouched for a reason, or degraded (left for the next `gc`).
+//! and where git could not finish (a late writer, its admin entry already gone,
+//! submodules it never removes), a confined removal with short retries followed
+//! by the removal of the session's own admin entry (never `git worktree prune`).
+//! Every outcome is a value: removed, kept for a reason, or degraded (left for
+//! the next `gc`).
 
 use std::path::Path;
 use std::time::Duration;
 
 use super::plan::{Reason, Via};
-use crate::git::{DotGit, Repo};
-use crate::model::paths::{is_strictly_inside, normalize};
+use crate::git::{DotGit, EntryRemoval, Repo, WorktreeRemoval};
+use crate::model::paths::is_strictly_inside;
+use crate::model::status::nested_work;
 use crate::model::usage::{describe_users, Busy};
+use crate::model::{Dirt, Oid};
 use crate::sys::layout::Layout;
 use crate::sys::procfs;
 
@@ -32,16 +36,36 @@ pub struct Target<'a> {
     /// The admin entry (`<common>/worktrees/<admin_id>`) the worktree had.
     pub admin_id: &'a str,
     pub via: Via,
+    /// The published branch tip the tree was proven clean against.
+    pub tip: Oid,
 }
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The directory and its admin entry are gone. `notes`: what happened on the way.
     Removed { notes: Vec<String> },
-    /// Nothing was removed: a re-check right before the fallback said no.
-    Untouched(String),
+    /// Not removed, and the worktree is whole (its `.git` and its admin entry
+    /// point at each other): a re-check right before the fallback said no, or
+    /// git refused (quoted).
+    Kept(String),
     /// Partly done (or not at all) and left for the next `gc`: what, and what to do.
     Degraded { what: String, hint: String },
+}
+
+/// What is known of the directory when the fallback starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Before {
+    /// git checked it clean and began deleting: what is left must hold nothing
+    /// the branch tip lacks (deletions are git's).
+    GitStarted,
+    /// git deleted nothing, its admin entry is gone: it must match the tip.
+    EntryGone,
+    /// git deleted nothing and never will (submodules): the full checks again,
+    /// through its own index, nested repositories included.
+    Whole,
+    /// The plan checked it under this lock (admin entry gone, or finishing an
+    /// earlier teardown): nothing to add.
+    Planned,
 }
 
 /// Take the worktree down. Call with the repository lock held, after the gc
@@ -49,53 +73,88 @@ pub enum Outcome {
 pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
     let root = layout.worktree_root.as_path();
     let mut notes = Vec::new();
-    if t.via == Via::GitWorktreeRemove {
-        match repo.worktree_remove(t.path) {
-            Ok(()) if stays_gone(t.path) => return Outcome::Removed { notes },
-            Ok(()) => notes.push(
-                "git worktree remove left the directory behind (a process wrote into it)"
-                    .to_owned(),
-            ),
-            Err(e) => notes.push(format!("{e:#}; took the fallback")),
-        }
-    }
+    let before = match t.via {
+        Via::GitWorktreeRemove => match repo.worktree_remove(t.path) {
+            WorktreeRemoval::Removed if stays_gone(t.path) => return Outcome::Removed { notes },
+            WorktreeRemoval::Removed => {
+                notes.push(
+                    "git worktree remove left the directory behind (a process wrote into it)"
+                        .to_owned(),
+                );
+                Before::GitStarted
+            }
+            WorktreeRemoval::Incomplete(e) => {
+                notes.push(format!("{e}; took the fallback"));
+                Before::GitStarted
+            }
+            WorktreeRemoval::NotAWorktree(e) => {
+                notes.push(format!("{e}; took the fallback"));
+                Before::EntryGone
+            }
+            WorktreeRemoval::Submodules(_) => {
+                notes.push(
+                    "git does not remove worktrees with submodules; every repository in it is \
+                     clean and published, so bullpen removes it"
+                        .to_owned(),
+                );
+                Before::Whole
+            }
+            WorktreeRemoval::Died(e) => {
+                return Outcome::Degraded {
+                    what: format!("{e}: git died part-way through the removal"),
+                    hint: "run `git bullpen gc` again: it finishes the removal".to_owned(),
+                }
+            }
+            WorktreeRemoval::Refused(e) => {
+                let why = format!("git worktree remove refused: {e}");
+                return if is_whole(repo, t) {
+                    Outcome::Kept(why)
+                } else {
+                    Outcome::Degraded {
+                        what: format!("{why}; and the worktree is no longer whole"),
+                        hint: "run `git bullpen gc` again".to_owned(),
+                    }
+                };
+            }
+        },
+        Via::AdminEntryGone | Via::FinishTeardown => Before::Planned,
+    };
 
     // The fallback. git may have removed the admin entry and part of the files
-    // already; confirm the path is still ours before touching it.
+    // already; confirm the path is still ours, and holds nothing new, before
+    // touching it.
     let registered_here = admin_entry_is_here(repo, t);
-    let untouched = |why: String| {
-        if t.via != Via::GitWorktreeRemove || registered_here == Some(true) {
-            // Nothing was removed yet (git refused before it started, or git
-            // was not asked): the directory is as it was.
-            Outcome::Untouched(why)
+    let stop = |why: String, hint: String| {
+        if is_whole(repo, t) {
+            Outcome::Kept(why)
         } else {
-            Outcome::Degraded {
-                what: why,
-                hint: hint(t.path),
-            }
+            Outcome::Degraded { what: why, hint }
         }
     };
     if let Err(why) = still_ours(repo, root, t, registered_here) {
-        return untouched(format!("not removed: {why}"));
+        // Not (or no longer provably) the session's: nothing of it is gc's to finish.
+        return Outcome::Kept(format!("not removed: {why}"));
     }
-    if registered_here == Some(true) {
-        // git's own checks did not run to completion: repeat ours.
-        match repo.dirt(t.path) {
-            Ok(d) if d.is_clean() => {}
-            Ok(d) => {
-                return untouched(format!(
-                    "changed during gc: {}",
-                    Reason::Dirty(d).describe("")
-                ))
-            }
-            Err(e) => return untouched(format!("cannot tell whether it is clean: {e:#}")),
-        }
+    if let Err(why) = holds_nothing_new(repo, t, before, registered_here == Some(true)) {
+        return stop(
+            why,
+            format!(
+                "look at {p}: keep what you need elsewhere, remove the directory, then run \
+                 `git bullpen gc` again",
+                p = t.path.display()
+            ),
+        );
     }
     match procfs::scan(&[t.path.to_path_buf()]).busy(t.path) {
         Busy::Idle => {}
-        Busy::InUse(users) => return untouched(format!("busy: {}", describe_users(&users))),
+        Busy::InUse(users) => {
+            return stop(format!("busy: {}", describe_users(&users)), hint(t.path))
+        }
         Busy::CannotTell(why) => {
-            return untouched(format!("cannot tell whether it is in use: {why}"))
+            return stop(
+                format!("cannot tell whether it is in use: {why}"),
+                hint(t.path),
+            )
         }
     }
     if let Err(why) = remove_dir_confined(root, t.path) {
@@ -104,22 +163,73 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
             hint: hint(t.path),
         };
     }
-    if let Err(e) = repo.worktree_prune() {
-        return Outcome::Degraded {
-            what: format!("removed the directory, but {e:#}"),
-            hint: "run `git worktree prune`, then `git bullpen gc` again".to_owned(),
-        };
-    }
-    if admin_entry_is_here(repo, t) == Some(true) {
-        return Outcome::Degraded {
+    match repo.remove_admin_entry(t.admin_id, t.path) {
+        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => Outcome::Removed { notes },
+        Ok(EntryRemoval::Refused(why)) => Outcome::Degraded {
             what: format!(
-                "removed the directory, but its worktree entry {} is still registered",
+                "removed the directory, but its worktree entry {} stays: {why}",
                 t.admin_id
             ),
-            hint: "run `git worktree prune`, then `git bullpen gc` again".to_owned(),
-        };
+            hint: "resolve what it names (a submodule's commits: `git --git-dir=<its git dir> \
+                   --work-tree=. push <remote> <branch>`), then run `git bullpen gc` again"
+                .to_owned(),
+        },
+        Err(e) => Outcome::Degraded {
+            what: format!("removed the directory, but not its worktree entry: {e:#}"),
+            hint: "run `git bullpen gc` again".to_owned(),
+        },
     }
-    Outcome::Removed { notes }
+}
+
+/// The re-check of what is in the directory, as far as `before` leaves it open.
+fn holds_nothing_new(
+    repo: &Repo,
+    t: &Target,
+    before: Before,
+    registered: bool,
+) -> Result<(), String> {
+    let dirt: Dirt = match before {
+        Before::Planned => return Ok(()),
+        Before::Whole => repo
+            .dirt(t.path)
+            .map_err(|e| format!("cannot tell whether it is clean: {e:#}"))?,
+        Before::GitStarted | Before::EntryGone => repo
+            .dirt_against(t.path, t.tip)
+            .map_err(|e| format!("cannot tell whether it is clean: {e:#}"))?,
+    };
+    let ok = match before {
+        Before::GitStarted => dirt.holds_nothing_new(),
+        _ => dirt.is_clean(),
+    };
+    if !ok {
+        return Err(format!(
+            "changed during gc: {}",
+            Reason::Dirty(dirt.clone()).describe("")
+        ));
+    }
+    let admin = registered.then_some(t.admin_id);
+    let nested = repo.nested_repositories(Some(t.path), admin).map_err(|e| {
+        format!("cannot tell whether the repositories nested in it hold work: {e:#}")
+    })?;
+    if let Some(work) = nested_work(&nested) {
+        return Err(format!("changed during gc: {work}"));
+    }
+    Ok(())
+}
+
+/// The worktree is whole: its `.git` file points at its admin entry, and that
+/// entry is registered for this path. Whatever git did, nothing of it is gone
+/// that `git status` would not show.
+fn is_whole(repo: &Repo, t: &Target) -> bool {
+    let linked = matches!(
+        repo.dot_git(t.path),
+        DotGit::Ours { admin_id, admin_exists: true } if admin_id == t.admin_id
+    );
+    linked
+        && repo.worktrees().is_ok_and(|wts| {
+            wts.iter()
+                .any(|w| w.admin_id.as_deref() == Some(t.admin_id) && same_path(&w.path, t.path))
+        })
 }
 
 /// Gone now, and still gone a moment later (a late writer recreates paths fast).
@@ -164,14 +274,15 @@ fn still_ours(
         DotGit::Ours { admin_id, .. } if admin_id == t.admin_id => {}
         other => {
             return Err(format!(
-                "{} no longer looks like the session's worktree ({other:?})",
-                t.path.display()
+                "{} no longer looks like the session's worktree ({})",
+                t.path.display(),
+                other.describe()
             ))
         }
     }
     match registered_here {
         None => return Err("cannot read the list of worktrees".to_owned()),
-        Some(true) if t.via != Via::GitWorktreeRemove => {
+        Some(true) if t.via == Via::AdminEntryGone => {
             return Err(format!(
                 "its worktree entry {} is registered again",
                 t.admin_id
@@ -203,10 +314,7 @@ fn still_ours(
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => normalize(a) == normalize(b),
-    }
+    crate::sys::paths::same(a, b)
 }
 
 /// Strictly inside the worktree root as written and as resolved, and a real directory.

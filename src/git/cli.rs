@@ -1,11 +1,51 @@
 //! The git CLI: the one runner every `git` subprocess goes through, and the
-//! commands bullpen leaves to git itself (`worktree add/remove/prune`, `fetch`).
+//! commands bullpen leaves to git itself (`worktree add/remove`, `fetch`; never
+//! `worktree prune`, see `admin.rs`).
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+
+use crate::model::error::GitFailed;
 
 use super::{Oid, Repo};
+
+/// How `git worktree remove` ended, classified by git's own words (its
+/// messages in `builtin/worktree.c`, with `LC_ALL=C`). Each failure carries
+/// the whole message, argv and git's stderr, to quote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorktreeRemoval {
+    Removed,
+    /// "'<path>' is not a working tree": its admin entry is already gone; git
+    /// deleted nothing.
+    NotAWorktree(String),
+    /// "failed to delete '<path>'": git had checked the tree clean and begun
+    /// deleting, and something (a late writer) stood in its way.
+    Incomplete(String),
+    /// "working trees containing submodules cannot be moved or removed": git
+    /// never removes such a worktree; it deleted nothing.
+    Submodules(String),
+    /// git was killed part-way (after deleting `.git`, perhaps more).
+    Died(String),
+    /// Any other refusal (modified or untracked files, locked, validation
+    /// failed, ...), or git could not be run: nothing was deleted.
+    Refused(String),
+}
+
+/// Pure: the class of a failed `git worktree remove`, from its exit and stderr.
+fn classify_remove(code: Option<i32>, stderr: &str, message: String) -> WorktreeRemoval {
+    if code.is_none() {
+        WorktreeRemoval::Died(message)
+    } else if stderr.contains("working trees containing submodules cannot be moved or removed") {
+        WorktreeRemoval::Submodules(message)
+    } else if stderr.contains("' is not a working tree") {
+        WorktreeRemoval::NotAWorktree(message)
+    } else if stderr.contains("failed to delete '") {
+        WorktreeRemoval::Incomplete(message)
+    } else {
+        WorktreeRemoval::Refused(message)
+    }
+}
 
 impl Repo {
     /// `git -C <dir> <args>` through [`Repo::run_git_env`], with no extra environment.
@@ -13,17 +53,32 @@ impl Repo {
         self.run_git_env(dir, args, &[])
     }
 
-    /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
-    /// plus `env` for the child, stdin from /dev/null and output captured. Returns
-    /// stdout; a failure names the argv and carries git's stderr. `dir` defaults
-    /// to the main worktree.
+    /// `git -C <dir> <args>` through [`Repo::run_git_input`], stdin from /dev/null.
     pub(super) fn run_git_env(
         &self,
         dir: Option<&Path>,
         args: &[&std::ffi::OsStr],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Result<Vec<u8>> {
-        let dir = dir.unwrap_or(&self.main_worktree);
+        self.run_git_input(dir, args, env, None)
+    }
+
+    /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
+    /// plus `env` for the child, `input` on its stdin (else /dev/null) and output
+    /// captured. Returns stdout; a failure names the argv and carries git's
+    /// stderr. `dir` defaults to the main worktree. The repository git finds from
+    /// `dir` is the one bullpen opened: git's repository variables (`GIT_DIR`,
+    /// ...) left the environment when bullpen started (see `env.rs`).
+    pub(super) fn run_git_input(
+        &self,
+        dir: Option<&Path>,
+        args: &[&std::ffi::OsStr],
+        env: &[(&str, &std::ffi::OsStr)],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>> {
+        use std::io::Write;
+        use std::process::Stdio;
+        let dir = dir.unwrap_or(self.main_worktree());
         let argv = std::iter::once("git".to_string())
             .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect::<Vec<_>>()
@@ -33,17 +88,46 @@ impl Repo {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let output = cmd
-            .stdin(std::process::Stdio::null())
-            .output()
-            .with_context(|| format!("could not run `{argv}` ({})", self.git.display()))?;
+        let cant_run = || format!("could not run `{argv}` ({})", self.git.display());
+        let output = match input {
+            None => cmd.stdin(Stdio::null()).output().with_context(cant_run)?,
+            Some(input) => {
+                let mut child = cmd
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .with_context(cant_run)?;
+                let stdin = child.stdin.take();
+                // Written on a thread: git may fill its stdout before it has read all.
+                let written = std::thread::scope(|scope| {
+                    let writer = scope.spawn(move || match stdin {
+                        Some(mut stdin) => stdin.write_all(input),
+                        None => Ok(()),
+                    });
+                    let output = child.wait_with_output();
+                    (writer.join(), output)
+                });
+                match written {
+                    (_, Err(e)) => return Err(anyhow::Error::new(e).context(cant_run())),
+                    (Ok(Err(e)), _) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                        return Err(
+                            anyhow::Error::new(e).context(format!("could not write to `{argv}`"))
+                        )
+                    }
+                    (_, Ok(output)) => output,
+                }
+            }
+        };
         if !output.status.success() {
-            let status = match output.status.code() {
-                Some(code) => format!("exit {code}"),
-                None => "killed by a signal".to_string(),
-            };
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            bail!("`{argv}` failed ({status}): {}", stderr.trim_end());
+            return Err(GitFailed {
+                argv,
+                code: output.status.code(),
+                stderr: String::from_utf8_lossy(&output.stderr)
+                    .trim_end()
+                    .to_owned(),
+            }
+            .into());
         }
         Ok(output.stdout)
     }
@@ -79,19 +163,37 @@ impl Repo {
         .map(drop)
     }
 
-    /// `git worktree remove <path>` (no --force).
-    pub fn worktree_remove(&self, path: &Path) -> Result<()> {
-        self.run_git(
+    /// `git worktree remove <path>` (no --force), and how it ended.
+    pub fn worktree_remove(&self, path: &Path) -> WorktreeRemoval {
+        match self.run_git(
             None,
             &["worktree".as_ref(), "remove".as_ref(), path.as_os_str()],
-        )
-        .map(drop)
+        ) {
+            Ok(_) => WorktreeRemoval::Removed,
+            Err(e) => {
+                let message = format!("{e:#}");
+                match e.downcast_ref::<GitFailed>() {
+                    Some(f) => classify_remove(f.code, &f.stderr, message),
+                    None => WorktreeRemoval::Refused(message),
+                }
+            }
+        }
     }
 
-    /// `git worktree prune`.
-    pub fn worktree_prune(&self) -> Result<()> {
-        self.run_git(None, &["worktree".as_ref(), "prune".as_ref()])
-            .map(drop)
+    /// `git worktree remove --force <path>`: the removal `rm --force` asks for,
+    /// discarding modified and untracked files (once `--force`: a locked
+    /// worktree is still refused, and git never removes one with submodules).
+    pub fn worktree_remove_forced(&self, path: &Path) -> Result<()> {
+        self.run_git(
+            None,
+            &[
+                "worktree".as_ref(),
+                "remove".as_ref(),
+                "--force".as_ref(),
+                path.as_os_str(),
+            ],
+        )
+        .map(drop)
     }
 
     /// `git fetch --all --prune`.
@@ -112,5 +214,57 @@ impl Repo {
             &["gc".as_ref(), "--auto".as_ref(), "--quiet".as_ref()],
         )
         .map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// git's own messages (builtin/worktree.c), as `git worktree remove` prints them.
+    #[test]
+    fn classifies_git_worktree_remove_by_its_words() {
+        let cases = [
+            (Some(128), "fatal: '/w/x' is not a working tree", "NotAWorktree"),
+            (
+                Some(128),
+                "fatal: working trees containing submodules cannot be moved or removed",
+                "Submodules",
+            ),
+            (
+                Some(255),
+                "error: failed to delete '/w/x': Directory not empty",
+                "Incomplete",
+            ),
+            (
+                Some(128),
+                "fatal: '/w/x' contains modified or untracked files, use --force to delete it",
+                "Refused",
+            ),
+            (
+                Some(128),
+                "fatal: cannot remove a locked working tree;\nuse 'remove -f -f' to override or unlock first",
+                "Refused",
+            ),
+            (
+                Some(128),
+                "fatal: validation failed, cannot remove working tree: '/w/x/.git' does not exist",
+                "Refused",
+            ),
+            (Some(128), "fatal: injected", "Refused"),
+            (None, "", "Died"),
+        ];
+        for (code, stderr, want) in cases {
+            let got = classify_remove(code, stderr, stderr.to_owned());
+            let name = match got {
+                WorktreeRemoval::Removed => "Removed",
+                WorktreeRemoval::NotAWorktree(_) => "NotAWorktree",
+                WorktreeRemoval::Incomplete(_) => "Incomplete",
+                WorktreeRemoval::Submodules(_) => "Submodules",
+                WorktreeRemoval::Died(_) => "Died",
+                WorktreeRemoval::Refused(_) => "Refused",
+            };
+            assert_eq!(name, want, "{stderr}");
+        }
     }
 }

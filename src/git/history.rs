@@ -96,23 +96,29 @@ impl Repo {
     /// Every commit a `refs/remotes/*` ref points at (symbolic refs peeled,
     /// non-commits ignored).
     fn remote_tip_commits(&self) -> Result<Vec<Oid>> {
-        let platform = self.repo.references().context("could not read refs")?;
-        let iter = platform
-            .prefixed("refs/remotes/")
-            .context("could not list remote-tracking refs")?;
-        let mut out = Vec::new();
-        for reference in iter {
-            let mut reference = reference
-                .map_err(|err| anyhow::anyhow!("{err}"))
-                .context("could not read a remote-tracking ref")?;
-            let Ok(id) = reference.peel_to_id() else {
-                continue;
-            };
-            let Ok(object) = id.object() else { continue };
-            if let Ok(commit) = object.peel_to_commit() {
-                out.push(oid(commit.id));
-            }
-        }
-        Ok(out)
+        Ok(remote_tips(&self.repo)?.into_iter().map(oid).collect())
     }
+}
+
+/// Every commit a `refs/remotes/*` ref of `repo` points at (symbolic refs
+/// peeled, non-commits ignored). Also for repositories nested in a worktree.
+pub(super) fn remote_tips(repo: &gix::Repository) -> Result<Vec<gix::ObjectId>> {
+    let platform = repo.references().context("could not read refs")?;
+    let iter = platform
+        .prefixed("refs/remotes/")
+        .context("could not list remote-tracking refs")?;
+    let mut out = Vec::new();
+    for reference in iter {
+        let mut reference = reference
+            .map_err(|err| anyhow::anyhow!("{err}"))
+            .context("could not read a remote-tracking ref")?;
+        let Ok(id) = reference.peel_to_id() else {
+            continue;
+        };
+        let Ok(object) = id.object() else { continue };
+        if let Ok(commit) = object.peel_to_commit() {
+            out.push(commit.id);
+        }
+    }
+    Ok(out)
 }

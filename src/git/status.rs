@@ -1,10 +1,14 @@
 //! Worktree status: what makes a worktree not clean ([`Dirt`]).
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::nested::nested_of;
 use super::{Dirt, Oid, Repo};
+use crate::model::error::GitFailed;
+use crate::model::{Hiding, Nested};
 
 impl Repo {
     /// Modified/staged/untracked counts of the worktree at `path` (ignored files excluded).
@@ -15,7 +19,7 @@ impl Repo {
     /// worktree changes (including deletions and conflicts), `staged` covers
     /// HEAD tree vs. index changes.
     pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
-        dirt_of(worktree)
+        dirt_of(worktree, &self.cli_config)
     }
 
     /// Dirt of a directory that was a linked worktree of this repository but has
@@ -63,20 +67,72 @@ impl Repo {
                     "--porcelain=v1".as_ref(),
                     "-z".as_ref(),
                     "--untracked-files=all".as_ref(),
+                    "--ignored=matching".as_ref(),
                     "--no-renames".as_ref(),
                     "--ignore-submodules=none".as_ref(),
                 ],
                 &env,
             )?;
             let mut dirt = Dirt::default();
+            let mut ignored: Vec<&[u8]> = Vec::new();
+            let mut gitignores: Vec<&[u8]> = Vec::new();
             for entry in out.split(|b| *b == 0).filter(|e| e.len() >= 3) {
                 // `XY path`: X is index vs. the main worktree's HEAD (meaningless
                 // here), Y is this directory vs. the tip's tree.
+                let path = &entry[3..];
+                if is_gitignore(path) && matches!(entry[0], b'?' | b'!') {
+                    gitignores.push(path);
+                }
                 match (entry[0], entry[1]) {
+                    (b'!', b'!') => ignored.push(path),
                     (b'?', b'?') => dirt.untracked += 1,
                     (_, b' ') => {}
+                    (_, b'D') => dirt.deleted += 1,
                     _ => dirt.modified += 1,
                 }
+            }
+            if !gitignores.is_empty() && !ignored.is_empty() {
+                // Which rule ignores each: `check-ignore -v` names its file.
+                let mut counts = vec![0usize; gitignores.len()];
+                let mut input = Vec::new();
+                for p in &ignored {
+                    input.extend_from_slice(p);
+                    input.push(0);
+                }
+                let args: [&std::ffi::OsStr; 6] = [
+                    git_dir.as_os_str(),
+                    work_tree.as_os_str(),
+                    "check-ignore".as_ref(),
+                    "-v".as_ref(),
+                    "-z".as_ref(),
+                    "--stdin".as_ref(),
+                ];
+                let out = match self.run_git_input(Some(dir), &args, &env, Some(&input)) {
+                    Ok(out) => out,
+                    // Exit 1, silent: none of them is ignored (any more).
+                    Err(e)
+                        if e.downcast_ref::<GitFailed>()
+                            .is_some_and(GitFailed::none_matched) =>
+                    {
+                        Vec::new()
+                    }
+                    Err(e) => return Err(e),
+                };
+                let fields: Vec<&[u8]> = out.split(|b| *b == 0).collect();
+                for f in fields.chunks(4).filter(|f| f.len() == 4) {
+                    let (source, path) = (f[0], f[3]);
+                    let Some(i) = gitignores.iter().position(|g| *g == source) else {
+                        continue;
+                    };
+                    if path == source {
+                        continue;
+                    }
+                    counts[i] += match path.strip_suffix(b"/") {
+                        Some(d) => count_files(&dir.join(std::ffi::OsStr::from_bytes(d)))?,
+                        None => 1,
+                    };
+                }
+                dirt.hiding = hidings(&gitignores, counts);
             }
             Ok(dirt)
         })();
@@ -142,40 +198,57 @@ impl Repo {
     /// [`Repo::dirt`] of many worktrees, on a few threads: with hundreds of
     /// sessions the status walks dominate gc's time.
     pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 8)
-            .min(worktrees.len().max(1));
-        if threads <= 1 {
-            return worktrees.iter().map(|w| dirt_of(w)).collect();
-        }
-        let chunk = worktrees.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = worktrees
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || part.iter().map(|w| dirt_of(w)).collect::<Vec<_>>())
-                })
-                .collect();
-            handles
-                .into_iter()
-                .zip(worktrees.chunks(chunk))
-                .flat_map(|(h, part)| {
-                    h.join().unwrap_or_else(|_| {
-                        part.iter()
-                            .map(|w| {
-                                Err(anyhow::anyhow!(
-                                    "the status of {} could not be computed (a thread failed)",
-                                    w.display()
-                                ))
-                            })
-                            .collect()
-                    })
-                })
-                .collect()
+        let config = &self.cli_config;
+        on_threads(worktrees, |w| dirt_of(w, config))
+    }
+
+    /// [`Repo::nested_repositories`] of many (worktree, admin entry) pairs, on a
+    /// few threads: each walks the whole tree, ignored directories included.
+    pub fn nested_many(
+        &self,
+        targets: &[(Option<PathBuf>, Option<String>)],
+    ) -> Vec<Result<Vec<Nested>>> {
+        let items: Vec<(Option<PathBuf>, Option<PathBuf>)> = targets
+            .iter()
+            .map(|(w, a)| (w.clone(), a.as_deref().map(|a| self.modules_dir(a))))
+            .collect();
+        let config = &self.cli_config;
+        on_threads(&items, |(w, m)| {
+            nested_of(w.as_deref(), m.as_deref(), config)
         })
     }
+}
+
+/// `f` over `items` on a few threads, results in order. A thread that panics
+/// gives errors for its items, never a panic here.
+fn on_threads<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> Result<T> + Sync) -> Vec<Result<T>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+        .min(items.len().max(1));
+    if threads <= 1 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .zip(items.chunks(chunk))
+            .flat_map(|(h, part)| {
+                h.join().unwrap_or_else(|_| {
+                    part.iter()
+                        .map(|_| Err(anyhow::anyhow!("could not be computed (a thread failed)")))
+                        .collect()
+                })
+            })
+            .collect()
+    })
 }
 
 /// The pid in the name of a temporary index of [`Repo::dirt_against`]
@@ -192,10 +265,17 @@ fn temp_index_pid(name: &str) -> Option<u32> {
 }
 
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
-/// (a gix repository is not `Sync`; each call opens its worktree anyway).
-fn dirt_of(worktree: &Path) -> Result<Dirt> {
+/// (a gix repository is not `Sync`; each call opens its worktree anyway), with
+/// the configuration of `git -c` (`cli_config`).
+/// Beyond what `git status` shows: `.gitignore` files not in the index that hide
+/// files ([`Dirt::hiding`]), and skip-worktree or assume-unchanged entries whose
+/// file differs from the index ([`Dirt::unseen`]).
+pub(super) fn dirt_of(worktree: &Path, cli_config: &[gix::bstr::BString]) -> Result<Dirt> {
+    use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
-    let repo = gix::open(worktree).with_context(|| {
+    use gix::status::index_worktree::Item;
+    let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
+    let repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",
             worktree.display()
@@ -206,23 +286,230 @@ fn dirt_of(worktree: &Path) -> Result<Dirt> {
         .with_context(|| format!("could not get the status of {}", worktree.display()))?
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_rewrites(None)
-        .dirwalk_options(|opts| opts.empty_patterns_match_prefix(false))
+        // Ignored entries too (an ignored directory as one entry, not entered):
+        // some may be hidden by a `.gitignore` that is not in the index.
+        .dirwalk_options(|opts| {
+            opts.empty_patterns_match_prefix(false)
+                .emit_ignored(Some(gix::dir::walk::EmissionMode::Matching))
+        })
         .into_iter(Vec::new())
         .with_context(|| format!("could not get the status of {}", worktree.display()))?;
     let mut dirt = Dirt::default();
+    let mut ignored = Vec::new();
+    let mut gitignores = Vec::new();
     for item in iter {
         let item =
             item.with_context(|| format!("could not get the status of {}", worktree.display()))?;
         match item {
             gix::status::Item::TreeIndex(_) => dirt.staged += 1,
-            gix::status::Item::IndexWorktree(item) => match item.summary() {
-                None => {}
-                Some(Summary::Added) => dirt.untracked += 1,
-                Some(_) => dirt.modified += 1,
-            },
+            gix::status::Item::IndexWorktree(item) => {
+                if let Item::DirectoryContents { entry, .. } = &item {
+                    let name = entry.rela_path.rsplit(|b| *b == b'/').next();
+                    if name == Some(b".gitignore".as_slice()) && entry.disk_kind == Some(Kind::File)
+                    {
+                        gitignores.push(entry.rela_path.clone());
+                    }
+                    if matches!(entry.status, Status::Ignored(_)) {
+                        ignored.push((
+                            entry.rela_path.clone(),
+                            entry.disk_kind == Some(Kind::Directory),
+                        ));
+                        continue;
+                    }
+                }
+                match item.summary() {
+                    None => {}
+                    Some(Summary::Added) => dirt.untracked += 1,
+                    Some(Summary::Removed) => dirt.deleted += 1,
+                    Some(_) => dirt.modified += 1,
+                }
+            }
         }
     }
+    let index = repo
+        .index_or_empty()
+        .with_context(|| format!("could not read the index of {}", worktree.display()))?;
+    if !gitignores.is_empty() {
+        dirt.hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
+            format!("could not read the ignore rules of {}", worktree.display())
+        })?;
+    }
+    dirt.unseen = unseen_changes(&repo, &index).with_context(|| {
+        format!(
+            "could not compare skip-worktree and assume-unchanged files of {} with the index",
+            worktree.display()
+        )
+    })?;
     Ok(dirt)
+}
+
+/// Of `ignored` (worktree-relative paths, with whether each is a directory), those
+/// whose ignoring comes from one of `gitignores` (`.gitignore` files that are not
+/// in the index), counted per `.gitignore`, the file itself not counted.
+fn hidden_by(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    gitignores: &[gix::bstr::BString],
+    ignored: &[(gix::bstr::BString, bool)],
+) -> Result<Vec<Hiding>> {
+    use gix::bstr::ByteSlice;
+    let Some(workdir) = repo.workdir() else {
+        return Ok(Vec::new());
+    };
+    let mut stack = repo
+        .excludes(
+            index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .context("could not load the ignore rules")?;
+    let mut counts = vec![0usize; gitignores.len()];
+    for (path, is_dir) in ignored {
+        let mode = is_dir.then_some(gix::index::entry::Mode::DIR);
+        let platform = stack
+            .at_entry(path.as_bstr(), mode)
+            .with_context(|| format!("could not match {path} against the ignore rules"))?;
+        let Some(source) = platform
+            .matching_exclude_pattern()
+            .and_then(|m| m.source)
+            .and_then(|src| src.strip_prefix(workdir).ok())
+            .map(|src| src.as_os_str().as_bytes())
+        else {
+            continue;
+        };
+        let Some(i) = gitignores.iter().position(|g| g.as_slice() == source) else {
+            continue;
+        };
+        if gitignores[i] == *path {
+            continue;
+        }
+        counts[i] += if *is_dir {
+            let dir = workdir.join(std::ffi::OsStr::from_bytes(path));
+            count_files(&dir)?
+        } else {
+            1
+        };
+    }
+    let gitignores: Vec<&[u8]> = gitignores.iter().map(|g| g.as_slice()).collect();
+    Ok(hidings(&gitignores, counts))
+}
+
+/// A `.gitignore` by its path (relative to the worktree).
+fn is_gitignore(path: &[u8]) -> bool {
+    path == b".gitignore" || path.ends_with(b"/.gitignore")
+}
+
+/// The `.gitignore` files (worktree-relative) that hide files, with how many.
+fn hidings(gitignores: &[&[u8]], counts: Vec<usize>) -> Vec<Hiding> {
+    gitignores
+        .iter()
+        .zip(counts)
+        .filter(|(_, n)| *n > 0)
+        .map(|(g, files)| {
+            let g = String::from_utf8_lossy(g);
+            let dir = g.strip_suffix(".gitignore").unwrap_or(&g).to_owned();
+            Hiding { dir, files }
+        })
+        .collect()
+}
+
+/// Files and symlinks under `dir`, never following symlinks; stops at a cap.
+fn count_files(dir: &Path) -> Result<usize> {
+    const CAP: usize = 10_000;
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let rd =
+            std::fs::read_dir(&d).with_context(|| format!("could not list {}", d.display()))?;
+        for entry in rd {
+            let entry = entry.with_context(|| format!("could not list {}", d.display()))?;
+            let ft = entry
+                .file_type()
+                .with_context(|| format!("could not read {}", entry.path().display()))?;
+            if ft.is_dir() {
+                stack.push(entry.path());
+            } else {
+                n += 1;
+                if n >= CAP {
+                    return Ok(n);
+                }
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Index entries marked skip-worktree or assume-unchanged (which status does not
+/// look at) whose file is there and differs from the index: its blob id, after
+/// the clean filters, is not the entry's (or its type changed). A missing file is
+/// no change of content (sparse checkouts leave them out).
+fn unseen_changes(repo: &gix::Repository, index: &gix::index::State) -> Result<usize> {
+    use gix::index::entry::{Flags, Mode};
+    use std::io::Read;
+    use std::os::unix::ffi::OsStringExt;
+    let flagged: Vec<&gix::index::Entry> = index
+        .entries()
+        .iter()
+        .filter(|e| {
+            e.flags
+                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+        })
+        .filter(|e| e.mode != Mode::COMMIT)
+        .collect();
+    let Some(workdir) = repo.workdir().filter(|_| !flagged.is_empty()) else {
+        return Ok(0);
+    };
+    let (mut pipeline, _) = repo
+        .filter_pipeline(None)
+        .context("could not set up the clean filters")?;
+    let mut changed = 0;
+    for e in flagged {
+        let rela = e.path(index);
+        let rela_path = Path::new(std::ffi::OsStr::from_bytes(rela));
+        let path = workdir.join(rela_path);
+        let meta = match path.symlink_metadata() {
+            Ok(m) => m,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => {
+                return Err(anyhow::Error::new(err)
+                    .context(format!("could not look at {}", path.display())))
+            }
+        };
+        let data = if meta.file_type().is_symlink() && e.mode == Mode::SYMLINK {
+            let target = std::fs::read_link(&path)
+                .with_context(|| format!("could not read the symlink {}", path.display()))?;
+            target.into_os_string().into_vec()
+        } else if meta.is_file() && e.mode != Mode::SYMLINK {
+            let file = std::fs::File::open(&path)
+                .with_context(|| format!("could not open {}", path.display()))?;
+            let mut buf = Vec::new();
+            use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
+            match pipeline
+                .convert_to_git(file, rela_path, index)
+                .with_context(|| format!("could not clean {}", path.display()))?
+            {
+                ToGitOutcome::Unchanged(mut r) => {
+                    r.read_to_end(&mut buf)
+                        .with_context(|| format!("could not read {}", path.display()))?;
+                }
+                ToGitOutcome::Process(mut r) => {
+                    r.read_to_end(&mut buf)
+                        .with_context(|| format!("could not clean {}", path.display()))?;
+                }
+                ToGitOutcome::Buffer(b) => buf.extend_from_slice(b),
+            }
+            buf
+        } else {
+            changed += 1; // a file became a directory, a symlink a file, ...
+            continue;
+        };
+        let id = gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &data)
+            .with_context(|| format!("could not hash {}", path.display()))?;
+        if id != e.id {
+            changed += 1;
+        }
+    }
+    Ok(changed)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::Hiding;
 use std::collections::HashSet;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -132,7 +133,10 @@ fn discover_errors_are_clear() {
         tmp.path(),
         &["init", "-q", "--bare", bare.to_str().unwrap()],
     );
-    let err = Repo::discover(&bare).err().expect("bare").to_string();
+    // A bare repository opens (its records can be read); what needs a worktree is refused.
+    let opened = Repo::discover(&bare).expect("a bare repository opens");
+    assert!(opened.is_bare());
+    let err = format!("{:#}", opened.require_worktree().expect_err("bare"));
     assert!(err.contains("is a bare repository"), "{err}");
 
     let reftable = tmp.path().join("rt");
@@ -151,7 +155,7 @@ fn discover_errors_are_clear() {
         .expect("reftable")
         .to_string();
     assert!(
-        err.contains("reftable repositories are not supported yet"),
+        err.contains("stores its refs in the reftable format"),
         "{err}"
     );
 }
@@ -514,14 +518,17 @@ fn worktrees_and_inspect_path() {
     );
 
     // Removal goes through the CLI; locked ones refuse with git's message.
-    let err = repo.worktree_remove(&wt2).unwrap_err().to_string();
+    let WorktreeRemoval::Refused(err) = repo.worktree_remove(&wt2) else {
+        panic!("a locked worktree is refused")
+    };
     assert!(
-        err.contains("`git worktree remove") && err.contains("failed (exit"),
+        err.contains("`git worktree remove")
+            && err.contains("failed (exit")
+            && err.contains("cannot remove a locked working tree"),
         "{err}"
     );
-    repo.worktree_remove(&wt1).unwrap();
+    assert_eq!(repo.worktree_remove(&wt1), WorktreeRemoval::Removed);
     assert!(!wt1.exists());
-    repo.worktree_prune().unwrap();
     assert_eq!(repo.worktrees().unwrap().len(), 2);
     // A failing add names argv and stderr.
     let err = repo
@@ -556,9 +563,8 @@ fn dirt_counts_untracked_not_ignored() {
     assert_eq!(
         repo.dirt(&wt).unwrap(),
         Dirt {
-            modified: 0,
-            staged: 0,
-            untracked: 1
+            untracked: 1,
+            ..Dirt::default()
         }
     );
     std::fs::write(wt.join("a.txt"), "changed\n").unwrap();
@@ -570,7 +576,8 @@ fn dirt_counts_untracked_not_ignored() {
         Dirt {
             modified: 1,
             staged: 1,
-            untracked: 1
+            untracked: 1,
+            ..Dirt::default()
         }
     );
     // The main worktree is untouched.
@@ -584,4 +591,209 @@ fn config_string_reads_repo_config() {
     let repo = Repo::discover(&repo_dir).unwrap();
     assert_eq!(repo.config_string("bullpen.root").as_deref(), Some("/x/y"));
     assert_eq!(repo.config_string("bullpen.nothing"), None);
+}
+
+#[test]
+fn remove_admin_entry_removes_exactly_the_entry_of_that_path() {
+    let (tmp, repo_dir) = init_repo();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let base = repo.resolve_commit("HEAD").unwrap();
+    let ours = tmp.path().join("root/s");
+    let theirs = tmp.path().join("usb/mine");
+    repo.worktree_add_new_branch(&ours, "bullpen/s", base)
+        .unwrap();
+    repo.worktree_add_new_branch(&theirs, "mine", base).unwrap();
+    let admin = |name: &str| repo.common_dir().join("worktrees").join(name);
+
+    // While the directory is there, only if its .git points back.
+    std::fs::write(ours.join(".git"), "gitdir: /elsewhere\n").unwrap();
+    assert!(matches!(
+        repo.remove_admin_entry("s", &ours).unwrap(),
+        EntryRemoval::Refused(w) if w.contains("does not point at worktree entry s")
+    ));
+    std::fs::write(
+        ours.join(".git"),
+        format!("gitdir: {}\n", admin("s").display()),
+    )
+    .unwrap();
+
+    // Never an entry registered for another path (a user's, its disk away).
+    std::fs::rename(tmp.path().join("usb"), tmp.path().join("usb-away")).unwrap();
+    assert!(matches!(
+        repo.remove_admin_entry("mine", &ours).unwrap(),
+        EntryRemoval::Refused(w) if w.contains("is registered for")
+    ));
+    assert!(matches!(
+        repo.remove_admin_entry("../mine", &theirs).unwrap(),
+        EntryRemoval::Refused(_)
+    ));
+
+    // Locked: left alone.
+    std::fs::remove_dir_all(&ours).unwrap();
+    git(&repo_dir, &["worktree", "lock", ours.to_str().unwrap()]);
+    assert!(matches!(
+        repo.remove_admin_entry("s", &ours).unwrap(),
+        EntryRemoval::Refused(w) if w.contains("locked")
+    ));
+    git(&repo_dir, &["worktree", "unlock", ours.to_str().unwrap()]);
+
+    // The session's own, directory gone: removed, and only it.
+    assert_eq!(
+        repo.remove_admin_entry("s", &ours).unwrap(),
+        EntryRemoval::Removed
+    );
+    assert!(!admin("s").exists());
+    assert!(admin("mine").is_dir(), "the user's entry stays");
+    assert_eq!(
+        repo.remove_admin_entry("s", &ours).unwrap(),
+        EntryRemoval::AlreadyGone
+    );
+    assert_eq!(repo.admin_entries_for(&theirs).unwrap(), ["mine"]);
+}
+
+/// A repository at `dir` with one commit, cloned from a bare `upstream` so that it
+/// has remote-tracking refs: published until it commits again.
+fn published_clone(tmp: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let upstream = tmp.join(format!("{name}.git"));
+    git(
+        tmp,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            upstream.to_str().unwrap(),
+        ],
+    );
+    let seed = tmp.join(format!("{name}-seed"));
+    git(tmp, &["init", "-q", "-b", "main", seed.to_str().unwrap()]);
+    commit_file(&seed, "lib.txt", "lib\n");
+    git(&seed, &["push", "-q", upstream.to_str().unwrap(), "main"]);
+    (upstream, seed)
+}
+
+#[test]
+fn an_admin_entry_holding_an_unpublished_submodule_git_dir_stays() {
+    let (tmp, repo_dir) = init_repo();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let base = repo.resolve_commit("HEAD").unwrap();
+    let (upstream, _) = published_clone(tmp.path(), "lib");
+    let wt = tmp.path().join("root/s");
+    repo.worktree_add_new_branch(&wt, "bullpen/s", base)
+        .unwrap();
+    git(
+        &wt,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            upstream.to_str().unwrap(),
+            "lib",
+        ],
+    );
+    let modules = repo.common_dir().join("worktrees/s/modules/lib");
+    assert!(
+        modules.is_dir(),
+        "git keeps the submodule's git dir in the entry"
+    );
+    let nested = repo.nested_repositories(Some(&wt), Some("s")).unwrap();
+    assert_eq!(nested.len(), 1, "{nested:?}");
+    assert_eq!(nested[0].path, "lib");
+    assert_eq!(nested[0].kind, crate::model::NestedKind::Submodule);
+    assert!(!nested[0].holds_work(), "{nested:?}");
+
+    // A local commit in the submodule, then the worktree goes (by hand).
+    commit_file(&wt.join("lib"), "local.txt", "only here\n");
+    std::fs::remove_dir_all(&wt).unwrap();
+    let nested = repo.nested_repositories(None, Some("s")).unwrap();
+    assert_eq!(nested.len(), 1, "{nested:?}");
+    assert_eq!(nested[0].kind, crate::model::NestedKind::SubmoduleGitDir);
+    assert_eq!(nested[0].unpublished, ["main"]);
+    match repo.remove_admin_entry("s", &wt).unwrap() {
+        EntryRemoval::Refused(why) => assert!(
+            why.contains("submodule git dir") && why.contains("modules/lib"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        modules.join("HEAD").is_file(),
+        "the commit's only copy stays"
+    );
+
+    // Published: it may go.
+    // As gc's hint says: `git --git-dir=<its git dir> --work-tree=. push <remote>
+    // <branch>` (its checkout, `core.worktree`, is gone).
+    let git_dir = format!("--git-dir={}", modules.display());
+    git(
+        tmp.path(),
+        &[&git_dir, "--work-tree=.", "push", "-q", "origin", "main"],
+    );
+    assert_eq!(
+        repo.remove_admin_entry("s", &wt).unwrap(),
+        EntryRemoval::Removed
+    );
+}
+
+#[test]
+fn dirt_sees_what_git_status_hides() {
+    let (tmp, repo_dir) = init_repo();
+    std::fs::write(repo_dir.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(repo_dir.join("b.txt"), "b\n").unwrap();
+    git(&repo_dir, &["add", ".gitignore", "b.txt"]);
+    git(&repo_dir, &["commit", "-q", "-m", "more"]);
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let tip = repo.resolve_commit("HEAD").unwrap();
+    let wt = tmp.path().join("wt");
+    repo.worktree_add_new_branch(&wt, "bullpen/hide", tip)
+        .unwrap();
+    assert!(repo.dirt(&wt).unwrap().is_clean());
+
+    // A .gitignore that ignores itself and everything beside it.
+    std::fs::create_dir_all(wt.join("secret/deep")).unwrap();
+    std::fs::write(wt.join("secret/.gitignore"), "*\n").unwrap();
+    for f in ["secret/a", "secret/b", "secret/deep/c"] {
+        std::fs::write(wt.join(f), "x").unwrap();
+    }
+    // One inside an ignored directory hides nothing more: target/ is ignored anyway.
+    std::fs::create_dir_all(wt.join("target/x")).unwrap();
+    std::fs::write(wt.join("target/.gitignore"), "*\n").unwrap();
+    std::fs::write(wt.join("target/x/o"), "x").unwrap();
+    let hiding = vec![Hiding {
+        dir: "secret/".into(),
+        files: 3,
+    }];
+    let d = repo.dirt(&wt).unwrap();
+    assert_eq!(d.hiding, hiding, "{d:?}");
+    assert_eq!(d.untracked, 0, "git status sees nothing: {d:?}");
+    assert!(!d.is_clean());
+    // The same seen from the branch tip (a worktree whose entry is gone).
+    let against = repo.dirt_against(&wt, tip).unwrap();
+    assert_eq!(against.hiding, hiding, "{against:?}");
+    // An untracked .gitignore that does not ignore itself: it counts as
+    // untracked, and so do the files it hides.
+    std::fs::write(wt.join("secret/.gitignore"), "a\nb\ndeep/\n").unwrap();
+    let d = repo.dirt(&wt).unwrap();
+    assert_eq!(d.untracked, 1);
+    assert_eq!(d.hiding, hiding, "{d:?}");
+    std::fs::remove_dir_all(wt.join("secret")).unwrap();
+    assert!(repo.dirt(&wt).unwrap().is_clean());
+    assert!(repo.dirt_against(&wt, tip).unwrap().is_clean());
+
+    // Edits under skip-worktree and assume-unchanged: status does not look.
+    git(&wt, &["update-index", "--skip-worktree", "a.txt"]);
+    git(&wt, &["update-index", "--assume-unchanged", "b.txt"]);
+    assert!(repo.dirt(&wt).unwrap().is_clean(), "unchanged yet");
+    std::fs::write(wt.join("a.txt"), "edited\n").unwrap();
+    std::fs::write(wt.join("b.txt"), "edited\n").unwrap();
+    let d = repo.dirt(&wt).unwrap();
+    assert_eq!(d.unseen, 2, "{d:?}");
+    assert_eq!(d.modified, 0, "{d:?}");
+    // Missing (a sparse checkout leaves it out): no change of content.
+    std::fs::remove_file(wt.join("a.txt")).unwrap();
+    std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+    assert!(repo.dirt(&wt).unwrap().is_clean());
 }

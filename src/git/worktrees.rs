@@ -8,14 +8,15 @@ use anyhow::{Context, Result};
 use super::{canonical_or_self, common_dir_of, DotGit, PathRepo, Repo, Worktree};
 
 impl Repo {
-    /// All registered worktrees, the main one first.
+    /// All registered worktrees, the main one first (in a bare repository, the
+    /// repository itself, as `git worktree list` shows it).
     pub fn worktrees(&self) -> Result<Vec<Worktree>> {
         let mut out = vec![Worktree {
-            path: self.main_worktree.clone(),
+            path: self.main_worktree().to_path_buf(),
             admin_id: None,
             head_ref: read_head_ref(&self.common_dir),
             locked: false,
-            exists: self.main_worktree.is_dir(),
+            exists: self.main_worktree().is_dir(),
         }];
         let admin_root = self.common_dir.join("worktrees");
         let entries = match std::fs::read_dir(&admin_root) {
@@ -55,7 +56,7 @@ impl Repo {
     pub fn inspect_path(&self, path: &Path) -> Result<PathRepo> {
         let canonical = std::fs::canonicalize(path)
             .with_context(|| format!("could not resolve {}", path.display()))?;
-        if canonical == self.main_worktree {
+        if self.main_worktree.as_deref() == Some(canonical.as_path()) {
             return Ok(PathRepo::OurWorktree {
                 head_ref: read_head_ref(&self.common_dir),
             });
@@ -225,7 +226,7 @@ pub(super) fn path_from_bytes(bytes: &[u8]) -> PathBuf {
 /// The worktree path registered in a `<common>/worktrees/<id>` admin dir, from
 /// its `gitdir` file (which names the worktree's `.git` file); `None` without one
 /// (or with an empty one: git does not count that as a worktree either).
-fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
+pub(super) fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
     let gitdir_file = admin_dir.join("gitdir");
     let content = match std::fs::read(&gitdir_file) {
         Ok(content) => content,

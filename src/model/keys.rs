@@ -4,7 +4,8 @@
 pub const DEFAULT_DETACH: u8 = 0x1c;
 
 /// Pure: the byte a detach key spec stands for: `ctrl-<c>`, `C-<c>` or `^<c>`,
-/// where `<c>` is a letter or one of `@ [ \ ] ^ _ ?` (any case).
+/// where `<c>` is a letter or one of `@ [ \ ] ^ _ ?` (any case); else what a
+/// detach key looks like.
 pub fn parse_detach_key(spec: &str) -> Result<u8, String> {
     let s = spec.trim();
     let lower = s.to_ascii_lowercase();
@@ -19,7 +20,9 @@ pub fn parse_detach_key(spec: &str) -> Result<u8, String> {
         _ => None,
     };
     byte.ok_or_else(|| {
-        format!("{spec:?} is not a key bullpen can detach with (use e.g. ctrl-\\, ctrl-] or ^Q)")
+        "a detach key is ctrl-<key>, C-<key> or ^<key>, where <key> is a letter or one of \
+         @ [ \\ ] ^ _ ?: e.g. ctrl-] or ^Q"
+            .to_owned()
     })
 }
 

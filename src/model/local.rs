@@ -33,8 +33,8 @@ pub struct LocalCommand {
     pub recorded_at: String,
 }
 
-/// `run.json`: a run this machine started, written after its claim landed in the
-/// record and before its command was let past the gate. The authority to signal.
+/// `run-<pid>.json`: a run this machine started, written while its command is
+/// held at the gate, before the claim lands in the record. The authority to signal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalRun {
     pub schema: u32,

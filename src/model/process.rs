@@ -217,6 +217,7 @@ mod tests {
             supervisor_start_time: None,
             stop_requested_at: None,
             terminal: false,
+            command: None,
         }
     }
 

@@ -74,6 +74,11 @@ pub struct Process {
     /// supervisor's), and `git bullpen attach` can connect to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub terminal: bool,
+    /// The command this run runs (argv): the session's own `command`, or what
+    /// `resume <id> -- <cmd>` named for this run only. Absent in records from
+    /// before runs recorded it (their run ran `command`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
 }
 
 /// How a command ended.
@@ -125,7 +130,15 @@ pub struct Record {
     pub worktree: String,
     /// The base commit (full hex oid).
     pub base: String,
-    /// The command the session runs (argv).
+    /// The ref `--base` named when the session was created (`refs/heads/main`
+    /// for `--base HEAD` on main, `refs/remotes/origin/main`, ...); `None` for a
+    /// commit, a detached HEAD, or a record older than this key. `ls --status`
+    /// counts the commits it gained since that the session lacks (`behind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_ref: Option<String>,
+    /// The session's own command (argv): what spawn ran and a plain `resume`
+    /// runs again. A one-off `resume <id> -- <cmd>` leaves it as it is (its argv
+    /// is the run's, in `process.command`); `resume --save` replaces it.
     pub command: Vec<String>,
     pub state: State,
     pub host: String,
@@ -194,6 +207,14 @@ impl Record {
         }
     }
 
+    /// The command of the current (or last) run: what it really ran.
+    pub fn run_command(&self) -> &[String] {
+        self.process
+            .as_ref()
+            .and_then(|p| p.command.as_deref())
+            .unwrap_or(&self.command)
+    }
+
     pub fn to_json(&self) -> serde_json::Result<Vec<u8>> {
         let mut v = serde_json::to_vec_pretty(self)?;
         v.push(b'\n');
@@ -243,6 +264,7 @@ mod tests {
             branch: "bullpen/demo".into(),
             worktree: "/tmp/wt/demo".into(),
             base: "0".repeat(40),
+            base_ref: None,
             command: vec!["sh".into()],
             state: State::Exited,
             host: "h".into(),

@@ -1,15 +1,217 @@
-//! What makes a worktree not clean, as counts.
+//! What makes a worktree not clean, as counts; and the repositories nested in it.
 
-/// Counts of what makes a worktree not clean. Ignored files never count.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What makes a worktree not clean. Ignored files never count, except those
+/// hidden by a `.gitignore` that is itself not in the index (see [`Hiding`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Dirt {
+    /// Tracked files whose content or type differs (conflicts too).
     pub modified: usize,
     pub staged: usize,
     pub untracked: usize,
+    /// Tracked files missing from the directory.
+    pub deleted: usize,
+    /// Tracked files marked skip-worktree or assume-unchanged whose content
+    /// differs from the index: `git status` does not show them.
+    pub unseen: usize,
+    /// `.gitignore` files that are not in the index (untracked, or ignoring
+    /// themselves) and hide files that would otherwise be untracked.
+    pub hiding: Vec<Hiding>,
+}
+
+/// An untracked or ignored `.gitignore` and how many files it hides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hiding {
+    /// The directory holding it, relative to the worktree, with a trailing
+    /// `/` (`secret/`); empty for the top.
+    pub dir: String,
+    /// Files it hides, itself not counted.
+    pub files: usize,
 }
 
 impl Dirt {
     pub fn is_clean(&self) -> bool {
-        self.modified == 0 && self.staged == 0 && self.untracked == 0
+        self.deleted == 0 && self.holds_nothing_new()
+    }
+
+    /// Nothing in it that the tree it is compared with lacks: at most deletions.
+    /// What an interrupted teardown leaves behind.
+    pub fn holds_nothing_new(&self) -> bool {
+        self.modified == 0
+            && self.staged == 0
+            && self.untracked == 0
+            && self.unseen == 0
+            && self.hiding.is_empty()
+    }
+}
+
+/// What kind of nested repository.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NestedKind {
+    /// Its `.git` is a file (a submodule's checkout, typically).
+    Submodule,
+    /// Its `.git` is a directory: a repository of its own (`git init`, a clone).
+    Repository,
+    /// A git dir under the worktree's admin entry (`modules/<name>`) with no
+    /// checkout in the worktree: a deinitialised or removed submodule's only copy.
+    SubmoduleGitDir,
+}
+
+/// A git repository inside a worktree, or a submodule git dir under its admin
+/// entry. Deleting the worktree (and its admin entry) deletes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nested {
+    /// For people: relative to the worktree, or the git dir's absolute path.
+    pub path: String,
+    pub kind: NestedKind,
+    /// Its local branches, stash and a detached `HEAD` that none of its own
+    /// remote-tracking refs reach (`main`, `HEAD`, `refs/stash`).
+    pub unpublished: Vec<String>,
+    /// What is not clean in its checkout; `None` without one.
+    pub dirt: Option<Dirt>,
+}
+
+impl Nested {
+    /// Deleting it would lose something.
+    pub fn holds_work(&self) -> bool {
+        !self.unpublished.is_empty() || self.dirt.as_ref().is_some_and(|d| !d.is_clean())
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// "1 modified file, 2 untracked files", for people.
+pub fn dirt_words(d: &Dirt) -> String {
+    let mut parts = Vec::new();
+    if d.modified > 0 {
+        parts.push(plural(d.modified, "modified file", "modified files"));
+    }
+    if d.deleted > 0 {
+        parts.push(plural(d.deleted, "deleted file", "deleted files"));
+    }
+    if d.unseen > 0 {
+        parts.push(format!(
+            "{} marked skip-worktree or assume-unchanged (git status does not show {})",
+            plural(d.unseen, "modified file", "modified files"),
+            if d.unseen == 1 { "it" } else { "them" }
+        ));
+    }
+    if d.staged > 0 {
+        parts.push(plural(d.staged, "staged change", "staged changes"));
+    }
+    if d.untracked > 0 {
+        parts.push(plural(d.untracked, "untracked file", "untracked files"));
+    }
+    for h in &d.hiding {
+        let place = if h.dir.is_empty() {
+            "at the top".to_owned()
+        } else {
+            format!("in {}", h.dir)
+        };
+        parts.push(format!(
+            "an untracked .gitignore {place} hides {}",
+            plural(h.files, "file", "files")
+        ));
+    }
+    parts.join(", ")
+}
+
+/// Those of `nested` that hold work, in words ("submodule lib holds work: ...; ..."),
+/// `None` when none does.
+pub fn nested_work(nested: &[Nested]) -> Option<String> {
+    let work: Vec<String> = nested
+        .iter()
+        .filter(|n| n.holds_work())
+        .map(nested_words)
+        .collect();
+    (!work.is_empty()).then(|| work.join("; "))
+}
+
+/// "submodule lib: HEAD and main are on none of its remotes; 1 untracked file".
+pub fn nested_words(n: &Nested) -> String {
+    let what = match n.kind {
+        NestedKind::Submodule => format!("submodule {}", n.path),
+        NestedKind::Repository => format!("nested repository {}", n.path),
+        NestedKind::SubmoduleGitDir => format!("submodule git dir {}", n.path),
+    };
+    let mut parts = Vec::new();
+    if !n.unpublished.is_empty() {
+        let names = n.unpublished.join(", ");
+        parts.push(format!("{names} not on any of its remotes"));
+    }
+    if let Some(d) = n.dirt.as_ref().filter(|d| !d.is_clean()) {
+        parts.push(dirt_words(d));
+    }
+    format!("{what} holds work: {}", parts.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deletions_are_dirt_but_nothing_new() {
+        let d = Dirt {
+            deleted: 2,
+            ..Dirt::default()
+        };
+        assert!(!d.is_clean());
+        assert!(d.holds_nothing_new());
+        for d in [
+            Dirt {
+                unseen: 1,
+                ..Dirt::default()
+            },
+            Dirt {
+                hiding: vec![Hiding {
+                    dir: "s/".into(),
+                    files: 1,
+                }],
+                ..Dirt::default()
+            },
+        ] {
+            assert!(!d.is_clean() && !d.holds_nothing_new(), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn words() {
+        let d = Dirt {
+            modified: 1,
+            unseen: 2,
+            untracked: 3,
+            hiding: vec![Hiding {
+                dir: "secret/".into(),
+                files: 3,
+            }],
+            ..Dirt::default()
+        };
+        assert_eq!(
+            dirt_words(&d),
+            "1 modified file, 2 modified files marked skip-worktree or assume-unchanged \
+             (git status does not show them), 3 untracked files, an untracked .gitignore in \
+             secret/ hides 3 files"
+        );
+        let n = Nested {
+            path: "lib".into(),
+            kind: NestedKind::Submodule,
+            unpublished: vec!["HEAD".into(), "main".into()],
+            dirt: Some(Dirt::default()),
+        };
+        assert!(n.holds_work());
+        assert_eq!(
+            nested_words(&n),
+            "submodule lib holds work: HEAD, main not on any of its remotes"
+        );
+        let clean = Nested {
+            unpublished: vec![],
+            ..n
+        };
+        assert!(!clean.holds_work());
     }
 }

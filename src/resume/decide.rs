@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use crate::model::command::quoted;
 use crate::model::Error;
 
 /// Where the recorded path lies relative to the worktree root.
@@ -68,9 +69,13 @@ pub struct Facts {
     /// An existing worktree other than the recorded path has the branch checked
     /// out (`git worktree add` would refuse it).
     pub branch_checked_out_at: Option<PathBuf>,
-    /// git still registers a worktree whose directory is gone, at the recorded
-    /// path or on the branch: `git worktree add` would refuse until it is pruned.
-    pub stale_admin_entry: bool,
+    /// Admin entries git still registers for the recorded path, whose directory
+    /// is gone: the session's own (`git worktree add` would refuse until they go).
+    pub stale_entries_here: Vec<String>,
+    /// A registered worktree elsewhere, its directory missing (an unmounted
+    /// disk?), has the branch checked out; `true` when it is locked. Not
+    /// bullpen's to unregister.
+    pub branch_in_missing_worktree: Option<(PathBuf, bool)>,
     /// `<remote>/bullpen/<id>` remote-tracking branches, for hints.
     pub remote_branches: Vec<String>,
 }
@@ -81,9 +86,9 @@ pub enum Placement {
     /// The recorded path is the session's worktree: run there.
     Use,
     /// Nothing is there and the branch exists: `git worktree add <path> <branch>`,
-    /// pruning git's stale admin entry first when there is one.
+    /// after removing git's stale admin entries for the path (these ids).
     Recreate {
-        prune_first: bool,
+        stale_entries: Vec<String>,
     },
     Refuse(Refusal),
 }
@@ -98,6 +103,9 @@ pub enum Refusal {
     Gone,
     /// The branch is checked out in another (existing) worktree.
     BranchCheckedOutElsewhere(PathBuf),
+    /// The branch is checked out in another registered worktree whose directory
+    /// is missing (locked or not).
+    BranchInMissingWorktree(PathBuf, bool),
     /// Something that is not the session's worktree is at the recorded path.
     Occupied(Occupant),
 }
@@ -129,10 +137,15 @@ pub fn decide(f: &Facts) -> Placement {
     let occupied = |o| Placement::Refuse(Refusal::Occupied(o));
     match &f.at_path {
         AtPath::Nothing if !f.branch_exists => Placement::Refuse(Refusal::Gone),
-        AtPath::Nothing => match &f.branch_checked_out_at {
-            Some(other) => Placement::Refuse(Refusal::BranchCheckedOutElsewhere(other.clone())),
-            None => Placement::Recreate {
-                prune_first: f.stale_admin_entry,
+        AtPath::Nothing => match (&f.branch_checked_out_at, &f.branch_in_missing_worktree) {
+            (Some(other), _) => {
+                Placement::Refuse(Refusal::BranchCheckedOutElsewhere(other.clone()))
+            }
+            (None, Some((other, locked))) => {
+                Placement::Refuse(Refusal::BranchInMissingWorktree(other.clone(), *locked))
+            }
+            (None, None) => Placement::Recreate {
+                stale_entries: f.stale_entries_here.clone(),
             },
         },
         AtPath::Dir(DirKind::OurWorktree { head_ref: Some(h) })
@@ -211,9 +224,9 @@ pub fn explain(refusal: &Refusal, f: &Facts) -> Error {
         ))
         .hint(start_again),
         Refusal::ForeignBranch => Error::refused(format!(
-            "cannot resume session {id}: its record names branch {recorded:?}, but session \
+            "cannot resume session {id}: its record names branch {recorded}, but session \
              {id}'s branch is {branch}; the record was edited by hand or is corrupt",
-            recorded = f.recorded_branch
+            recorded = quoted(&f.recorded_branch)
         ))
         .hint(format!(
             "inspect its history with `git log -p refs/bullpen/sessions/{id}`"
@@ -242,6 +255,23 @@ pub fn explain(refusal: &Refusal, f: &Facts) -> Error {
              or switch it to another branch, then resume again",
             other = other.display()
         )),
+        Refusal::BranchInMissingWorktree(other, locked) => {
+            let other = other.display();
+            let unlock = if *locked {
+                format!("`git worktree unlock {other}`, then ")
+            } else {
+                String::new()
+            };
+            Error::refused(format!(
+                "cannot resume session {id}: its worktree {path} is gone and its branch {branch} \
+                 is checked out in the worktree registered at {other}, whose directory is \
+                 missing; bullpen leaves other worktrees' registrations alone"
+            ))
+            .hint(format!(
+                "if {other} is on a disk that is not mounted, mount it; if it is gone for good, \
+                 {unlock}`git worktree remove {other}` unregisters it; then resume again"
+            ))
+        }
         Refusal::Occupied(what) => {
             let hint = match what {
                 Occupant::EmptyDir => format!(
@@ -310,7 +340,8 @@ mod tests {
             }),
             branch_exists: true,
             branch_checked_out_at: None,
-            stale_admin_entry: false,
+            stale_entries_here: vec![],
+            branch_in_missing_worktree: None,
             remote_branches: vec![],
         }
     }
@@ -333,16 +364,50 @@ mod tests {
     #[test]
     fn nothing_there_and_branch_exists_recreates() {
         let f = with(|f| f.at_path = AtPath::Nothing);
-        assert_eq!(decide(&f), Placement::Recreate { prune_first: false });
+        assert_eq!(
+            decide(&f),
+            Placement::Recreate {
+                stale_entries: vec![]
+            }
+        );
     }
 
     #[test]
-    fn a_stale_admin_entry_is_pruned_first() {
+    fn a_stale_admin_entry_of_the_path_is_removed_first() {
         let f = with(|f| {
             f.at_path = AtPath::Nothing;
-            f.stale_admin_entry = true;
+            f.stale_entries_here = vec!["x".into()];
         });
-        assert_eq!(decide(&f), Placement::Recreate { prune_first: true });
+        assert_eq!(
+            decide(&f),
+            Placement::Recreate {
+                stale_entries: vec!["x".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn the_branch_in_a_missing_worktree_elsewhere_is_refused_not_unregistered() {
+        let f = with(|f| {
+            f.at_path = AtPath::Nothing;
+            f.branch_in_missing_worktree = Some(("/mnt/usb/x".into(), true));
+        });
+        let d = decide(&f);
+        assert_eq!(
+            d,
+            Placement::Refuse(Refusal::BranchInMissingWorktree("/mnt/usb/x".into(), true))
+        );
+        let Placement::Refuse(why) = d else {
+            unreachable!()
+        };
+        let text = shown(explain(&why, &f));
+        assert!(
+            text.contains("registered at /mnt/usb/x, whose directory is missing")
+                && text.contains(
+                    "`git worktree unlock /mnt/usb/x`, then `git worktree remove /mnt/usb/x`"
+                ),
+            "{text}"
+        );
     }
 
     #[test]

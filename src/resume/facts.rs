@@ -13,10 +13,13 @@ use crate::model::Record;
 /// Gather the facts for [`super::decide::decide`]. Read-only: it changes nothing on disk.
 pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
     let path = PathBuf::from(&record.worktree);
-    let root = &ctx.layout.worktree_root;
-    let place = if !ctx.layout.is_confined(&path) {
+    // The root this machine created the session under, if the record's path is
+    // the one it created; else the current one.
+    let layout = crate::trust::session_layout(&ctx.layout, record);
+    let root = &layout.worktree_root;
+    let place = if !layout.is_confined(&path) {
         Place::OutsideRoot
-    } else if path == ctx.layout.worktree_path(&record.id) {
+    } else if path == layout.worktree_path(&record.id) {
         Place::Expected
     } else {
         Place::ElsewhereInRoot
@@ -26,14 +29,18 @@ pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
     let branch_exists = ctx.repo.ref_target(&branch_ref)?.is_some();
 
     let mut branch_checked_out_at = None;
-    let mut stale_admin_entry = false;
+    let mut stale_entries_here = Vec::new();
+    let mut branch_in_missing_worktree = None;
     for wt in ctx.repo.worktrees()? {
         let here = same_path(&wt.path, &path);
         let on_branch = wt.head_ref.as_deref() == Some(branch_ref.as_str());
-        if !wt.exists && (here || on_branch) {
-            stale_admin_entry = true;
-        } else if wt.exists && on_branch && !here {
-            branch_checked_out_at = Some(wt.path);
+        match (here, wt.exists, &wt.admin_id) {
+            (true, false, Some(admin_id)) => stale_entries_here.push(admin_id.clone()),
+            (false, true, _) if on_branch => branch_checked_out_at = Some(wt.path),
+            (false, false, _) if on_branch => {
+                branch_in_missing_worktree = Some((wt.path, wt.locked))
+            }
+            _ => {}
         }
     }
 
@@ -58,7 +65,8 @@ pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
         recorded_branch: record.branch.clone(),
         branch_exists,
         branch_checked_out_at,
-        stale_admin_entry,
+        stale_entries_here,
+        branch_in_missing_worktree,
         remote_branches,
     })
 }
@@ -103,15 +111,5 @@ fn at_path(ctx: &Ctx, path: &Path) -> Result<AtPath> {
 /// The same path, also when it is gone: compared as given, then with the
 /// parent resolved (git records real paths; the record may not).
 fn same_path(a: &Path, b: &Path) -> bool {
-    if a == b {
-        return true;
-    }
-    let resolved = |p: &Path| -> Option<PathBuf> {
-        Some(
-            std::fs::canonicalize(p.parent()?)
-                .ok()?
-                .join(p.file_name()?),
-        )
-    };
-    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
+    crate::sys::paths::same(a, b)
 }

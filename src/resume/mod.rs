@@ -12,11 +12,12 @@ use anyhow::{anyhow, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::git::EntryRemoval;
 use crate::model::command::render_command;
 use crate::model::{Error, SessionId, State};
 use crate::run;
 use crate::sys::lock::Lock;
-use crate::trust::decide::{may_run_recorded, Distrust};
+use crate::trust::decide::{created_here, may_run_recorded, Distrust};
 use crate::trust::local::Local;
 use decide::{decide, explain, start_again_hint, Placement};
 
@@ -26,6 +27,9 @@ pub struct Request {
     /// The command to run; empty: the recorded one.
     pub command: Vec<String>,
     pub bg: bool,
+    /// Make `command` the session's own command (`--save`): recorded, and
+    /// written to this machine's `command.json`, before it runs.
+    pub save: bool,
 }
 
 /// Resume a session; the shell-style status of its command.
@@ -41,7 +45,10 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     } else {
         req.command
     };
-    let stored = place(ctx, stored)?;
+    let mut stored = place(ctx, stored)?;
+    if req.save {
+        stored = save_command(ctx, stored, &argv)?;
+    }
     ctx.ui.info(format!(
         "resuming session {} on {} in {}",
         stored.record.id, stored.record.branch, stored.record.worktree
@@ -60,8 +67,8 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     }
     let f = facts::inspect(ctx, &stored.record)?;
     Err(Error::refused(format!(
-        "session {} was collected by `git bullpen gc` (its worktree was removed after its \
-         work was published); there is nothing to resume",
+        "session {} was collected (`git bullpen gc` or `rm` removed its worktree); there \
+         is nothing to resume",
         stored.record.id
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
@@ -101,6 +108,24 @@ fn ensure_recorded_here(ctx: &Ctx, stored: &Stored) -> Result<()> {
     Err(e.into())
 }
 
+/// `resume --save`: the command becomes the session's own, in the record and in
+/// this machine's local proof, so that a plain `resume` runs it from now on.
+fn save_command(ctx: &Ctx, stored: Stored, argv: &[String]) -> Result<Stored> {
+    let id = stored.record.id.clone();
+    let saved = store::update(&ctx.repo, &stored, "command saved", |r| {
+        r.command = argv.to_vec();
+    })
+    .with_context(|| format!("cannot record the new command of session {id}"))?;
+    Local::of(&ctx.layout, &id)
+        .write_command(argv)
+        .with_context(|| format!("cannot record the new command of session {id} locally"))?;
+    ctx.ui.info(format!(
+        "session {id}'s command is now `{}`",
+        render_command(argv)
+    ));
+    Ok(saved)
+}
+
 /// A session recorded running whose process is gone (lost) may be resumed: say so.
 fn note_lost(ctx: &Ctx, stored: &Stored) {
     let record = &stored.record;
@@ -134,19 +159,56 @@ fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
         .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
     let lock = Lock::acquire(&ctx.layout.lock_path())?;
     let f = facts::inspect(ctx, &stored.record)?;
-    let prune_first = match decide(&f) {
-        Placement::Recreate { prune_first } => prune_first,
+    let stale_entries = match decide(&f) {
+        Placement::Recreate { stale_entries } => stale_entries,
         Placement::Use => return Ok(stored),
         Placement::Refuse(why) => return Err(explain(&why, &f).into()),
     };
-    if prune_first {
-        ctx.ui.info(
-            "git still registers a worktree whose directory is gone (deleted by hand?); \
-             running `git worktree prune` first",
-        );
-        ctx.repo
-            .worktree_prune()
-            .context("cannot prune git's stale worktree entries")?;
+    if !stale_entries.is_empty() {
+        // Removing git's entry is a deletion: only for a worktree bullpen created here.
+        let created = Local::of(&ctx.layout, &stored.record.id).created();
+        let created = created
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(|e| format!("{e:#}"));
+        if let Err(why) = created_here(&stored.record.worktree, created) {
+            return Err(Error::refused(format!(
+                "cannot recreate the worktree of session {}: git still registers {} and {}",
+                stored.record.id,
+                path.display(),
+                why.describe()
+            ))
+            .hint(format!(
+                "if that entry is stale, `git worktree remove {}`, then resume again",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    for admin_id in stale_entries {
+        ctx.ui.info(format!(
+            "git still registers the worktree {} (its directory is gone); removing that \
+             entry ({admin_id}) first",
+            path.display()
+        ));
+        match ctx.repo.remove_admin_entry(&admin_id, &path) {
+            Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+            Ok(EntryRemoval::Refused(why)) => {
+                return Err(Error::refused(format!(
+                    "cannot recreate the worktree of session {}: git's entry {admin_id} for {} \
+                     stays: {why}",
+                    stored.record.id,
+                    path.display()
+                ))
+                .into())
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "cannot remove git's stale worktree entry {admin_id} for {}",
+                    path.display()
+                )))
+            }
+        }
     }
     ctx.ui.info(format!(
         "worktree {} is gone; recreating it from {}",

@@ -20,6 +20,7 @@ use super::gate;
 use super::liveness::ensure_not_running;
 use crate::context::Ctx;
 use crate::git::store::Stored;
+use crate::model::command::quoted;
 use crate::model::SessionId;
 
 /// Run `argv` in the session's worktree in the background: a detached supervisor
@@ -179,7 +180,7 @@ pub fn parse_report(report: &str) -> Result<u32, String> {
         return pid
             .trim()
             .parse()
-            .map_err(|_| format!("the supervisor sent a malformed report: {report:?}"));
+            .map_err(|_| format!("the supervisor sent a malformed report: {}", quoted(report)));
     }
     if let Some(why) = report.strip_prefix("error ") {
         return Err(why.to_owned());
@@ -188,7 +189,8 @@ pub fn parse_report(report: &str) -> Result<u32, String> {
         return Err("the supervisor ended without reporting".to_owned());
     }
     Err(format!(
-        "the supervisor sent a malformed report: {report:?}"
+        "the supervisor sent a malformed report: {}",
+        quoted(report)
     ))
 }
 

@@ -90,5 +90,6 @@ fn foreground_process(pid: u32) -> Process {
         supervisor_start_time: procfs::start_time(me),
         stop_requested_at: None,
         terminal: false,
+        command: None,
     }
 }

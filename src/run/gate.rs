@@ -8,6 +8,8 @@ use std::process::{Command, ExitStatus};
 
 use anyhow::{Context, Result};
 
+use crate::model::command::quoted;
+
 /// How the session's command is run.
 pub struct Spec<'a> {
     pub argv: &'a [String],
@@ -288,8 +290,13 @@ pub fn start_gated<T>(
             '_,
             std::io::Result<std::process::Child>,
         >| match s.join() {
-            Ok(r) => r.with_context(|| format!("cannot run {program:?} in {}", spec.cwd.display())),
-            Err(_) => Err(anyhow::anyhow!("the thread starting {program:?} panicked")),
+            Ok(r) => r.with_context(|| {
+                format!("cannot run {} in {}", quoted(program), spec.cwd.display())
+            }),
+            Err(_) => Err(anyhow::anyhow!(
+                "the thread starting {} panicked",
+                quoted(program)
+            )),
         };
         let mut buf = [0u8; 4];
         let mut pid_pipe = std::fs::File::from(pid_r);

@@ -7,17 +7,18 @@
 //!    so the run's processes all descend from it while it lives), opens the
 //!    run's pseudo-terminal (`pty`) and listens on its socket (`sys::socket`);
 //! 3. forks the command on the terminal, leading a session and process group of
-//!    its own, and holds it before exec ([`gate::start_gated`]) while it claims
-//!    the record with one compare-and-swap: state `running`, the command's pid
-//!    and start time, its own pid and start time, the boot id; then the local
-//!    proof (the socket's path included). Two concurrent starts cannot both
-//!    win, and the loser's command never runs;
+//!    its own, and holds it before exec ([`gate::start_gated`]) while it writes
+//!    the run's local proof (`run-<pid>.json`, the socket's path included) and
+//!    claims the record with one compare-and-swap: state `running`, the
+//!    command's pid and start time, its own pid and start time, the boot id.
+//!    Two concurrent starts cannot both win, and the loser's command never runs;
 //! 4. reports `running <pid>` (or `error <why>`) to the dispatcher on an inherited
 //!    pipe, so the dispatcher returns only once `ls` shows the run as running;
 //! 5. relays the terminal (`relay`): output to the log and to the attached
 //!    client, the client's keys to the command, until the command ends;
-//! 6. removes the socket, records the end with [`finish`] (provenance notes
-//!    included; `stopped` if `stop` asked for it), and only then tells the
+//! 6. removes the socket, appends its end line to the log (`end_line`, after
+//!    all of the command's output), records the end with [`finish`] (provenance
+//!    notes included; `stopped` if `stop` asked for it), and only then tells the
 //!    attached client how the run ended.
 
 use std::fs::File;
@@ -34,6 +35,7 @@ use super::liveness::ensure_not_running;
 use super::relay::{self, Relay};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::model::command::quoted;
 use crate::model::local::{Attached, LOCAL_SCHEMA};
 use crate::model::{time, Exit, Oid, Process, SessionId, State};
 use crate::sys::{procfs, socket};
@@ -109,7 +111,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     let started = match start(&req, cwd, ui) {
         Ok(started) => started,
         Err(e) => {
-            ready.send(&format!("error {e:#}").replace('\n', " "));
+            ready.send(&format!("error {}", crate::ui::one_line(&e)));
             return Err(e);
         }
     };
@@ -123,6 +125,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     } = started;
     ready.send(&format!("running {pid}"));
     drop(ready);
+    let began = std::time::Instant::now();
     let local = Local::of(&ctx.layout, &req.id);
     let me = std::process::id();
     let log = super::background::open_log(&ctx.layout.log_path(&req.id))?;
@@ -150,6 +153,8 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         (None, None)
     });
     let exit = Exit::now(code, signal);
+    // The relay has copied all the command's output: the end line comes after it.
+    end_line(&ctx, &running.record.id, &exit, began.elapsed());
     let recorded = finish(&ctx, &running, exit.clone(), State::Exited);
     relay::farewell(ended.client, &exit);
     if let Err(e) = Local::of(&ctx.layout, &req.id).remove_attached() {
@@ -159,19 +164,56 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     Ok(0)
 }
 
+/// The log's last line, bullpen's own: how the run ended and after how long
+/// (`bullpen: session a exited (exit 5) after 1.2s`), on a line of its own even
+/// when the command's output did not end with one. Written after the relay has
+/// copied the last of the terminal's output and before the end is recorded, so
+/// whoever sees the end in the record finds the log complete.
+fn end_line(ctx: &Ctx, id: &SessionId, exit: &Exit, took: std::time::Duration) {
+    // As `finish` will decide: `stopped` if stop asked for the end.
+    let state = match store::load(&ctx.repo, id) {
+        Ok(Some(now)) => super::finish::final_state(State::Exited, &now.record),
+        _ => State::Exited,
+    };
+    let log = ctx.layout.log_path(id);
+    let ends_a_line = (|| -> std::io::Result<bool> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = File::open(&log)?;
+        if f.seek(SeekFrom::End(0))? == 0 {
+            return Ok(true);
+        }
+        f.seek(SeekFrom::End(-1))?;
+        let mut last = [0u8; 1];
+        f.read_exact(&mut last)?;
+        Ok(last[0] == b'\n')
+    })()
+    .unwrap_or(true);
+    if !ends_a_line {
+        // stdout and stderr are the same log (appended): this ends the command's line.
+        let _ = writeln!(ctx.ui.out());
+        let _ = ctx.ui.flush();
+    }
+    ctx.ui.info(format!(
+        "session {id} {} ({}) after {}",
+        state.as_str(),
+        exit.describe(),
+        time::duration(took)
+    ));
+}
+
 /// Everything up to a running, recorded command.
 fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let ctx = Ctx::discover(cwd, ui)?;
     let id = &req.id;
     let fresh = store::load(&ctx.repo, id)?
-        .ok_or_else(|| anyhow!("no session named {id:?}: its record is gone"))?;
+        .ok_or_else(|| anyhow!("no session named '{id}': its record is gone"))?;
     ensure_not_running(&ctx, &fresh)?;
     // The claim below replaces exactly the record the dispatcher saw, or nothing:
     // if another start or a stop got there first, the compare-and-swap fails.
     let expect: Oid = req
         .expect
         .parse()
-        .with_context(|| format!("--expect {:?} is not a commit id", req.expect))?;
+        .with_context(|| format!("--expect {} is not a commit id", quoted(&req.expect)))?;
     let stored = Stored {
         record: fresh.record,
         commit: expect,
@@ -181,7 +223,6 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let log = ctx.layout.log_path(id).to_string_lossy().into_owned();
     let me = std::process::id();
     let me_started = procfs::start_time(me);
-    let previous_socket = previous_socket(&ctx, id);
     // Every orphan of the run becomes our child, so that while we live every
     // process of the run descends from us (the proof `stop` needs to signal its
     // processes one by one once the command is gone: trust::decide).
@@ -209,6 +250,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
             supervisor_start_time: me_started,
             stop_requested_at: None,
             terminal: true,
+            command: None,
         };
         claim(
             &ctx,
@@ -226,16 +268,6 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     // Only the command holds the slave side now: when every process of the run
     // has closed it, reading the master says so.
     drop(pty.slave);
-    if gated.admitted.is_some() {
-        // This run won the claim, so the previous run is over for good: a
-        // socket its killed supervisor left goes. (A start that lost the race
-        // removes nothing: what it read may be the winner's.)
-        if let Some(old) = previous_socket.filter(|old| *old != socket_path) {
-            if let Err(e) = socket::remove_socket(&old) {
-                ui.warn(format!("{e:#}"));
-            }
-        }
-    }
     match (gated.admitted, gated.child) {
         (Some(running), Ok(child)) => Ok(Started {
             ctx,
@@ -262,11 +294,4 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
             bail!("internal error: the command of session {id} started without being recorded")
         }
     }
-}
-
-/// The socket of the session's previous run (a supervisor that was killed
-/// leaves it behind), from this machine's `run.json`, never from the record.
-fn previous_socket(ctx: &Ctx, id: &SessionId) -> Option<PathBuf> {
-    let previous = Local::of(&ctx.layout, id).run().ok()??;
-    previous.socket.map(PathBuf::from)
 }

@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::git::Unresolved;
 use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
@@ -42,11 +43,15 @@ pub fn create_session(
     let base_oid = ctx
         .repo
         .resolve_commit(base)
-        .with_context(|| format!("cannot resolve --base {base:?} to a commit"))?;
+        .map_err(|why| base_error(base, why))?;
+    // The branch (or tag) it names, for `ls --status` to say how far behind it
+    // the session falls.
+    let base_ref = ctx.repo.named_ref(base);
+    let provision = |id: &SessionId| provision(ctx, id, base_oid, base_ref.clone(), command);
     match id {
         Some(id) => {
             check_free(ctx, id)?;
-            provision(ctx, id, base_oid, command)
+            provision(id)
         }
         None => {
             for _ in 0..32 {
@@ -54,13 +59,36 @@ pub fn create_session(
                 if taken(ctx, &id)?.is_some() {
                     continue;
                 }
-                match provision(ctx, &id, base_oid, command) {
+                match provision(&id) {
                     Err(e) if store::is_conflict(&e) => continue,
                     other => return other,
                 }
             }
             bail!("could not find a free session id after 32 tries; pass one explicitly")
         }
+    }
+}
+
+/// Why `--base` names no commit, and what to do.
+fn base_error(base: &str, why: Unresolved) -> anyhow::Error {
+    match why {
+        Unresolved::NoCommitYet { branch } => Error::failed(format!(
+            "there is no commit yet: {} has none to start a session from",
+            branch.map_or("HEAD".to_string(), |b| format!("branch {b}"))
+        ))
+        .hint("make a first commit (`git commit`), then spawn again")
+        .into(),
+        Unresolved::Unknown => Error::failed(format!("invalid --base '{base}': unknown revision"))
+            .hint(
+                "--base takes a revision as `git rev-parse` does: a branch, a tag, a commit id, \
+                 HEAD~2, origin/main",
+            )
+            .into(),
+        Unresolved::NotACommit { kind } => Error::failed(format!(
+            "invalid --base '{base}': it names a {kind}, not a commit"
+        ))
+        .into(),
+        Unresolved::Unreadable(e) => e.context(format!("cannot resolve --base '{base}'")),
     }
 }
 
@@ -77,7 +105,7 @@ fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
 fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     if store::load(&ctx.repo, id)?.is_some() {
         return Ok(Some(
-            Error::refused(format!("session id \"{id}\" is already in use"))
+            Error::refused(format!("session id '{id}' is already in use"))
                 .hint(format!("see `git bullpen ls --all {id}`; pick another id")),
         ));
     }
@@ -97,7 +125,13 @@ fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     Ok(None)
 }
 
-fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Provisioned> {
+fn provision(
+    ctx: &Ctx,
+    id: &SessionId,
+    base: Oid,
+    base_ref: Option<String>,
+    command: &[String],
+) -> Result<Provisioned> {
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let record = Record {
@@ -106,6 +140,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
         branch: id.branch(),
         worktree: path.to_string_lossy().into_owned(),
         base: base.to_string(),
+        base_ref,
         command: command.to_vec(),
         state: State::Provisioning,
         host: procfs::hostname(),
@@ -129,7 +164,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
             e.context(Error::refused(format!(
-                "session id \"{id}\" is already in use"
+                "session id '{id}' is already in use"
             )))
         } else {
             e

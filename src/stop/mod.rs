@@ -70,7 +70,10 @@ pub fn stop(ctx: &Ctx, id: &SessionId, timeout: Duration) -> Result<i32> {
 fn authority(ctx: &Ctx, stored: &Stored) -> Result<Authority> {
     let record = &stored.record;
     let id = &record.id;
-    let local = Local::of(&ctx.layout, id).run();
+    let local = match &record.process {
+        Some(p) => Local::of(&ctx.layout, id).run(p.pid),
+        None => Ok(None),
+    };
     let decided = match (&local, &record.process) {
         (Err(e), _) => Err(Distrust::NoLocalRun(Some(format!("{e:#}")))),
         (Ok(_), None) => Err(Distrust::RunMismatch),
@@ -142,28 +145,10 @@ fn stop_orphaned(
         "session {id} is lost (its supervisor is gone); ending what is left of it"
     ));
     let how = terminate(&id, authority, timeout)?;
+    // `finish` forgets the run, and the socket its killed supervisor left.
     let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
-    remove_dead_socket(ctx, &id);
     report(ctx, &done.record, how);
     Ok(0)
-}
-
-/// The socket a killed supervisor left behind, if this machine's `run.json`
-/// names one and that supervisor is not alive (a later run would remove it
-/// too; this spares a session that is not run again).
-fn remove_dead_socket(ctx: &Ctx, id: &SessionId) {
-    let Ok(Some(run)) = Local::of(&ctx.layout, id).run() else {
-        return;
-    };
-    let dead = run
-        .supervisor
-        .as_ref()
-        .is_some_and(|s| !s.is(&procfs::identity(s.pid)));
-    if let (true, Some(path)) = (dead, run.socket) {
-        if let Err(e) = crate::sys::socket::remove_socket(std::path::Path::new(&path)) {
-            ctx.ui.warn(format!("{e:#}"));
-        }
-    }
 }
 
 fn report(ctx: &Ctx, record: &Record, how: Signalled) {
@@ -262,9 +247,13 @@ fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<
         return Ok(Signalled::Kill);
     }
     bail!(
-        "processes {:?} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
+        "processes {} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
          run stop again later",
-        procfs::group_members(&group),
+        procfs::group_members(&group)
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         KILL_GRACE.as_secs()
     )
 }

@@ -57,6 +57,7 @@ mod tests {
             branch: "bullpen/a".into(),
             worktree: "/w/a".into(),
             base: "0".repeat(40),
+            base_ref: None,
             command: vec!["sleep".into()],
             state,
             host: "h".into(),
@@ -82,6 +83,7 @@ mod tests {
             supervisor_start_time: background.then_some(4),
             stop_requested_at: None,
             terminal: false,
+            command: None,
         }
     }
 

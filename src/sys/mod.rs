@@ -5,6 +5,7 @@
 pub mod atomic;
 pub mod layout;
 pub mod lock;
+pub mod paths;
 pub mod procfs;
 pub mod socket;
 pub mod term;

@@ -128,7 +128,7 @@ impl Scan {
 
 /// The key a directory is matched under: canonical when it exists.
 fn key(dir: &Path) -> PathBuf {
-    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+    super::paths::canonical_or_self(dir)
 }
 
 /// Scan all processes once for uses of any of `dirs`. This process is never

@@ -8,8 +8,8 @@
 //! owned by the user with no access for anyone else, or no socket goes there.
 //! Each run's socket is named after its supervisor, `s<pid>-<start time>.sock`:
 //! no two living supervisors share a name, so a socket a killed supervisor left
-//! behind can never block a later run (the next run of the session removes it:
-//! its path is in that run's local proof, `run.json`).
+//! behind can never block a later run (`stop`, or the next run of the session,
+//! removes it with that run's local proof, `run-<pid>.json`, which names it).
 
 use std::ffi::OsString;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -7,7 +7,10 @@
 //! under the common git dir, which no fetch brings), checked against what the
 //! live system shows now.
 
+use std::path::{Path, PathBuf};
+
 use crate::model::local::{Created, LocalCommand, LocalRun};
+use crate::model::paths::is_strictly_inside;
 use crate::model::process::{Group, Identity, ProcessRef};
 use crate::model::Process;
 
@@ -248,6 +251,20 @@ pub fn created_here(
     }
 }
 
+/// Pure: the worktree root the session's recorded worktree is checked against
+/// when it is not the repository's current one: the root this machine created
+/// it under (`created.json`), when it created exactly the recorded worktree
+/// there, strictly inside that root. So a session survives a change of
+/// `bullpen.worktreeRoot` or `BULLPEN_HOME`, while a record that merely claims
+/// another path gets `None` (and is checked against the current root).
+pub fn created_root(record_worktree: &str, created: &Created) -> Option<PathBuf> {
+    let root = Path::new(&created.worktree_root);
+    let worktree = Path::new(record_worktree);
+    let root_ok = root.is_absolute() && root.parent().is_some();
+    (root_ok && created.worktree == record_worktree && is_strictly_inside(worktree, root))
+        .then(|| root.to_path_buf())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +300,7 @@ mod tests {
             supervisor_start_time: Some(40),
             stop_requested_at: None,
             terminal: false,
+            command: None,
         }
     }
 
@@ -489,5 +507,39 @@ mod tests {
             created_here("/r/x", Ok(None)),
             Err(Distrust::NotCreatedHere(None))
         );
+    }
+
+    #[test]
+    fn a_session_keeps_the_root_it_was_created_under_only_at_its_own_path() {
+        let c = Created {
+            schema: 1,
+            worktree: "/old/root/x".into(),
+            worktree_root: "/old/root".into(),
+            created_at: String::new(),
+            spawner: pref(5, 5),
+        };
+        assert_eq!(
+            created_root("/old/root/x", &c),
+            Some(PathBuf::from("/old/root"))
+        );
+        // A record claiming another path (a fetch, a hand edit) gets nothing.
+        assert_eq!(created_root("/old/root/y", &c), None);
+        assert_eq!(created_root("/home/me", &c), None);
+        // Local state that does not hold together (the worktree not strictly
+        // inside its root) proves nothing either.
+        for (worktree, root) in [
+            ("/old/root", "/old/root"),
+            ("/elsewhere/x", "/old/root"),
+            ("/old/root/../x", "/old/root"),
+            ("/old/root/x", ""),
+            ("/x", "/"),
+        ] {
+            let bad = Created {
+                worktree: worktree.into(),
+                worktree_root: root.into(),
+                ..c.clone()
+            };
+            assert_eq!(created_root(worktree, &bad), None, "{worktree} in {root:?}");
+        }
     }
 }

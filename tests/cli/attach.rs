@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::bg::{kill, proc_stat, still_alive, wait_for, Bg};
+use crate::bg::{kill, proc_stat, still_alive, timeless, wait_for, Bg};
 use crate::pty::Term;
 use crate::support::{assert_contains, Env, BIN};
 
@@ -40,10 +40,16 @@ fn supervisor_of(env: &Bg, id: &str) -> u32 {
         .expect("a supervisor") as u32
 }
 
-/// The socket this machine recorded for the session's run.
-fn socket_of(env: &Env, id: &str) -> PathBuf {
-    let run = std::fs::read_to_string(env.repo.join(format!(".git/bullpen/local/{id}/run.json")))
-        .expect("run.json");
+/// The local proof of the run the session's record names, `run-<pid>.json`.
+fn run_proof_of(env: &Bg, id: &str) -> PathBuf {
+    let pid = env.record(id)["process"]["pid"].as_u64().expect("a pid");
+    env.repo
+        .join(format!(".git/bullpen/local/{id}/run-{pid}.json"))
+}
+
+/// The socket this machine recorded for the session's run (in its local proof).
+fn socket_of(env: &Bg, id: &str) -> PathBuf {
+    let run = std::fs::read_to_string(run_proof_of(env, id)).expect("run-<pid>.json");
     let run: Value = serde_json::from_str(&run).unwrap();
     PathBuf::from(run["socket"].as_str().expect("a socket"))
 }
@@ -72,10 +78,18 @@ fn what_is_typed_reaches_the_run_and_attach_ends_with_its_status() {
     );
     assert_eq!(row["attached"], Value::Null);
     // The log has it all, as text (the echo of what was typed included).
+    // The log has it all, as text (the echo of what was typed included), and
+    // the supervisor's end line after it.
     let logs = env.bullpen(&["logs", "a"]).ok().stdout;
-    assert_eq!(logs, "hello\ngot-hello\n");
+    assert_eq!(
+        timeless(&logs),
+        "hello\ngot-hello\nbullpen: session a exited (exit 3) after [T]\n"
+    );
     let raw = env.bullpen(&["logs", "--raw", "a"]).ok().stdout;
-    assert_eq!(raw, "hello\r\ngot-hello\r\n");
+    assert!(
+        raw.starts_with("hello\r\ngot-hello\r\nbullpen: "),
+        "{raw:?}"
+    );
 }
 
 #[test]
@@ -91,14 +105,14 @@ fn detach_leaves_the_run_going_and_attach_comes_back_to_it() {
     let row = wait_attached(&env, "a", true);
     assert!(row["last_output_at"].is_string(), "{row}");
     let table = env.bullpen(&["ls"]).ok().stdout;
-    assert_contains(&table, "running (attached, idle ");
+    assert_state_cell(&table, "a", "(attached, idle ");
     t.send(b"\x1c");
     t.expect("detached from session a; it keeps running");
     assert_eq!(t.wait().code(), Some(0), "{}", t.shown());
     wait_attached(&env, "a", false);
     assert_eq!(env.state("a"), "running");
     let table = env.bullpen(&["ls"]).ok().stdout;
-    assert_contains(&table, "running (idle ");
+    assert_state_cell(&table, "a", "(idle ");
 
     // From another terminal, later: the same run, still there.
     let mut t = on_terminal(&env, &["attach", "a"]);
@@ -227,8 +241,25 @@ fn logs_follow_keeps_printing_while_a_terminal_is_attached() {
     let out = follow.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "one\ngot-one\nend\ngot-end\n"
+        timeless(&String::from_utf8_lossy(&out.stdout)),
+        "one\ngot-one\nend\ngot-end\nbullpen: session a exited (exit 0) after [T]\n"
+    );
+}
+
+/// `ls`'s STATE cell of session `id` says it is running, and then `what`.
+#[track_caller]
+fn assert_state_cell(table: &str, id: &str, what: &str) {
+    let line = table
+        .lines()
+        .find(|l| {
+            l.trim_start_matches(['*', ' '])
+                .starts_with(&format!("{id} "))
+        })
+        .unwrap_or_else(|| panic!("no row for {id}:\n{table}"));
+    let state = line.trim_start_matches(['*', ' '])[id.len()..].trim_start();
+    assert!(
+        state.starts_with("running ") && state.contains(what),
+        "{id}: {what:?} not in {line:?}"
     );
 }
 
@@ -310,6 +341,33 @@ fn the_terminal_is_restored_exactly_on_detach_on_the_runs_end_and_on_errors() {
 }
 
 #[test]
+fn the_detach_key_is_the_one_git_config_names() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "while read x; do echo got-$x; done"]);
+    // One git cannot be read as a key: said in git's words, nothing connected.
+    env.git_out(&["config", "bullpen.detachKey", "alt-x"]);
+    let run = env.bullpen(&["attach", "a"]);
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "fatal: bad config value 'alt-x' for 'bullpen.detachKey'\n\
+         hint: a detach key is ctrl-<key>, C-<key> or ^<key>, where <key> is a letter or one \
+         of @ [ \\ ] ^ _ ?: e.g. ctrl-] or ^Q\n"
+    );
+    assert_eq!(env.row("a")["attached"], false);
+    env.git_out(&["config", "bullpen.detachKey", "ctrl-]"]);
+    let mut t = on_terminal(&env, &["attach", "a"]);
+    t.expect("detach with Ctrl-]");
+    t.send(b"one\r");
+    t.expect("got-one");
+    t.send(b"\x1d");
+    t.expect("detached from session a; it keeps running");
+    assert_eq!(t.wait().code(), Some(0), "{}", t.shown());
+    assert_eq!(env.state("a"), "running");
+    env.bullpen(&["stop", "a"]).ok();
+}
+
+#[test]
 fn attach_to_a_session_that_is_not_running_says_so() {
     let env = Bg::new();
     env.bullpen(&["spawn", "fg", "--", "true"]).ok();
@@ -329,6 +387,7 @@ fn a_socket_left_by_a_killed_supervisor_does_not_block_the_next_run() {
     let env = Bg::new();
     env.spawn_bg("a", &["sh", "-c", "read x"]);
     let stale = socket_of(&env, "a");
+    let stale_proof = run_proof_of(&env, "a");
     assert!(stale.exists());
     let sup = supervisor_of(&env, "a");
     let sup_stat = proc_stat(sup).unwrap();
@@ -342,11 +401,13 @@ fn a_socket_left_by_a_killed_supervisor_does_not_block_the_next_run() {
     // A second session whose supervisor is killed too: stop removes its socket.
     env.spawn_bg("b", &["sh", "-c", "read x"]);
     let b_socket = socket_of(&env, "b");
+    let b_proof = run_proof_of(&env, "b");
     let b_sup = proc_stat(supervisor_of(&env, "b")).unwrap();
     kill(b_sup.pid, libc::SIGKILL);
     env.wait_state("b", "lost");
     env.bullpen(&["stop", "b"]).ok();
     assert!(!b_socket.exists(), "stop of a lost run removes its socket");
+    assert!(!b_proof.exists(), "and the run's local proof");
     env.bullpen(&[
         "resume",
         "--bg",
@@ -362,6 +423,10 @@ fn a_socket_left_by_a_killed_supervisor_does_not_block_the_next_run() {
     assert!(
         !stale.exists(),
         "the next run removed the socket left behind"
+    );
+    assert!(
+        !stale_proof.exists(),
+        "and the local proof of the run it replaced"
     );
     let mut t = on_terminal(&env, &["attach", "a"]);
     t.expect(ATTACHED);

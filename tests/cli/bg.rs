@@ -263,7 +263,7 @@ fn descends(pid: u32, ancestor: u32) -> bool {
 }
 
 /// Living processes of process group `pgid` in session `sid`.
-fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
+pub(crate) fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
     all_procs()
         .into_iter()
         .filter(|p| p.pgrp == pgid && p.session == sid && p.alive())
@@ -293,8 +293,20 @@ fn kill_group_of(pid: u32) {
     }
 }
 
-fn pid_of(row: &Value) -> u32 {
+pub(crate) fn pid_of(row: &Value) -> u32 {
     row["pid"].as_u64().expect("pid recorded") as u32
+}
+
+/// A log with the time in bullpen's end lines (`... after 1.2s`) as `[T]`.
+pub(crate) fn timeless(log: &str) -> String {
+    log.lines()
+        .map(
+            |l| match (l.starts_with("bullpen: session "), l.rfind(" after ")) {
+                (true, Some(i)) => format!("{} after [T]\n", &l[..i]),
+                _ => format!("{l}\n"),
+            },
+        )
+        .collect()
 }
 
 fn cwd_of(pid: u32) -> PathBuf {
@@ -324,7 +336,32 @@ fn spawn_bg_returns_running_then_exits_and_logs_show_output() {
     let row = env.wait_state("a", "exited");
     assert_eq!(row["exit_code"], 0);
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert_eq!(logs.stdout, "done\n");
+    // The command's output, then bullpen's line: how the run ended, after how long.
+    assert_eq!(
+        timeless(&logs.stdout),
+        "done\nbullpen: session a exited (exit 0) after [T]\n"
+    );
+    let took = logs.stdout.trim_end().rsplit(" after ").next().unwrap();
+    assert!(took.ends_with('s'), "{took}");
+}
+
+#[test]
+fn the_log_ends_with_how_the_run_ended_on_a_line_of_its_own() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "printf 'no newline'; exit 5"]);
+    env.wait_state("a", "exited");
+    let logs = env.bullpen(&["logs", "a"]).ok();
+    assert_eq!(
+        timeless(&logs.stdout),
+        "no newline\nbullpen: session a exited (exit 5) after [T]\n"
+    );
+    env.spawn_bg("b", &["sleep", "1000"]);
+    env.bullpen(&["stop", "b"]).ok();
+    let logs = env.bullpen(&["logs", "b"]).ok();
+    assert_eq!(
+        timeless(&logs.stdout),
+        "bullpen: session b stopped (signal 15) after [T]\n"
+    );
 }
 
 #[test]
@@ -583,7 +620,11 @@ fn logs_show_stdout_and_stderr_and_follow_until_the_end() {
     std::fs::write(env.worktree_of("b").join("go"), "").unwrap();
     let out = follow.wait_with_output().unwrap();
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "one\ntwo\n");
+    // The end line is in the log before the end is recorded: --follow has it.
+    assert_eq!(
+        timeless(&String::from_utf8_lossy(&out.stdout)),
+        "one\ntwo\nbullpen: session b exited (exit 0) after [T]\n"
+    );
     assert_eq!(env.state("b"), "exited");
 }
 
@@ -609,8 +650,14 @@ fn ls_json_shows_the_log_outside_every_worktree() {
     let log = PathBuf::from(bg["log"].as_str().unwrap());
     let common = env.git_out(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
     assert_eq!(log, Path::new(&common).join("bullpen/logs/bg.log"));
-    // As the terminal carried it: `\r\n` line ends (`logs` prints text).
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), "noisy\r\n");
+    // As the terminal carried it (`\r\n` line ends: `logs` prints text), then
+    // the supervisor's end line.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("noisy\r\nbullpen: "), "{text:?}");
+    assert_eq!(
+        timeless(&text),
+        "noisy\nbullpen: session bg exited (exit 0) after [T]\n"
+    );
     let wt = env.worktree_of("bg");
     assert_eq!(
         env.git(&wt, &["status", "--porcelain", "--ignored"])
@@ -735,7 +782,10 @@ fn spawn_bg_without_a_command_starts_the_shell_on_its_terminal() {
     env.git_out(&["config", "bullpen.command", "echo configured"]);
     env.bullpen(&["spawn", "--bg", "b"]).ok();
     env.wait_state("b", "exited");
-    assert_eq!(env.bullpen(&["logs", "b"]).ok().stdout, "configured\n");
+    assert_eq!(
+        timeless(&env.bullpen(&["logs", "b"]).ok().stdout),
+        "configured\nbullpen: session b exited (exit 0) after [T]\n"
+    );
     env.bullpen(&["stop", "a"]).ok();
 }
 
@@ -847,7 +897,14 @@ fn resume_bg_runs_again_in_the_background_and_appends_to_the_log() {
     env.wait_state("a", "exited");
     let wt = env.worktree_of("a");
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert_eq!(logs.stdout, format!("first\n{}\nsecond\n", wt.display()));
+    assert_eq!(
+        timeless(&logs.stdout),
+        format!(
+            "first\nbullpen: session a exited (exit 0) after [T]\n{}\nsecond\n\
+             bullpen: session a exited (exit 0) after [T]\n",
+            wt.display()
+        )
+    );
     let history = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/a"]);
     assert!(history.contains("bullpen: a resumed"), "{history}");
 }
@@ -913,6 +970,11 @@ fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
     kill(sup, libc::SIGKILL);
     kill(leader, libc::SIGKILL);
     env.wait_state("a", "lost");
+    // SIGKILL lands asynchronously: until the leader is dead, resume rightly
+    // names it (the first living process of the run) rather than its child.
+    wait_for("the command to be dead", || {
+        proc_stat(leader).is_none_or(|p| !p.alive()).then_some(())
+    });
     for args in [
         &["resume", "a", "--", "touch", "second"][..],
         &["resume", "--bg", "a", "--", "touch", "second"][..],

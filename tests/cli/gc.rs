@@ -48,6 +48,15 @@ pub(crate) fn spawn_pushed(env: &Env, id: &str, script: &str) -> PathBuf {
     wt
 }
 
+/// Push a session's branch to `origin`.
+fn push(env: &Env, id: &str) {
+    env.git(
+        &env.repo,
+        &["push", "-q", "origin", &format!("bullpen/{id}")],
+    )
+    .ok();
+}
+
 /// A script that commits a file of its own.
 pub(crate) const COMMIT: &str =
     "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
@@ -229,6 +238,77 @@ fn only_ignored_files_do_not_count() {
     let (run, entries) = gc(&env, &[]);
     run.ok();
     assert_eq!(session(&entries, "ignored")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn an_untracked_gitignore_that_hides_files_keeps_the_worktree() {
+    let env = setup();
+    // `*` hides the .gitignore itself and everything beside it: git status is empty.
+    let wt = env.spawn_sh(
+        "hider",
+        "mkdir -p secret/keys && printf '*\\n' > secret/.gitignore && \
+         echo a > secret/a && echo b > secret/b && echo k > secret/keys/k",
+    );
+    push(&env, "hider");
+    assert_eq!(
+        env.git_out(&["-C", wt.to_str().unwrap(), "status", "--porcelain"]),
+        ""
+    );
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "hider");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "an untracked .gitignore in secret/ hides 3 files"
+    );
+    assert!(wt.join("secret/keys/k").exists());
+
+    std::fs::remove_dir_all(wt.join("secret")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "hider")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn an_edit_under_skip_worktree_or_assume_unchanged_keeps_the_worktree() {
+    let env = setup();
+    let wt = env.spawn_sh(
+        "unseen",
+        "git update-index --skip-worktree README && echo edited >> README && \
+         git update-index --assume-unchanged .gitignore && echo '*.tmp' >> .gitignore",
+    );
+    push(&env, "unseen");
+    assert_eq!(
+        env.git_out(&["-C", wt.to_str().unwrap(), "status", "--porcelain"]),
+        ""
+    );
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "unseen");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "2 modified files marked skip-worktree or assume-unchanged (git status does not show them)"
+    );
+    assert!(std::fs::read_to_string(wt.join("README"))
+        .unwrap()
+        .contains("edited"));
+
+    env.git(&wt, &["update-index", "--no-skip-worktree", "README"])
+        .ok();
+    env.git(
+        &wt,
+        &["update-index", "--no-assume-unchanged", ".gitignore"],
+    )
+    .ok();
+    env.git(&wt, &["checkout", "--", "README", ".gitignore"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "unseen")["action"], "removed");
     assert!(!wt.exists());
 }
 
@@ -435,7 +515,11 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
     drop(writer);
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    assert_eq!(session(&entries, "late")["action"], "removed");
+    assert_eq!(
+        session(&entries, "late")["action"],
+        "removed",
+        "{entries:#?}"
+    );
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "late"));
@@ -503,15 +587,36 @@ fn the_admin_entry_gone_with_work_in_the_directory_keeps_it() {
 }
 
 #[test]
-fn worktree_remove_failing_takes_the_fallback() {
+fn worktree_remove_refusing_for_a_reason_of_its_own_keeps_it_and_quotes_git() {
+    let mut env = setup();
+    let wt = env.spawn_sh("refused", "true");
+    push(&env, "refused");
+    env.fail_git_when("worktree remove");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "refused");
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("git worktree remove refused: ")
+            && reason.contains("fatal: injected failure of 'worktree remove'"),
+        "{reason}"
+    );
+    assert!(wt.join("README").exists());
+    assert!(registered(&env, &wt));
+    assert!(branch_exists(&env, "refused"));
+    assert!(env.record("refused").get("gc_teardown").is_none());
+}
+
+#[test]
+fn worktree_remove_failing_half_way_takes_the_fallback() {
     let mut env = setup();
     let wt = spawn_pushed(&env, "fallback", "true");
-    env.fail_git_when("worktree remove");
+    on_worktree_remove(&mut env, "true");
     let (run, entries) = gc(&env, &[]);
     let run = run.ok();
     assert!(
-        run.stderr.contains("injected failure of 'worktree remove'")
-            && run.stderr.contains("took the fallback"),
+        run.stderr.contains("failed to delete") && run.stderr.contains("took the fallback"),
         "{}",
         run.stderr
     );
@@ -521,14 +626,167 @@ fn worktree_remove_failing_takes_the_fallback() {
     assert!(!branch_exists(&env, "fallback"));
 }
 
+/// Put a `git` first on PATH that, asked to remove a worktree, does what git does
+/// first (deletes `.git`, then some files) and is killed before it is done: no
+/// message, the admin entry still there.
+fn git_dies_during_worktree_remove(env: &mut Env) {
+    let dir = env.root().join("dying-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) \
+         rm -f \"$5/.git\" \"$5/README\"; kill -9 $$;; esac\nexec {} \"$@\"\n",
+        which_git()
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+}
+
+#[test]
+fn a_teardown_git_died_in_is_finished_by_the_next_gc() {
+    let mut env = setup();
+    let wt = env.spawn_sh("dying", COMMIT);
+    push(&env, "dying");
+    git_dies_during_worktree_remove(&mut env);
+    let (run, entries) = gc(&env, &[]);
+    assert_eq!(run.code(), 1, "degraded exits 1\n{}", run.stderr);
+    let e = session(&entries, "dying");
+    assert_eq!(e["action"], "degraded", "{e}");
+    assert!(
+        e["reason"].as_str().unwrap().contains("killed by a signal"),
+        "{e}"
+    );
+    assert_eq!(
+        e["hint"],
+        "run `git bullpen gc` again: it finishes the removal"
+    );
+    assert!(!wt.join(".git").exists() && !wt.join("README").exists());
+    assert!(wt.join("work.txt").exists(), "git died half-way");
+    assert!(
+        registered(&env, &wt),
+        "git died before it removed the entry"
+    );
+    assert!(env.record("dying").get("gc_teardown").is_some());
+    // Until then, nothing runs there; the hint says what to do.
+    let run = env.bullpen(&["resume", "dying", "--", "true"]).fails();
+    assert!(
+        run.stderr
+            .contains("hint: run `git bullpen gc` to finish it"),
+        "{}",
+        run.stderr
+    );
+
+    // Following the hint finishes it: no `git worktree repair`, no prune.
+    env.path_prefix.remove(0);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "dying");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert_eq!(e["reason"], "finished the removal an earlier gc started");
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert!(!env.repo.join(".git/worktrees/dying").exists());
+    assert!(!branch_exists(&env, "dying"));
+    assert_eq!(env.record("dying")["state"], "collected");
+}
+
+#[test]
+fn what_a_dead_teardown_left_is_not_finished_when_it_holds_something_new() {
+    let mut env = setup();
+    let wt = env.spawn_sh("revived", COMMIT);
+    push(&env, "revived");
+    git_dies_during_worktree_remove(&mut env);
+    gc(&env, &[]).0.fails();
+    env.path_prefix.remove(0);
+    // Something writes into what is left before the next gc.
+    std::fs::write(wt.join("notes.md"), "new\n").unwrap();
+    std::fs::write(wt.join("work.txt"), "edited\n").unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "revived");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "an earlier gc started removing it, but what is left holds what bullpen/revived \
+         does not: 1 modified file, 1 untracked file; look inside, and remove it by hand if \
+         nothing there is needed"
+    );
+    assert!(wt.join("notes.md").exists() && wt.join("work.txt").exists());
+    // As the reason says: once the new things are moved away, gc finishes it.
+    std::fs::remove_file(wt.join("notes.md")).unwrap();
+    std::fs::write(wt.join("work.txt"), "revived\n").unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "revived")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn a_dead_teardown_whose_branch_moved_since_is_kept_and_its_note_cleared() {
+    let mut env = setup();
+    let wt = env.spawn_sh("moved", COMMIT);
+    push(&env, "moved");
+    git_dies_during_worktree_remove(&mut env);
+    gc(&env, &[]).0.fails();
+    env.path_prefix.remove(0);
+    // New work lands on the branch from elsewhere: the note's proof is void.
+    let tree = env.git_out(&["rev-parse", "bullpen/moved^{tree}"]);
+    let tip = env.git_out(&["rev-parse", "bullpen/moved"]);
+    let newer = env.git_out(&["commit-tree", &tree, "-p", &tip, "-m", "newer"]);
+    env.git_out(&["update-ref", "refs/heads/bullpen/moved", &newer]);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "moved");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_contains(e["reason"].as_str().unwrap(), "has moved since");
+    assert!(wt.join("work.txt").exists());
+    assert!(env.record("moved").get("gc_teardown").is_none());
+    // resume no longer says "run gc to finish it" (which would loop); it names
+    // what is at the path, with a hint of its own.
+    let run = env.bullpen(&["resume", "moved", "--", "true"]).fails();
+    assert!(!run.stderr.contains("to finish it"), "{}", run.stderr);
+    assert_contains(&run.stderr, "move it aside, then resume again");
+    let aside = env.root().join("moved-aside");
+    std::fs::rename(&wt, &aside).unwrap();
+    env.bullpen(&["resume", "moved", "--", "true"]).ok();
+    assert!(wt.join("work.txt").exists() && aside.join("work.txt").exists());
+}
+
+#[test]
+fn a_teardown_note_on_a_whole_worktree_is_cleared_so_the_session_can_run_again() {
+    let env = setup();
+    let wt = env.spawn_sh("whole", COMMIT);
+    push(&env, "whole");
+    let tip = env.git_out(&["rev-parse", "bullpen/whole"]);
+    // A gc that died right after writing its note, before git ran; then the
+    // session got new work.
+    env.edit_record("whole", |v| {
+        v["gc_teardown"] = serde_json::json!({"admin_id": "whole", "tip": tip});
+    });
+    std::fs::write(wt.join("more.txt"), "more\n").unwrap();
+    let run = env.bullpen(&["resume", "whole", "--", "true"]).fails();
+    assert!(run.stderr.contains("run `git bullpen gc` to finish it"));
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "whole");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], "1 untracked file");
+    assert!(env.record("whole").get("gc_teardown").is_none());
+    env.bullpen(&["resume", "whole", "--", "true"]).ok();
+    assert!(wt.join("more.txt").exists());
+}
+
 /// Put a `git` first on PATH that, asked to remove a worktree, runs `snippet`
-/// (in sh) and fails without removing anything: the world changing between
-/// gc's checks and git's.
-fn on_worktree_remove(env: &mut Env, snippet: &str) {
+/// (in sh) and fails the way git does when something stands in the way of its
+/// deleting ("failed to delete"), without removing anything: the world changing
+/// between gc's checks and git's.
+pub(crate) fn on_worktree_remove(env: &mut Env, snippet: &str) {
     let dir = env.root().join("race-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; echo 'fatal: injected' >&2; exit 128;; esac\nexec {} \"$@\"\n",
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; \
+         echo \"error: failed to delete '$5': Directory not empty\" >&2; exit 255;; esac\n\
+         exec {} \"$@\"\n",
         which_git()
     );
     std::fs::write(dir.join("git"), script).unwrap();
@@ -644,6 +902,181 @@ fn the_fallback_checks_again_that_nobody_uses_the_directory() {
     assert!(wt.join("README").exists());
 }
 
+// ----- nested repositories -----
+
+/// A bare repository with one commit on `main`: a submodule's upstream.
+fn lib_upstream(env: &Env) -> PathBuf {
+    let up = env.root().join("lib.git");
+    env.git(
+        &env.root(),
+        &["init", "-q", "--bare", "-b", "main", up.to_str().unwrap()],
+    )
+    .ok();
+    let seed = env.root().join("lib-seed");
+    env.git(
+        &env.root(),
+        &["init", "-q", "-b", "main", seed.to_str().unwrap()],
+    )
+    .ok();
+    std::fs::write(seed.join("lib.txt"), "lib\n").unwrap();
+    env.git(&seed, &["add", "lib.txt"]).ok();
+    env.git(&seed, &["commit", "-q", "-m", "lib"]).ok();
+    env.git(&seed, &["push", "-q", up.to_str().unwrap(), "main"])
+        .ok();
+    up
+}
+
+#[test]
+fn a_submodule_with_an_unpushed_commit_keeps_the_worktree_until_it_is_pushed() {
+    let env = setup();
+    let up = lib_upstream(&env);
+    // The agent adds a submodule, commits inside it, records that in the
+    // worktree: the session branch is clean and pushed, the submodule's commit
+    // exists only in the worktree's admin entry (modules/lib).
+    let wt = env.spawn_sh(
+        "sub",
+        &format!(
+            "git -c protocol.file.allow=always submodule add -q {} lib && \
+             git commit -q -m 'add lib' && \
+             (cd lib && echo local > local.txt && git add local.txt && git commit -q -m local) && \
+             git add lib && git commit -q -m 'bump lib'",
+            up.display()
+        ),
+    );
+    push(&env, "sub");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "sub");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "submodule lib holds work: main not on any of its remotes"
+    );
+    assert!(wt.join("lib/local.txt").exists());
+    assert!(registered(&env, &wt));
+
+    env.git(&wt.join("lib"), &["push", "-q", "origin", "main"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "sub");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert!(!env.repo.join(".git/worktrees/sub").exists());
+    assert!(!branch_exists(&env, "sub"));
+    assert_eq!(env.record("sub")["state"], "collected");
+}
+
+#[test]
+fn a_deinitialised_submodule_whose_git_dir_holds_a_commit_keeps_the_worktree() {
+    let env = setup();
+    let up = lib_upstream(&env);
+    // `submodule deinit` empties lib/; its git dir, and the commit, stay in the
+    // worktree's admin entry.
+    let wt = env.spawn_sh(
+        "deinit",
+        &format!(
+            "git -c protocol.file.allow=always submodule add -q {} lib && \
+             (cd lib && echo local > local.txt && git add local.txt && git commit -q -m local) && \
+             git add lib && git commit -q -m 'add lib' && git submodule deinit -q -f lib",
+            up.display()
+        ),
+    );
+    push(&env, "deinit");
+    assert!(!wt.join("lib/local.txt").exists());
+    let modules = env.repo.join(".git/worktrees/deinit/modules/lib");
+    assert!(modules.join("HEAD").is_file());
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "deinit");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        format!(
+            "submodule git dir {} holds work: main not on any of its remotes",
+            modules.display()
+        )
+    );
+    assert!(modules.join("HEAD").is_file());
+}
+
+#[test]
+fn a_worktree_whose_git_file_was_deleted_by_hand_is_kept_and_the_hint_works() {
+    let env = setup();
+    let wt = env.spawn_sh("nogit", "true");
+    push(&env, "nogit");
+    std::fs::remove_file(wt.join(".git")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "nogit");
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(reason.ends_with("run `git worktree repair`"), "{reason}");
+    assert!(wt.join("README").exists());
+    env.git(&env.repo, &["worktree", "repair"]).ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "nogit")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn the_admin_entry_vanishing_just_before_git_runs_takes_the_fallback() {
+    let mut env = setup();
+    let wt = env.spawn_sh("vanish", "true");
+    push(&env, "vanish");
+    let admin = env.repo.join(".git/worktrees/vanish");
+    // Gone between gc's check and git's: git says "is not a working tree".
+    let dir = env.root().join("vanish-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) rm -rf {};; esac\nexec {} \"$@\"\n",
+        admin.display(),
+        which_git()
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+    let (run, entries) = gc(&env, &[]);
+    let run = run.ok();
+    assert!(
+        run.stderr.contains("is not a working tree") && run.stderr.contains("took the fallback"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(session(&entries, "vanish")["action"], "removed");
+    assert!(!wt.exists());
+    assert!(!branch_exists(&env, "vanish"));
+}
+
+#[test]
+fn a_nested_repository_in_an_ignored_directory_with_an_unpushed_commit_keeps_the_worktree() {
+    let env = setup();
+    let wt = env.spawn_sh(
+        "nest",
+        "mkdir -p .cache/tool && cd .cache/tool && git init -q -b main && \
+         echo x > f && git add f && git commit -q -m mine",
+    );
+    push(&env, "nest");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "nest");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "nested repository .cache/tool holds work: main not on any of its remotes"
+    );
+    assert!(wt.join(".cache/tool/f").exists());
+
+    // Once it is no repository (only ignored files are left), gc removes it.
+    std::fs::remove_dir_all(wt.join(".cache/tool/.git")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "nest")["action"], "removed");
+    assert!(!wt.exists());
+}
+
 // ----- untrusted records -----
 
 #[track_caller]
@@ -747,7 +1180,7 @@ fn a_record_naming_another_branch_is_never_acted_on() {
     let env = setup();
     let wt = spawn_pushed(&env, "renamed", "true");
     env.edit_record("renamed", |v| v["branch"] = "main".into());
-    assert_untrusted(&gc_session(&env, "renamed"), "names branch \"main\"");
+    assert_untrusted(&gc_session(&env, "renamed"), "names branch 'main'");
     assert!(wt.exists());
 }
 
@@ -903,6 +1336,104 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
     }
     assert!(!env.repo.join(".git/worktrees/gone-pub").exists());
     assert!(!registered(&env, &published));
+}
+
+/// A user's own worktree (not bullpen's), its directory away as on a disk that is
+/// not mounted: no bullpen command unregisters it. The old code ran a bare `git
+/// worktree prune` in each of these four places, which would have.
+#[test]
+fn a_users_worktree_on_an_unmounted_disk_keeps_its_registration_through_every_command() {
+    let mut env = setup();
+    let disk = env.root().join("usb");
+    let mine = disk.join("mine");
+    env.git(
+        &env.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "mine",
+            mine.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let away = env.root().join("usb-unmounted");
+    std::fs::rename(&disk, &away).unwrap();
+    assert!(registered(&env, &mine));
+    let still_mine = |env: &Env, after: &str| {
+        assert!(
+            registered(env, &mine),
+            "the user's worktree lost its registration after {after}:\n{}",
+            env.git_out(&["worktree", "list", "--porcelain"])
+        );
+    };
+
+    // gc, with a session's vanished worktree for its leftovers pass to handle.
+    let gone = env.spawn_sh("gone", "true");
+    push(&env, "gone");
+    std::fs::remove_dir_all(&gone).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    still_mine(&env, "gc");
+    assert!(!registered(&env, &gone), "the session's own entry went");
+    assert!(
+        !entries
+            .iter()
+            .any(|e| e["worktree"] == mine.to_str().unwrap()),
+        "not gc's to report: {entries:#?}"
+    );
+
+    // resume, recreating a worktree whose directory was deleted by hand.
+    let back = env.spawn_sh("back", "true");
+    std::fs::remove_dir_all(&back).unwrap();
+    env.bullpen(&["resume", "back", "--", "true"]).ok();
+    assert!(back.join("README").exists());
+    still_mine(&env, "resume");
+
+    // A spawn whose `git worktree add` fails.
+    env.fail_git_when("worktree add");
+    env.bullpen(&["spawn", "fails", "--", "true"]).fails();
+    env.path_prefix.remove(0);
+    still_mine(&env, "a failed spawn");
+
+    // gc's teardown fallback (git fails half-way).
+    let down = env.spawn_sh("down", "true");
+    push(&env, "down");
+    on_worktree_remove(&mut env, "true");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "down")["action"], "removed");
+    assert!(!down.exists());
+    still_mine(&env, "gc's teardown fallback");
+
+    // Plugged back in, it is a healthy worktree.
+    std::fs::rename(&away, &disk).unwrap();
+    env.git(&mine, &["status", "--porcelain"]).ok();
+}
+
+/// The leftovers pass removes a session's entry only with the local proof that
+/// bullpen created that worktree here (records arrive by fetch).
+#[test]
+fn a_vanished_entry_of_a_session_not_created_here_stays_registered() {
+    let env = setup();
+    let gone = env.spawn_sh("elsewhere", "true");
+    push(&env, "elsewhere");
+    std::fs::remove_dir_all(&gone).unwrap();
+    // As if the record had been fetched: no local state for it on this machine.
+    std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/elsewhere")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = entries
+        .iter()
+        .find(|e| e["kind"] == "worktree-entry" && e["id"] == "elsewhere")
+        .unwrap_or_else(|| panic!("no worktree entry in {entries:#?}"));
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_contains(
+        e["reason"].as_str().unwrap(),
+        "nothing on this machine shows bullpen created its worktree",
+    );
+    assert!(registered(&env, &gone));
 }
 
 // ----- dry run -----

@@ -126,6 +126,36 @@ fn only_the_git_boundary_talks_to_git_and_only_procfs_reads_proc() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// A bare `git worktree prune` unregisters every worktree whose directory is
+/// missing at that moment, a user's own on an unmounted disk included: bullpen
+/// never runs it, and only the git boundary touches git's admin entries
+/// (`<common>/worktrees/<id>`, their `gitdir` files and `modules/`).
+#[test]
+fn no_worktree_prune_and_admin_entries_only_in_the_git_boundary() {
+    let mut bad = Vec::new();
+    for (rel, code) in sources() {
+        if code.contains("\"prune\"") {
+            bad.push(format!("{rel} runs `git worktree prune`"));
+        }
+        if rel.starts_with("git/") {
+            continue;
+        }
+        for line in code.lines() {
+            let admin = (line.contains("common_dir") && line.contains("\"worktrees\""))
+                || line.contains("\"gitdir\"")
+                || line.contains("\"modules\"")
+                || line.contains(".git/worktrees");
+            if admin {
+                bad.push(format!(
+                    "{rel} touches git's admin entries: {}",
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 #[test]
 fn no_library_module_prints_to_the_process_streams() {
     let mut bad = Vec::new();

@@ -7,10 +7,14 @@ mod support;
 
 mod attach;
 mod bg;
+mod color;
 mod docs;
 mod gc;
+mod gitenv;
 mod layout;
+mod lifecycle;
 mod ls;
+mod messages;
 mod provisioning;
 mod pty;
 mod repo;

@@ -641,3 +641,34 @@ kill $S
         "{shown}"
     );
 }
+
+/// git's entry for a vanished worktree at a session's path is removed by resume
+/// only when bullpen created that worktree here: a forged record cannot make it
+/// delete someone's entry. The hint works when followed.
+#[test]
+fn resume_removes_a_stale_entry_only_for_a_worktree_created_here() {
+    let env = Env::new();
+    let root = root_of(&env);
+    let dir = root.join("y");
+    env.git_out(&["branch", "bullpen/y"]);
+    env.git_out(&["worktree", "add", "-q", dir.to_str().unwrap(), "bullpen/y"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    forge(&env, "y", &template(&env, "y", &dir));
+    let marker = env.root().join("ran");
+    let run = env
+        .bullpen(&["resume", "y", "--", "touch", marker.to_str().unwrap()])
+        .fails();
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert!(!marker.exists());
+    let listed = env.git_out(&["worktree", "list", "--porcelain"]);
+    assert!(
+        listed.contains(&format!("worktree {}", dir.display())),
+        "{listed}"
+    );
+    let hint = format!("`git worktree remove {}`", dir.display());
+    assert!(run.stderr.contains(&hint), "{}", run.stderr);
+    env.git_out(&["worktree", "remove", dir.to_str().unwrap()]);
+    env.bullpen(&["resume", "y", "--", "touch", marker.to_str().unwrap()])
+        .ok();
+    assert!(marker.exists());
+}

@@ -1,0 +1,146 @@
+//! Unregistering one worktree: removing exactly one admin entry
+//! (`<common>/worktrees/<admin_id>`) of one of bullpen's own sessions. Never a
+//! bare `git worktree prune`, which unregisters every worktree whose directory
+//! is missing at that moment, a user's own on an unmounted disk included.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::nested::nested_of;
+use super::worktrees::registered_path;
+use super::{DotGit, Repo};
+use crate::model::status::nested_work;
+
+/// What removing an admin entry came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryRemoval {
+    Removed,
+    /// There was no such entry (git removed it already).
+    AlreadyGone,
+    /// Left in place, and why.
+    Refused(String),
+}
+
+impl Repo {
+    /// Remove exactly `<common>/worktrees/<admin_id>`, the admin entry of the
+    /// worktree at `worktree`, and nothing else; only when
+    ///
+    /// - `admin_id` is one plain name and the entry a real directory, not locked;
+    /// - its `gitdir` file names `<worktree>/.git`;
+    /// - `worktree` is gone, or its `.git` file points back at this entry. The
+    ///   caller vouches that `worktree` is a session's (`<worktree root>/<id>`);
+    /// - nothing under its `modules/` holds work (unpublished submodule commits),
+    ///   nor, while the worktree is there, any repository nested in it.
+    ///
+    /// Call with the worktree lock held. `Err` only when the check or the removal
+    /// could not be done.
+    pub fn remove_admin_entry(&self, admin_id: &str, worktree: &Path) -> Result<EntryRemoval> {
+        if admin_id.is_empty()
+            || admin_id == "."
+            || admin_id == ".."
+            || admin_id.contains(['/', '\0'])
+        {
+            return Ok(EntryRemoval::Refused(format!(
+                "{admin_id:?} is not the name of a worktree entry"
+            )));
+        }
+        let admin_root = self.common_dir.join("worktrees");
+        let admin_dir = admin_root.join(admin_id);
+        match admin_dir.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(EntryRemoval::AlreadyGone)
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("could not look at {}", admin_dir.display())))
+            }
+            Ok(m) if !m.is_dir() => {
+                return Ok(EntryRemoval::Refused(format!(
+                    "{} is not a directory",
+                    admin_dir.display()
+                )))
+            }
+            Ok(_) => {}
+        }
+        let Some(registered) = registered_path(&admin_dir)? else {
+            return Ok(EntryRemoval::Refused(format!(
+                "{} has no gitdir file: not a worktree entry",
+                admin_dir.display()
+            )));
+        };
+        if place(&registered) != place(worktree) {
+            return Ok(EntryRemoval::Refused(format!(
+                "worktree entry {admin_id} is registered for {}, not {}",
+                registered.display(),
+                worktree.display()
+            )));
+        }
+        if admin_dir.join("locked").exists() {
+            return Ok(EntryRemoval::Refused(format!(
+                "worktree entry {admin_id} is locked (git worktree unlock {})",
+                worktree.display()
+            )));
+        }
+        let present = match worktree.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("could not look at {}", worktree.display())))
+            }
+            Ok(_) => true,
+        };
+        if present {
+            match self.dot_git(worktree) {
+                DotGit::Ours {
+                    admin_id: back,
+                    admin_exists: true,
+                } if back == admin_id => {}
+                other => {
+                    return Ok(EntryRemoval::Refused(format!(
+                        "{} is there and its .git does not point at worktree entry {admin_id} \
+                         ({other:?})",
+                        worktree.display()
+                    )))
+                }
+            }
+        }
+        let modules = admin_dir.join("modules");
+        let nested = match nested_of(
+            present.then_some(worktree),
+            Some(&modules),
+            &self.cli_config,
+        ) {
+            Ok(n) => n,
+            Err(e) => {
+                return Ok(EntryRemoval::Refused(format!(
+                    "cannot tell whether its submodules hold work: {e:#}"
+                )))
+            }
+        };
+        if let Some(work) = nested_work(&nested) {
+            return Ok(EntryRemoval::Refused(work));
+        }
+        std::fs::remove_dir_all(&admin_dir)
+            .with_context(|| format!("could not remove {}", admin_dir.display()))?;
+        // Like git: the `worktrees` directory goes when its last entry does.
+        let _ = std::fs::remove_dir(&admin_root);
+        Ok(EntryRemoval::Removed)
+    }
+
+    /// The admin entries registered for `path` (normally at most one).
+    pub fn admin_entries_for(&self, path: &Path) -> Result<Vec<String>> {
+        let want = place(path);
+        Ok(self
+            .worktrees()?
+            .into_iter()
+            .filter(|w| place(&w.path) == want)
+            .filter_map(|w| w.admin_id)
+            .collect())
+    }
+}
+
+/// A path as compared here ([`crate::sys::paths::comparable`]).
+fn place(path: &Path) -> PathBuf {
+    crate::sys::paths::comparable(path)
+}
