@@ -297,6 +297,17 @@ pub(crate) fn pid_of(row: &Value) -> u32 {
     row["pid"].as_u64().expect("pid recorded") as u32
 }
 
+/// Wait until `pid` has exec'd `program` (what a shell does last in
+/// `trap '' HUP; exec sleep 1000`): only then is what it set up in place.
+pub(crate) fn wait_exec(pid: u32, program: &str) {
+    let want = format!("{program}\0");
+    wait_for(&format!("pid {pid} to exec {program}"), || {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.starts_with(want.as_bytes()))
+            .then_some(())
+    });
+}
+
 /// A log with the time in bullpen's end lines (`... after 1.2s`) as `[T]`.
 pub(crate) fn timeless(log: &str) -> String {
     log.lines()
@@ -698,6 +709,8 @@ fn killing_the_supervisor_shows_lost_and_stop_still_cleans_up() {
     env.spawn_bg("b", &["sleep", "1000"]);
     let rec = env.record("a");
     let child = proc_stat(rec["process"]["pid"].as_u64().unwrap() as u32).unwrap();
+    // Killed before the shell ignores SIGHUP, it would end with the hang-up.
+    wait_exec(child.pid, "sleep");
     let supervisor = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
     kill(supervisor, libc::SIGKILL);
     env.wait_state("a", "lost");
@@ -915,6 +928,8 @@ fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
     // Ignores SIGHUP: it outlives its supervisor (and the terminal it held).
     env.spawn_bg("a", &["sh", "-c", "trap '' HUP; exec sleep 1000"]);
     let pid = pid_of(&env.row("a"));
+    // Only then does it ignore SIGHUP (and outlive its supervisor, below).
+    wait_exec(pid, "sleep");
     let before = env.record_commit("a");
     for args in [
         &["resume", "a", "--", "touch", "second"][..],
