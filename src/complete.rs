@@ -24,7 +24,7 @@ use crate::git::store;
 use crate::git::Repo;
 use crate::model::command::render_command;
 use crate::model::config;
-use crate::model::{Record, State};
+use crate::model::{Process, Record, State};
 use crate::sys::layout::Layout;
 
 /// The program the scripts call, found on PATH (where git finds it too).
@@ -73,6 +73,27 @@ pub fn session_id_candidates() -> Vec<CompletionCandidate> {
 /// Like [`session_id_candidates`], collected sessions included (`ls` shows them).
 pub fn any_session_id_candidates() -> Vec<CompletionCandidate> {
     candidates(&records_here(), true)
+}
+
+/// Candidates for `attach`: only sessions whose background run is alive on a
+/// terminal.
+pub fn attachable_candidates() -> Vec<CompletionCandidate> {
+    let records = attachable(records_here(), crate::sys::procfs::is_session_alive);
+    candidates(&records, false)
+}
+
+/// Pure: the records whose run can be attached to: running in the background,
+/// on a terminal, and alive (as `alive` says of its process).
+pub fn attachable(records: Vec<Record>, alive: impl Fn(&Process) -> bool) -> Vec<Record> {
+    records
+        .into_iter()
+        .filter(|r| {
+            r.state == State::Running
+                && r.process
+                    .as_ref()
+                    .is_some_and(|p| p.background && p.terminal && alive(p))
+        })
+        .collect()
 }
 
 /// Sessions recorded running (`lost` ones included: stop ends them): `stop`, `wait`.
@@ -524,6 +545,38 @@ mod tests {
                 .as_deref(),
             Some("running: sh -c 'make test'")
         );
+    }
+
+    #[test]
+    fn attach_is_offered_only_runs_alive_on_a_terminal() {
+        let run = |id: &str, background: bool, terminal: bool, pid: u32| {
+            let mut r = record(id, State::Running);
+            r.process = Some(Process {
+                pid,
+                start_time: Some(1),
+                boot_id: None,
+                background,
+                supervisor_pid: Some(1),
+                started_at: String::new(),
+                supervisor_start_time: Some(1),
+                stop_requested_at: None,
+                terminal,
+                command: None,
+            });
+            r
+        };
+        let rs = vec![
+            run("tty", true, true, 10),
+            run("old-bg", true, false, 11),
+            run("fg", false, false, 12),
+            run("lost", true, true, 13),
+            record("done", State::Exited),
+        ];
+        let names: Vec<String> = attachable(rs, |p| p.pid != 13)
+            .iter()
+            .map(|r| r.id.to_string())
+            .collect();
+        assert_eq!(names, ["tty"]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! with everything recorded in the repository. See ARCHITECTURE.md.
 
 pub mod agent;
+pub mod attach;
 pub mod cli;
 pub mod commands;
 pub mod complete;

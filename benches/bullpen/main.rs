@@ -11,7 +11,8 @@
 //! Options (after `--`, or as environment variables):
 //!   --quick        BULLPEN_BENCH_QUICK=1   N = 10, 100; 2,000-file repo; 3 runs
 //!   --runs <k>     BULLPEN_BENCH_RUNS=k    samples per measurement
-//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready (comma-separated)
+//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready,attach
+//!                                          (comma-separated)
 //!   --max-n <n>    BULLPEN_BENCH_MAX_N=n   largest N for the scaling fixture
 //!   --keep         BULLPEN_BENCH_KEEP=1    keep the temp dir (for profiling)
 //!
@@ -24,6 +25,7 @@ mod fixtures;
 mod hermetic;
 mod measure;
 mod report;
+mod terminal;
 
 use std::path::Path;
 use std::process::Command;
@@ -47,6 +49,7 @@ struct Config {
     runs_gc: usize,
     runs_spawn: usize,
     runs_spawn_big: usize,
+    runs_attach: usize,
     only: Option<Vec<String>>,
     keep: bool,
 }
@@ -86,6 +89,7 @@ impl Config {
             runs_gc: r(5),
             runs_spawn: r(7),
             runs_spawn_big: r(3),
+            runs_attach: r(5),
             only: value("--only", "BULLPEN_BENCH_ONLY")
                 .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect()),
             keep: flag("--keep", "BULLPEN_BENCH_KEEP"),
@@ -196,6 +200,19 @@ fn main() {
             bench_ready(&env, &cfg, &errlog, &mut report);
         } else {
             report.note("ready worktrees: not measured, this build has no .worktreeinclude".into());
+        }
+    }
+    if cfg.wants("attach") {
+        if bullpen_supports(&env, &["attach", "--help"]) {
+            let repo = Repo::create(&env, "terminal", 0);
+            let (n, keys) = if cfg.quick {
+                (300_000, 100)
+            } else {
+                (3_000_000, 400)
+            };
+            terminal::bench(&env, &repo.dir, cfg.runs_attach, n, keys, &mut report);
+        } else {
+            report.note("attach: not measured, this build has no `git bullpen attach`".into());
         }
     }
     if cfg.wants("spawn") {

@@ -7,7 +7,7 @@ use anyhow::Result;
 use super::RunArgs;
 use crate::context::Ctx;
 use crate::model::agent::{AgentName, Form};
-use crate::model::{config, Error, SessionId};
+use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session, Spec};
 use crate::ui::Ui;
@@ -19,7 +19,7 @@ Examples:
   git bullpen spawn --agent codex tests -- --model o3 # extra arguments for the agent
   git bullpen spawn --base origin/main -- sh -c 'make test'
   git bullpen spawn            # generated id, runs bullpen.agent, bullpen.command, $SHELL or /bin/sh
-  git bullpen spawn --bg fix-login -- claude -p 'fix the login bug'
+  git bullpen spawn --bg fix-login -- claude   # then: git bullpen attach fix-login
 
 The worktree is created under the worktree root ($BULLPEN_HOME/worktrees/<repo-key>/, \
 or git config bullpen.worktreeRoot) and its path is printed on stderr. The command runs \
@@ -57,12 +57,14 @@ Ready worktrees. After `git worktree add`, and before the command runs:
 For --bg, both happen before spawn returns (in the foreground), so a failure fails the \
 spawn as above.
 
-With --bg, bullpen starts a detached supervisor (its own session, stdin from /dev/null, \
-output appended to <git common dir>/bullpen/logs/<id>.log) and returns as soon as the \
-command is recorded running: the id is printed on stdout, the worktree on stderr. The \
-run survives the terminal; see it with `git bullpen ls` and `git bullpen logs <id>`, \
-end it with `git bullpen stop <id>`. --bg needs a command (or bullpen.agent, or \
-bullpen.command).";
+With --bg, bullpen starts a detached supervisor that runs the command on a terminal of \
+its own (a pseudo-terminal; everything written there is appended to <git common \
+dir>/bullpen/logs/<id>.log) and returns as soon as the command is recorded running: the \
+id is printed on stdout, the worktree on stderr. The run survives the terminal it was \
+started from; connect to it with `git bullpen attach <id>` (Ctrl-\\ detaches), see it \
+with `git bullpen ls` and `git bullpen logs <id>`, end it with `git bullpen stop <id>`. \
+Without a command, --bg starts bullpen.agent, bullpen.command or your shell, as in the \
+foreground.";
 
 /// Start a new session in its own worktree and branch, and run a command there.
 #[derive(Debug, clap::Args)]
@@ -104,19 +106,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             crate::agent::argv(&ctx, name, Form::Start, &command, None)?,
             command,
         ),
-        None if command.is_empty() => {
-            if bg && !env::has_configured_command(&ctx) {
-                return Err(Error::failed("spawn --bg needs a command")
-                    .hint(format!(
-                        "give one after `--`, or set git config {} or {} (a background run \
-                         has no terminal for an interactive shell)",
-                        config::COMMAND,
-                        config::AGENT
-                    ))
-                    .into());
-            }
-            (env::default_command(&ctx), Vec::new())
-        }
+        // A background run has a terminal too: the default command runs there.
+        None if command.is_empty() => (env::default_command(&ctx), Vec::new()),
         None => (command, Vec::new()),
     };
     let spec = Spec {

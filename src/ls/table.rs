@@ -56,6 +56,12 @@ pub struct Row {
     pub published: Option<bool>,
     /// Commits on the branch that no `refs/remotes/*` ref reaches.
     pub unpublished: Option<usize>,
+    /// Whether a terminal is attached to the run (`git bullpen attach`); null
+    /// unless the session is running in the background on a terminal.
+    pub attached: Option<bool>,
+    /// When the session's background log was last written (RFC 3339), i.e. the
+    /// last time its command wrote output; null when it has no log, or an empty one.
+    pub last_output_at: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
     /// When the shown state began (unix seconds), for the table.
@@ -78,6 +84,10 @@ pub struct Facts {
     /// What a plain `resume` would run, when it is not the record's `command`
     /// (an agent session: its profile's form on this machine).
     pub session_command: Option<Vec<String>>,
+    /// Running on a terminal: whether one is attached now.
+    pub attached: Option<bool>,
+    /// When the log was last written (unix seconds).
+    pub last_output: Option<i64>,
 }
 
 /// What decides a clean-up (`ls --status`): each `None` when it cannot be told
@@ -136,6 +146,10 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         deleted: dirt.map(|d| d.deleted),
         published: status.published,
         unpublished: status.unpublished,
+        attached: f
+            .attached
+            .filter(|_| observed == Observed::Stored(State::Running)),
+        last_output_at: f.last_output.map(time::rfc3339),
         observed: Some(observed),
         since,
         with_status: f.status.is_some(),
@@ -155,19 +169,41 @@ pub struct View<'a> {
     pub home: Option<&'a Path>,
 }
 
-/// `exited 0 2h ago`, `running 5m`, `ready 3d ago`, ...
+/// `exited 0 2h ago`, `running 5m`, `ready 3d ago`, ...; a background run on a
+/// terminal says what it is doing after that: `running 5m (attached, idle 3m)`.
 fn state_cell(r: &Row, now: i64) -> String {
     let what = match (r.observed, r.exit_code, r.signal) {
         (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
         (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
         _ => r.state.clone(),
     };
-    match (r.observed, r.since) {
+    let when = match (r.observed, r.since) {
         (_, None) => what,
         (Some(Observed::Stored(State::Running)), Some(t)) => {
             format!("{what} {}", time::age(now - t))
         }
         (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
+    };
+    match r.observed {
+        Some(Observed::Stored(State::Running)) if r.attached.is_some() => {
+            format!("{when} ({})", activity(r, now))
+        }
+        _ => when,
+    }
+}
+
+/// Pure: what a run on a terminal is doing: `attached, idle 3m`, `idle 12s`.
+fn activity(r: &Row, now: i64) -> String {
+    let idle = r
+        .last_output_at
+        .as_deref()
+        .and_then(time::parse_rfc3339)
+        .map(|t| format!("idle {}", time::age(now - t)));
+    match (r.attached, idle) {
+        (Some(true), Some(idle)) => format!("attached, {idle}"),
+        (Some(true), None) => "attached".to_owned(),
+        (_, Some(idle)) => idle,
+        (_, None) => "no output yet".to_owned(),
     }
 }
 
@@ -551,6 +587,44 @@ mod tests {
         for (r, f, want) in table {
             assert_eq!(state_cell(&row(&r, &f), NOW), want, "{}", r.id);
         }
+    }
+
+    #[test]
+    fn a_run_on_a_terminal_says_whether_it_is_attached_and_how_long_it_is_idle() {
+        let on_terminal = |attached: bool, last_output: Option<i64>| Facts {
+            attached: Some(attached),
+            last_output,
+            ..facts(0)
+        };
+        let r = running(record("a", State::Running), 600);
+        let table = [
+            (
+                on_terminal(true, Some(NOW - 180)),
+                "running 10m (attached, idle 3m)",
+            ),
+            (on_terminal(false, Some(NOW - 12)), "running 10m (idle 12s)"),
+            (on_terminal(true, None), "running 10m (attached)"),
+            (on_terminal(false, None), "running 10m (no output yet)"),
+            // A run not on a terminal (an older bullpen's) says nothing more.
+            (facts(0), "running 10m"),
+        ];
+        for (f, want) in table {
+            assert_eq!(state_cell(&row(&r, &f), NOW), want);
+        }
+        // Only a running session is attached; a lost one is not.
+        let lost = row(
+            &r,
+            &Facts {
+                alive: false,
+                ..on_terminal(true, Some(NOW - 5))
+            },
+        );
+        assert_eq!(lost.attached, None);
+        assert_eq!(state_cell(&lost, NOW), "lost 10m ago");
+        assert_eq!(
+            lost.last_output_at.as_deref(),
+            Some(time::rfc3339(NOW - 5).as_str())
+        );
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub const SETUP: &str = "bullpen.setup";
 /// The file at the top of the main worktree naming the ignored files to copy
 /// into a new worktree (gitignore syntax).
 pub const WORKTREE_INCLUDE: &str = ".worktreeinclude";
+/// The key that detaches `git bullpen attach` (default Ctrl-\\).
+pub const DETACH_KEY: &str = "bullpen.detachKey";
 
 /// Overrides the platform data dir (e.g. `~/.local/share/bullpen`).
 pub const ENV_HOME: &str = "BULLPEN_HOME";

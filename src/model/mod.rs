@@ -8,6 +8,7 @@ pub mod command;
 pub mod config;
 pub mod error;
 pub mod id;
+pub mod keys;
 pub mod local;
 pub mod names;
 pub mod oid;

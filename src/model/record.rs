@@ -68,6 +68,12 @@ pub struct Process {
     /// supervisor records `stopped` rather than `exited`.
     #[serde(default)]
     pub stop_requested_at: Option<String>,
+    /// `true` when the command runs on a pseudo-terminal the supervisor holds
+    /// (every `--bg` run since `attach` exists): the command then leads its own
+    /// session (its process group's session id is its own pid, not the
+    /// supervisor's), and `git bullpen attach` can connect to it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminal: bool,
     /// The command this run runs (argv): the session's own `command`, or what
     /// `resume <id> -- <cmd>` named for this run only. Absent in records from
     /// before runs recorded it (their run ran `command`).

@@ -39,9 +39,3 @@ fn configured_command(ctx: &Ctx) -> Option<String> {
         .config_string(config::COMMAND)
         .filter(|c| !c.trim().is_empty())
 }
-
-/// Whether git config `bullpen.command` names a command (else the default is an
-/// interactive shell, which makes no sense without a terminal).
-pub fn has_configured_command(ctx: &Ctx) -> bool {
-    configured_command(ctx).is_some()
-}

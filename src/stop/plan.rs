@@ -84,6 +84,7 @@ mod tests {
             started_at: String::new(),
             supervisor_start_time: background.then_some(4),
             stop_requested_at: None,
+            terminal: false,
             command: None,
         }
     }

@@ -282,6 +282,14 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
              and bullpen.command are unset (then /bin/sh).",
         ));
     }
+    if all || matches!(sub, Some("spawn" | "resume" | "attach")) {
+        entries.push((
+            "XDG_RUNTIME_DIR".to_owned(),
+            "Where background runs put the sockets that git bullpen attach connects to: \
+             $XDG_RUNTIME_DIR/bullpen/ (a directory only you can enter), else \
+             /tmp/bullpen-<uid>/.",
+        ));
+    }
     if all || sub == Some("ls") {
         entries.push((
             config::ENV_COLUMNS.to_owned(),
@@ -373,6 +381,13 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
              the repository. --no-setup skips them.",
         ));
     }
+    if matches!(sub, None | Some("attach")) {
+        entries.push((
+            config::DETACH_KEY,
+            "The key that detaches git bullpen attach from a session: ctrl-<key> or ^<key> \
+             (default: ctrl-\\).",
+        ));
+    }
     if all_or(sub, colours(sub)) {
         entries.push((
             COLOR_KEYS,
@@ -424,8 +439,16 @@ fn files(roff: &mut Roff) {
             "<git common dir>/bullpen/local/<id>/",
             "What this machine knows about the session, which no fetch brings: created.json \
              (spawn created its worktree here, under this root: the authority to delete it), \
-             command.json (the command recorded here: a plain resume runs only it), run.json \
-             (the run started here: the authority to signal it).",
+             command.json (the command recorded here: a plain resume runs only it), \
+             run-<pid>.json (a run started here, by its command's pid: the authority to signal \
+             it, and the only word for where its terminal's socket is), attached.json (the \
+             terminal attached to the run now, as its supervisor says).",
+        ),
+        (
+            "$XDG_RUNTIME_DIR/bullpen/s<pid>-<start>.sock",
+            "A background run's socket (or under /tmp/bullpen-<uid>/), which git bullpen \
+             attach connects to: in a directory only you can enter, removed when the run \
+             ends, and that of a killed run by stop or by the session's next run.",
         ),
         (
             "<git common dir>/bullpen/worktree.lock",
@@ -461,8 +484,26 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
                 "wait",
                 "The exit status of the last session's run; 124 when --timeout ran out.",
             );
+            tagged(
+                roff,
+                "attach",
+                "0 when detached; the run's status when it ended while attached.",
+            );
         }
         Some("spawn" | "resume") => tagged(roff, "0 ... 255", passthrough),
+        Some("attach") => {
+            tagged(
+                roff,
+                "0",
+                "Detached (the detach key, or another terminal took over).",
+            );
+            tagged(
+                roff,
+                "0 ... 255",
+                "The run ended while attached: its exit status (128+N when it was killed \
+                 by signal N).",
+            );
+        }
         Some("wait") => {
             tagged(
                 roff,
@@ -642,7 +683,10 @@ fn docs_man_pages_render_with_man() {
                 "ENVIRONMENT",
                 sub.is_none_or(|s| !matches!(s, "stop" | "logs" | "wait")),
             ),
-            ("GIT CONFIGURATION", uses_the_root(sub)),
+            (
+                "GIT CONFIGURATION",
+                uses_the_root(sub) || sub == Some("attach"),
+            ),
             ("FILES", sub.is_none()),
         ];
         for (section, expected) in applies {

@@ -6,6 +6,7 @@ mod hermetic;
 mod support;
 
 mod agents;
+mod attach;
 mod bg;
 mod color;
 mod docs;
@@ -16,6 +17,7 @@ mod lifecycle;
 mod ls;
 mod messages;
 mod provisioning;
+mod pty;
 mod ready;
 mod repo;
 mod resume;

@@ -447,7 +447,10 @@ fn usage_errors() {
 #[test]
 fn records_bullpen_cannot_read_or_does_not_trust() {
     let env = Env::new();
-    for id in ["newer", "renamed", "fine", "edited", "forged"] {
+    // Created in the order of their ids: ls lists by creation time (to the
+    // second), then by id, so the table is the same whether or not the spawns
+    // straddle a second.
+    for id in ["edited", "fine", "forged", "newer", "renamed"] {
         env.bullpen(&["spawn", id, "--", "true"]).ok();
     }
     // One creation time for all, so that ls lists them by id whichever second

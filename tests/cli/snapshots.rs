@@ -183,18 +183,18 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     bullpen: session g-running on bullpen/g-running in [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
     bullpen: running in the background (pid [PID]); output: git bullpen logs g-running; end it: git bullpen stop g-running
     ");
-    insta::assert_snapshot!(show(&env, &["ls", "--all"]), @r"
+    insta::assert_snapshot!(show(&env, &["ls", "--all"]), @"
     $ git bullpen ls --all
     exit 0
     --- stdout
-      ID           STATE                BRANCH  WORKTREE
+      ID           STATE                       BRANCH  WORKTREE
       a-done       exited 0 [T] ago  +1      a-done
       b-failed     exited 3 [T] ago  +0      b-failed
       c-killed     exited sig15 [T] ago  +0      c-killed
       d-missing    missing [T] ago  +0      d-missing
       e-no-branch  missing [T] ago  gone    e-no-branch
       f-collected  collected [T] ago  +0      f-collected
-      g-running    running [T]  +0      g-running
+      g-running    running [T] (no output yet)  +0      g-running
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
 }
@@ -299,7 +299,7 @@ fn refusals_and_errors() {
             &["resume", "f-outside", "--", "touch", "ran"],
             &["resume", "h-running", "--", "touch", "ran"],
             &["spawn", "d-taken", "--", "touch", "ran"],
-            &["spawn", "--bg", "g-no-command"],
+            &["attach", "d-taken"],
             &["logs", "d-taken"],
             &["stop", "d-taken"],
             &["stop", "nope"],
@@ -353,11 +353,11 @@ fn refusals_and_errors() {
     fatal: session id 'd-taken' is already in use
     hint: see `git bullpen ls --all d-taken`; pick another id
 
-    $ git bullpen spawn --bg g-no-command
+    $ git bullpen attach d-taken
     exit 128
     --- stderr
-    fatal: spawn --bg needs a command
-    hint: give one after `--`, or set git config bullpen.command or bullpen.agent (a background run has no terminal for an interactive shell)
+    fatal: session d-taken is not running (exited, exit 0); there is nothing to attach to
+    hint: start it again in the background: git bullpen resume --bg d-taken; its output so far: git bullpen logs d-taken
 
     $ git bullpen logs d-taken
     exit 128
