@@ -81,6 +81,7 @@ pub enum Command {
     Path(commands::path::Args),
     Stop(commands::stop::Args),
     Logs(commands::logs::Args),
+    Attach(commands::attach::Args),
     Wait(commands::wait::Args),
     Rm(commands::rm::Args),
     Gc(commands::gc::Args),

@@ -24,7 +24,7 @@ use crate::git::store;
 use crate::git::Repo;
 use crate::model::command::render_command;
 use crate::model::config;
-use crate::model::{Record, State};
+use crate::model::{Process, Record, State};
 use crate::sys::layout::Layout;
 
 /// The program the scripts call, found on PATH (where git finds it too).
@@ -111,6 +111,27 @@ pub fn remote_candidates() -> Vec<CompletionCandidate> {
         .collect()
 }
 
+/// Candidates for `attach`: only sessions whose background run is alive on a
+/// terminal.
+pub fn attachable_candidates() -> Vec<CompletionCandidate> {
+    let records = attachable(records_here(), crate::sys::procfs::is_session_alive);
+    candidates(&records, false)
+}
+
+/// Pure: the records whose run can be attached to: running in the background,
+/// on a terminal, and alive (as `alive` says of its process).
+pub fn attachable(records: Vec<Record>, alive: impl Fn(&Process) -> bool) -> Vec<Record> {
+    records
+        .into_iter()
+        .filter(|r| {
+            r.state == State::Running
+                && r.process
+                    .as_ref()
+                    .is_some_and(|p| p.background && p.terminal && alive(p))
+        })
+        .collect()
+}
+
 /// Sessions recorded running (`lost` ones included: stop ends them): `stop`, `wait`.
 pub fn running_session_id_candidates() -> Vec<CompletionCandidate> {
     let running: Vec<Record> = records_here()
@@ -157,6 +178,20 @@ pub fn revision_candidates() -> Vec<CompletionCandidate> {
         }
     }
     out
+}
+
+/// Agents for `spawn --agent`: the built-in profiles and those in git config.
+pub fn agent_candidates() -> Vec<CompletionCandidate> {
+    let Some(repo) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| Repo::discover(&cwd).ok())
+    else {
+        return Vec::new();
+    };
+    crate::agent::names(&repo)
+        .into_iter()
+        .map(|n| CompletionCandidate::new(n.as_str()))
+        .collect()
 }
 
 /// The records of the repository around the current directory; none on any error.
@@ -509,6 +544,8 @@ mod tests {
             base: "0".repeat(40),
             base_ref: None,
             command: vec!["sh".into(), "-c".into(), "make test".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state,
             host: "h".into(),
             created_at: "2026-01-01T00:00:00Z".into(),
@@ -546,6 +583,38 @@ mod tests {
                 .as_deref(),
             Some("running: sh -c 'make test'")
         );
+    }
+
+    #[test]
+    fn attach_is_offered_only_runs_alive_on_a_terminal() {
+        let run = |id: &str, background: bool, terminal: bool, pid: u32| {
+            let mut r = record(id, State::Running);
+            r.process = Some(Process {
+                pid,
+                start_time: Some(1),
+                boot_id: None,
+                background,
+                supervisor_pid: Some(1),
+                started_at: String::new(),
+                supervisor_start_time: Some(1),
+                stop_requested_at: None,
+                terminal,
+                command: None,
+            });
+            r
+        };
+        let rs = vec![
+            run("tty", true, true, 10),
+            run("old-bg", true, false, 11),
+            run("fg", false, false, 12),
+            run("lost", true, true, 13),
+            record("done", State::Exited),
+        ];
+        let names: Vec<String> = attachable(rs, |p| p.pid != 13)
+            .iter()
+            .map(|r| r.id.to_string())
+            .collect();
+        assert_eq!(names, ["tty"]);
     }
 
     #[test]

@@ -27,7 +27,11 @@ The columns, and what their cells say:
              never run); lost 5m ago (recorded running since then, but what
              records its end is gone); missing 2h ago (its worktree directory
              is gone); collected 1d ago (removed by gc or rm; with --all);
-             provisioning 2s ago (being created)
+             provisioning 2s ago (being created). A background run then
+             says what it is doing on its terminal: running 5m (attached,
+             idle 3m) while a terminal is attached (git bullpen attach),
+             running 5m (idle 12s) otherwise; idle: since it last wrote
+             output
   BRANCH     +N: commits on bullpen/<id> since its base; -M (with --status):
              commits its base branch gained since, which bullpen/<id> lacks;
              gone: the branch does not exist
@@ -53,9 +57,11 @@ remote: the facts gc and rm decide on.
 --json prints an array of objects with the stable keys id, state, branch, base, \
 worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
 log (the background log's path), session_command (what a plain resume runs), current, \
-run_started_at, run_ended_at, base_ref, and, with --status, behind, modified, deleted, \
-staged, untracked, published, unpublished (null where unknown or not asked for), \
-updated_at, clone_id, remote; see the README for the contract.
+run_started_at, run_ended_at, base_ref, attached (whether a terminal is attached to a \
+running background run), last_output_at (when its log was last written), and, with \
+--status, behind, modified, deleted, staged, untracked, published, unpublished (null \
+where unknown or not asked for), updated_at, clone_id, remote; see the README for the \
+contract.
 
 --remote (or --remote=<remote>) lists instead the sessions fetched from remotes \
 (`git bullpen fetch`), as <remote>/<id>, with what their record says and when it said \

@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::cli::Command;
 use crate::ui::Ui;
 
+pub mod attach;
 pub mod fetch;
 pub mod gc;
 pub mod logs;
@@ -28,8 +29,9 @@ pub struct RunArgs {
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 
-    /// Run in the background: a detached supervisor runs the command with its
-    /// output appended to the session's log; print the id and return at once.
+    /// Run in the background: a detached supervisor runs the command on a
+    /// terminal (`git bullpen attach` connects to it), its output appended to
+    /// the session's log; print the id and return at once.
     #[arg(long)]
     pub bg: bool,
 }
@@ -43,6 +45,7 @@ pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
         Command::Path(args) => path::run(args, cwd, ui),
         Command::Stop(args) => stop::run(args, cwd, ui),
         Command::Logs(args) => logs::run(args, cwd, ui),
+        Command::Attach(args) => attach::run(args, cwd, ui),
         Command::Wait(args) => wait::run(args, cwd, ui),
         Command::Rm(args) => rm::run(args, cwd, ui),
         Command::Supervise(args) => supervise::run(args, cwd, ui),

@@ -15,13 +15,15 @@ use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  git bullpen resume fix-login                 # the recorded command, again
+  git bullpen resume fix-login                 # the recorded command, again (an agent: its conversation)
+  git bullpen resume fix-login --fresh         # an agent session: a new conversation
   git bullpen resume fix-login -- claude --continue
   git bullpen resume fix-login -- git log --oneline -3
   git bullpen resume --bg fix-login -- claude -p 'now add tests'
   git bullpen resume --save fix-login -- claude --continue   # from now on
   cd \"$(git bullpen path fix-login)\" && git bullpen resume   # the session you are in
   git bullpen resume origin/fix-login -- claude --continue   # pushed from elsewhere
+  git bullpen resume origin/fix-login                        # an agent session: this machine's profile
 
 The command runs in the session's recorded worktree, whatever directory (or worktree \
 of the repository) you run resume from. If that directory was deleted and the branch \
@@ -38,6 +40,22 @@ runs, and `git bullpen ls --json` shows as session_command) stays as it was, unl
 A plain resume runs the session's command only if this machine recorded it (spawn, or \
 resume --save here): records can arrive from a fetch or a hand edit.
 
+A session that runs an agent (spawn --agent, or git config bullpen.agent) resumes with \
+this machine's profile of that agent: its resume form (bullpen.agent.<name>.resume; built \
+in: claude --continue, codex resume --last), which continues the agent's most recent \
+conversation in the session's worktree, after the agent exited, a stop, a lost run or a \
+reboot alike; its start form with --fresh (or if the session never ran). The extra \
+arguments given to spawn after -- follow either. The record names the agent, but what \
+runs is only ever read from this machine's git config: a record naming an agent this \
+machine has no profile for, or other arguments than this machine recorded, is refused \
+(exit 3). When the resume form fails (Claude Code exits 1, \"No conversation found to \
+continue\", where it saved none), bullpen says so and how to start a new conversation; \
+it does not start one by itself. resume --save replaces the agent with the command given.
+
+A worktree that resume recreates gets the files .worktreeinclude names and the \
+bullpen.setup commands, as in spawn (--no-setup skips setup); if that fails, the recreated \
+worktree is removed again and nothing runs.
+
 With --bg the command runs detached, as with `spawn --bg`: its output is appended to \
 the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it.
 
@@ -49,9 +67,13 @@ a new session of this repository, made as spawn makes one: a local branch bullpe
 that tracks <remote>/bullpen/<id>, a worktree under this machine's worktree root, and \
 a record whose history starts with the other machine's, so that `git bullpen push` \
 from here adds to the remote's record instead of replacing it. It runs the command \
-given after --, which becomes the new session's own; never the command, path or \
-process of the other machine's record. An id already used here is refused: pick \
-another with --as <new-id>.";
+given after --, which becomes the new session's own. With nothing after --, a session \
+whose record names an agent runs this machine's profile of that agent (its resume form \
+if it ran there, its start form with --fresh), as for any session from elsewhere only \
+when the record gives the agent no extra arguments; any other is refused, saying what \
+to type. Never the command, path, process or arguments of the other machine's record. \
+.worktreeinclude and bullpen.setup apply to the new worktree as in spawn (--no-setup \
+skips setup). An id already used here is refused: pick another with --as <new-id>.";
 
 /// Run a command again in a session's worktree (recreated if it was deleted).
 #[derive(Debug, clap::Args)]
@@ -71,6 +93,15 @@ pub struct Args {
     #[arg(long, requires = "command")]
     pub save: bool,
 
+    /// For a session that runs an agent: start a new conversation (its
+    /// profile's start form) instead of continuing the last one.
+    #[arg(long, conflicts_with = "command")]
+    pub fresh: bool,
+
+    /// Do not run the bullpen.setup commands in a worktree that resume recreates.
+    #[arg(long)]
+    pub no_setup: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -86,6 +117,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
                     as_id: args.as_id,
                     command: args.run.command,
                     bg: args.run.bg,
+                    fresh: args.fresh,
+                    setup: !args.no_setup,
                 },
             );
         }
@@ -107,6 +140,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             command: args.run.command,
             bg: args.run.bg,
             save: args.save,
+            fresh: args.fresh,
+            setup: !args.no_setup,
         },
     )
 }

@@ -238,6 +238,78 @@ impl Repo {
         .map(drop)
     }
 
+    /// The ignored files of the main worktree, as `git status --ignored` sees
+    /// them: paths relative to its top, an ignored directory as one entry
+    /// (`is_dir`), never a tracked file (`git ls-files --others --ignored
+    /// --exclude-standard --directory --no-empty-directory -z`).
+    pub fn ignored_entries(&self) -> Result<Vec<(std::path::PathBuf, bool)>> {
+        use std::os::unix::ffi::OsStrExt;
+        let out = self.run_git(
+            None,
+            &[
+                "ls-files".as_ref(),
+                "-z".as_ref(),
+                "--others".as_ref(),
+                "--ignored".as_ref(),
+                "--exclude-standard".as_ref(),
+                "--directory".as_ref(),
+                "--no-empty-directory".as_ref(),
+            ],
+        )?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let is_dir = p.ends_with(b"/");
+                let p = p.strip_suffix(b"/").unwrap_or(p);
+                (
+                    std::path::PathBuf::from(std::ffi::OsStr::from_bytes(p)),
+                    is_dir,
+                )
+            })
+            .collect())
+    }
+
+    /// Which of `paths` (relative to the main worktree) git's ignore rules
+    /// ignore themselves (`git check-ignore --stdin -z`; a directory by its
+    /// directory patterns too), as opposed to a directory whose contents alone
+    /// are ignored.
+    pub fn ignored_among(
+        &self,
+        paths: &[std::path::PathBuf],
+    ) -> Result<std::collections::HashSet<std::path::PathBuf>> {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        if paths.is_empty() {
+            return Ok(Default::default());
+        }
+        let mut input = Vec::new();
+        for p in paths {
+            input.extend_from_slice(p.as_os_str().as_bytes());
+            input.push(0);
+        }
+        let out = match self.run_git_input(
+            None,
+            &["check-ignore".as_ref(), "--stdin".as_ref(), "-z".as_ref()],
+            &[],
+            Some(&input),
+        ) {
+            Ok(out) => out,
+            // Exit 1: none of them is ignored.
+            Err(e)
+                if e.downcast_ref::<GitFailed>()
+                    .is_some_and(|f| f.code == Some(1) && f.stderr.is_empty()) =>
+            {
+                return Ok(Default::default())
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| std::path::PathBuf::from(std::ffi::OsString::from_vec(p.to_vec())))
+            .collect())
+    }
+
     /// `git fetch --all --prune`.
     pub fn fetch_all(&self) -> Result<()> {
         self.run_git(

@@ -305,6 +305,43 @@ impl Repo {
             .map(|v| v.to_string())
     }
 
+    /// Every value of a multi-valued git config key, in git's order (files from
+    /// system to local, then `git -c`); an empty value clears the ones before
+    /// it, as for git's own lists (`credential.helper`).
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        let values = self.repo.config_snapshot().strings(key).unwrap_or_default();
+        let mut out = Vec::new();
+        for v in values {
+            if v.is_empty() {
+                out.clear();
+            } else {
+                out.push(v.to_string());
+            }
+        }
+        out
+    }
+
+    /// The subsection names of every `[<section> "<subsection>"]` in git config
+    /// (`git -c` included), each once, in the order git reads them.
+    pub fn config_subsections(&self, section: &str) -> Vec<String> {
+        let snapshot = self.repo.config_snapshot();
+        let mut out: Vec<String> = Vec::new();
+        for s in snapshot
+            .plumbing()
+            .sections_by_name(section)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(sub) = s.header().subsection_name() {
+                let sub = sub.to_string();
+                if !out.contains(&sub) {
+                    out.push(sub);
+                }
+            }
+        }
+        out
+    }
+
     /// A git config value with the key alone told apart: `None` when unset,
     /// `Some(None)` for a key given without `=` (git reads that as true).
     pub fn config_value(&self, key: &str) -> Option<Option<String>> {

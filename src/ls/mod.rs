@@ -18,6 +18,7 @@ use crate::model::remote::{branch_destination, host_label, tracking_branch, Remo
 use crate::model::{Dirt, Oid, SessionId, State};
 use crate::sys::paths::canonical_or_self as canonical;
 use crate::sys::procfs;
+use crate::trust::local::Local;
 use table::{remote_row, row, Facts, RemoteFacts, Row, StatusFacts};
 
 /// The sessions to list: the named ones (each must exist), or all (collected
@@ -150,12 +151,43 @@ fn gather(ctx: &Ctx, s: &Stored) -> Facts {
         ));
         None
     });
+    let session_command = r
+        .agent
+        .is_some()
+        .then(|| crate::resume::command::shown_command(ctx, r));
+    let attached = r
+        .process
+        .as_ref()
+        .filter(|p| alive && p.terminal)
+        .map(|p| is_attached(ctx, s, p));
+    // An empty log has had no output yet (the dispatcher creates it).
+    let last_output = std::fs::metadata(ctx.layout.log_path(&r.id))
+        .ok()
+        .filter(|m| m.len() > 0)
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64);
     Facts {
         alive,
         worktree_exists,
         ahead,
         current: false,
         status: None,
+        session_command,
+        attached,
+        last_output,
+    }
+}
+
+/// Whether a terminal is attached to the run: the supervisor's `attached.json`
+/// names a client that lives as recorded, and that supervisor is the run's.
+fn is_attached(ctx: &Ctx, s: &Stored, p: &crate::model::Process) -> bool {
+    match Local::of(&ctx.layout, &s.record.id).attached() {
+        Ok(Some(a)) => {
+            Some(a.supervisor_pid) == p.supervisor_pid
+                && a.client.is(&procfs::identity(a.client.pid))
+        }
+        _ => false,
     }
 }
 

@@ -7,6 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::model::agent::AgentName;
+use crate::model::command::quoted;
 use crate::model::record::observed_state;
 use crate::model::{time, Dirt, Observed, Record, State};
 
@@ -30,8 +32,11 @@ pub struct Row {
     /// The background log (absolute path), or null if the session never ran in
     /// the background.
     pub log: Option<String>,
-    /// The session's own command: what a plain `resume` runs.
+    /// The session's own command: what a plain `resume` runs (for an agent
+    /// session, this machine's profile of its agent).
     pub session_command: Vec<String>,
+    /// The agent the session runs (null: a plain session).
+    pub agent: Option<String>,
     /// The current directory is inside this session's worktree.
     pub current: bool,
     /// When the latest run started / ended (RFC 3339), null if never / not yet.
@@ -57,6 +62,12 @@ pub struct Row {
     pub clone_id: Option<String>,
     /// With `--remote`: the remote the session was fetched from (null: this clone's).
     pub remote: Option<String>,
+    /// Whether a terminal is attached to the run (`git bullpen attach`); null
+    /// unless the session is running in the background on a terminal.
+    pub attached: Option<bool>,
+    /// When the session's background log was last written (RFC 3339), i.e. the
+    /// last time its command wrote output; null when it has no log, or an empty one.
+    pub last_output_at: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
     /// When the shown state began (unix seconds), for the table.
@@ -79,6 +90,13 @@ pub struct Facts {
     pub current: bool,
     /// `Some` with `--status`.
     pub status: Option<StatusFacts>,
+    /// What a plain `resume` would run, when it is not the record's `command`
+    /// (an agent session: its profile's form on this machine).
+    pub session_command: Option<Vec<String>>,
+    /// Running on a terminal: whether one is attached now.
+    pub attached: Option<bool>,
+    /// When the log was last written (unix seconds).
+    pub last_output: Option<i64>,
 }
 
 /// What decides a clean-up (`ls --status`): each `None` when it cannot be told
@@ -121,7 +139,11 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         host: r.host.clone(),
         ahead: f.ahead,
         log: r.log.clone(),
-        session_command: r.command.clone(),
+        session_command: f
+            .session_command
+            .clone()
+            .unwrap_or_else(|| r.command.clone()),
+        agent: r.agent.clone(),
         current: f.current,
         run_started_at,
         run_ended_at,
@@ -136,6 +158,10 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         updated_at: r.updated_at.clone(),
         clone_id: r.clone_id.clone(),
         remote: None,
+        attached: f
+            .attached
+            .filter(|_| observed == Observed::Stored(State::Running)),
+        last_output_at: f.last_output.map(time::rfc3339),
         observed: Some(observed),
         since,
         with_status: f.status.is_some(),
@@ -165,6 +191,9 @@ pub fn remote_row(r: &Record, f: &RemoteFacts) -> Row {
         ahead: f.ahead,
         current: false,
         status: None,
+        session_command: None,
+        attached: None,
+        last_output: None,
     };
     let mut row = row(r, &local);
     row.observed = Some(Observed::Stored(r.state));
@@ -188,19 +217,41 @@ pub struct View<'a> {
     pub home: Option<&'a Path>,
 }
 
-/// `exited 0 2h ago`, `running 5m`, `ready 3d ago`, ...
+/// `exited 0 2h ago`, `running 5m`, `ready 3d ago`, ...; a background run on a
+/// terminal says what it is doing after that: `running 5m (attached, idle 3m)`.
 fn state_cell(r: &Row, now: i64) -> String {
     let what = match (r.observed, r.exit_code, r.signal) {
         (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
         (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
         _ => r.state.clone(),
     };
-    match (r.observed, r.since) {
+    let when = match (r.observed, r.since) {
         (_, None) => what,
         (Some(Observed::Stored(State::Running)), Some(t)) => {
             format!("{what} {}", time::age(now - t))
         }
         (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
+    };
+    match r.observed {
+        Some(Observed::Stored(State::Running)) if r.attached.is_some() => {
+            format!("{when} ({})", activity(r, now))
+        }
+        _ => when,
+    }
+}
+
+/// Pure: what a run on a terminal is doing: `attached, idle 3m`, `idle 12s`.
+fn activity(r: &Row, now: i64) -> String {
+    let idle = r
+        .last_output_at
+        .as_deref()
+        .and_then(time::parse_rfc3339)
+        .map(|t| format!("idle {}", time::age(now - t)));
+    match (r.attached, idle) {
+        (Some(true), Some(idle)) => format!("attached, {idle}"),
+        (Some(true), None) => "attached".to_owned(),
+        (_, Some(idle)) => idle,
+        (_, None) => "no output yet".to_owned(),
     }
 }
 
@@ -238,6 +289,16 @@ fn changes_cell(r: &Row) -> String {
         "clean".to_owned()
     } else {
         parts.join(" ")
+    }
+}
+
+/// The agent's name, `-` for a plain session; a name from a record that is no
+/// valid agent name is shown with its control characters escaped.
+fn agent_cell(r: &Row) -> String {
+    match r.agent.as_deref() {
+        None => "-".to_owned(),
+        Some(a) if a.parse::<AgentName>().is_ok() => a.to_owned(),
+        Some(a) => quoted(a),
     }
 }
 
@@ -349,12 +410,20 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
         return Ok(());
     }
     let with_status = rows.iter().any(|r| r.with_status);
-    let mut columns = vec![
-        Column {
-            header: "ID",
-            min: Some(6),
+    let with_agent = rows.iter().any(|r| r.agent.is_some());
+    let mut columns = vec![Column {
+        header: "ID",
+        min: Some(6),
+        from_start: false,
+    }];
+    if with_agent {
+        columns.push(Column {
+            header: "AGENT",
+            min: None,
             from_start: false,
-        },
+        });
+    }
+    columns.extend([
         Column {
             header: "STATE",
             min: None,
@@ -365,7 +434,7 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
             min: None,
             from_start: false,
         },
-    ];
+    ]);
     if with_status {
         for header in ["CHANGES", "PUBLISHED"] {
             columns.push(Column {
@@ -386,7 +455,11 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut c = vec![r.id.clone(), state_cell(r, view.now), branch_cell(r)];
+            let mut c = vec![r.id.clone()];
+            if with_agent {
+                c.push(agent_cell(r));
+            }
+            c.extend([state_cell(r, view.now), branch_cell(r)]);
             if with_status {
                 c.push(changes_cell(r));
                 c.push(published_cell(r));
@@ -400,7 +473,8 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
         .map(|r| if r.current { "* " } else { "  " })
         .collect::<Vec<_>>();
     let footer = relative.then(|| format!("worktree root: {}", tilde(view.root, view.home)));
-    draw(out, &columns, &cells, rows, &marks, footer, view)
+    let state_col = if with_agent { 2 } else { 1 };
+    draw(out, &columns, &cells, rows, &marks, footer, state_col, view)
 }
 
 /// `running on laptop, as of 5m ago`, `exited 1 on build-box (this clone), as of 2h ago`.
@@ -423,12 +497,20 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
     if rows.is_empty() {
         return Ok(());
     }
-    let columns = vec![
-        Column {
-            header: "ID",
-            min: Some(6),
+    let with_agent = rows.iter().any(|r| r.agent.is_some());
+    let mut columns = vec![Column {
+        header: "ID",
+        min: Some(6),
+        from_start: false,
+    }];
+    if with_agent {
+        columns.push(Column {
+            header: "AGENT",
+            min: None,
             from_start: false,
-        },
+        });
+    }
+    columns.extend([
         Column {
             header: "STATE",
             min: Some(12),
@@ -439,24 +521,27 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
             min: None,
             from_start: false,
         },
-    ];
+    ]);
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let remote = r.remote.as_deref().unwrap_or("");
-            vec![
-                format!("{remote}/{}", r.id),
-                remote_state_cell(r, view.now),
-                branch_cell(r),
-            ]
+            let mut c = vec![format!("{remote}/{}", r.id)];
+            if with_agent {
+                c.push(agent_cell(r));
+            }
+            c.extend([remote_state_cell(r, view.now), branch_cell(r)]);
+            c
         })
         .collect();
     let marks = vec!["  "; rows.len()];
-    draw(out, &columns, &cells, rows, &marks, None, view)
+    let state_col = if with_agent { 2 } else { 1 };
+    draw(out, &columns, &cells, rows, &marks, None, state_col, view)
 }
 
 /// Lay out `cells` under `columns`, fitted to `view.width`, each row after its
-/// mark, its STATE cell (the second) painted as its row says; then `footer`.
+/// mark, its STATE cell (column `state_col`) painted as its row says; then `footer`.
+#[allow(clippy::too_many_arguments)]
 fn draw(
     out: &mut dyn Write,
     columns: &[Column],
@@ -464,6 +549,7 @@ fn draw(
     rows: &[Row],
     marks: &[&str],
     footer: Option<String>,
+    state_col: usize,
     view: &View,
 ) -> std::io::Result<()> {
     let natural: Vec<usize> = columns
@@ -486,8 +572,8 @@ fn draw(
         for (i, cell) in c.iter().enumerate() {
             let cell = truncate(cell, width[i], columns[i].from_start);
             let pad = " ".repeat(width[i].saturating_sub(cell.width()));
-            let (on, off) = match (i, paint.is_empty()) {
-                (1, false) => (paint, "\x1b[0m"),
+            let (on, off) = match (i == state_col, paint.is_empty()) {
+                (true, false) => (paint, "\x1b[0m"),
                 _ => ("", ""),
             };
             text.push_str(&format!("{on}{cell}{off}"));
@@ -630,6 +716,44 @@ mod tests {
         for (r, f, want) in table {
             assert_eq!(state_cell(&row(&r, &f), NOW), want, "{}", r.id);
         }
+    }
+
+    #[test]
+    fn a_run_on_a_terminal_says_whether_it_is_attached_and_how_long_it_is_idle() {
+        let on_terminal = |attached: bool, last_output: Option<i64>| Facts {
+            attached: Some(attached),
+            last_output,
+            ..facts(0)
+        };
+        let r = running(record("a", State::Running), 600);
+        let table = [
+            (
+                on_terminal(true, Some(NOW - 180)),
+                "running 10m (attached, idle 3m)",
+            ),
+            (on_terminal(false, Some(NOW - 12)), "running 10m (idle 12s)"),
+            (on_terminal(true, None), "running 10m (attached)"),
+            (on_terminal(false, None), "running 10m (no output yet)"),
+            // A run not on a terminal (an older bullpen's) says nothing more.
+            (facts(0), "running 10m"),
+        ];
+        for (f, want) in table {
+            assert_eq!(state_cell(&row(&r, &f), NOW), want);
+        }
+        // Only a running session is attached; a lost one is not.
+        let lost = row(
+            &r,
+            &Facts {
+                alive: false,
+                ..on_terminal(true, Some(NOW - 5))
+            },
+        );
+        assert_eq!(lost.attached, None);
+        assert_eq!(state_cell(&lost, NOW), "lost 10m ago");
+        assert_eq!(
+            lost.last_output_at.as_deref(),
+            Some(time::rfc3339(NOW - 5).as_str())
+        );
     }
 
     #[test]
@@ -798,6 +922,49 @@ mod tests {
                origin/fix-login  running on laptop, as of 5m ago             +3\n  \
                origin/tests      exited 1 on box (this clone), as of 1h ago  gone\n"
         );
+    }
+
+    #[test]
+    fn an_agent_column_appears_when_a_session_runs_an_agent() {
+        let mut a = ended(record("a", State::Exited), Some(0), None, 60);
+        a.agent = Some("claude".into());
+        let mut forged = ended(record("f", State::Exited), Some(0), None, 60);
+        forged.agent = Some("x\u{1b}[31m".into());
+        let rows = [
+            row(&a, &facts(1)),
+            row(
+                &ended(record("b", State::Exited), Some(1), None, 60),
+                &facts(0),
+            ),
+            row(&forged, &facts(0)),
+        ];
+        assert_eq!(
+            table(&rows, None),
+            "  ID  AGENT        STATE            BRANCH  WORKTREE\n  \
+               a   claude       exited 0 1m ago  +1      a\n  \
+               b   -            exited 1 1m ago  +0      b\n  \
+               f   'x\\033[31m'  exited 0 1m ago  +0      f\n\
+             worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
+        );
+        assert_eq!(rows[0].agent.as_deref(), Some("claude"));
+        // Without agents, no column.
+        assert!(!table(&rows[1..2], None).contains("AGENT"));
+        // The state is still the painted cell.
+        let mut out = Vec::new();
+        let view = View {
+            now: NOW,
+            color: true,
+            width: None,
+            root: Path::new(ROOT),
+            home: None,
+        };
+        render_table(&mut out, &rows[1..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
+        let mut out = Vec::new();
+        render_table(&mut out, &rows[..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
     }
 
     #[test]

@@ -5,8 +5,13 @@
 /// as escapes (`\n`, `\t`, `\033`), so that a hand-edited record cannot move
 /// the cursor or colour the terminal of whoever reads the message.
 pub fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
+    format!("'{}'", escaped(s))
+}
+
+/// `s` with control characters written as escapes (see [`quoted`]), for a
+/// name shown in other marks (a command in backticks).
+pub fn escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '\n' => out.push_str("\\n"),
@@ -15,7 +20,6 @@ pub fn quoted(s: &str) -> String {
             c => out.push(c),
         }
     }
-    out.push('\'');
     out
 }
 

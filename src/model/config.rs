@@ -4,6 +4,20 @@
 pub const WORKTREE_ROOT: &str = "bullpen.worktreeRoot";
 /// The default command of a new session.
 pub const COMMAND: &str = "bullpen.command";
+/// The agent a new session runs when no command is given (before `bullpen.command`).
+pub const AGENT: &str = "bullpen.agent";
+/// `bullpen.agent.<name>.command` and `.resume`: an agent's profile.
+pub fn agent_key(name: &str, form: super::agent::Form) -> String {
+    format!("{AGENT}.{name}.{}", form.key())
+}
+/// Commands run in a new worktree before the session's command (multi-valued,
+/// in order; an empty value clears the ones before it). Only from git config.
+pub const SETUP: &str = "bullpen.setup";
+/// The file at the top of the main worktree naming the ignored files to copy
+/// into a new worktree (gitignore syntax).
+pub const WORKTREE_INCLUDE: &str = ".worktreeinclude";
+/// The key that detaches `git bullpen attach` (default Ctrl-\\).
+pub const DETACH_KEY: &str = "bullpen.detachKey";
 
 /// Overrides the platform data dir (e.g. `~/.local/share/bullpen`).
 pub const ENV_HOME: &str = "BULLPEN_HOME";
@@ -16,6 +30,10 @@ pub const ENV_HOSTNAME: &str = "BULLPEN_HOSTNAME";
 pub const ENV_SESSION: &str = "BULLPEN_SESSION";
 pub const ENV_BRANCH: &str = "BULLPEN_BRANCH";
 pub const ENV_WORKTREE: &str = "BULLPEN_WORKTREE";
+/// Set for the session's command and setup: the repository's main worktree,
+/// and the commit the session started from.
+pub const ENV_MAIN_WORKTREE: &str = "BULLPEN_MAIN_WORKTREE";
+pub const ENV_BASE: &str = "BULLPEN_BASE";
 
 /// How wide `ls`'s table may be (as git reads it), before the terminal's width.
 pub const ENV_COLUMNS: &str = "COLUMNS";

@@ -68,6 +68,12 @@ pub struct Process {
     /// supervisor records `stopped` rather than `exited`.
     #[serde(default)]
     pub stop_requested_at: Option<String>,
+    /// `true` when the command runs on a pseudo-terminal the supervisor holds
+    /// (every `--bg` run since `attach` exists): the command then leads its own
+    /// session (its process group's session id is its own pid, not the
+    /// supervisor's), and `git bullpen attach` can connect to it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminal: bool,
     /// The command this run runs (argv): the session's own `command`, or what
     /// `resume <id> -- <cmd>` named for this run only. Absent in records from
     /// before runs recorded it (their run ran `command`).
@@ -134,6 +140,15 @@ pub struct Record {
     /// runs again. A one-off `resume <id> -- <cmd>` leaves it as it is (its argv
     /// is the run's, in `process.command`); `resume --save` replaces it.
     pub command: Vec<String>,
+    /// The agent the session runs (`spawn --agent`, or `bullpen.agent`): a name
+    /// only. What it runs comes from this machine's profile of that name (see
+    /// `model::agent`); absent for a plain session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The extra arguments given after `--` to `spawn --agent`, passed to both
+    /// forms of the profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_args: Vec<String>,
     pub state: State,
     pub host: String,
     /// RFC 3339, UTC.
@@ -284,6 +299,8 @@ mod tests {
             base: "0".repeat(40),
             base_ref: None,
             command: vec!["sh".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state: State::Exited,
             host: "h".into(),
             created_at: "2026-01-01T00:00:00Z".into(),

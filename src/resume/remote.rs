@@ -1,34 +1,54 @@
 //! `resume <remote>/<id>`: continue here a session pushed from another machine.
 //!
 //! It becomes a new local session, created the way spawn creates one (the
-//! record first, the local proof, the worktree under this machine's root, all
-//! undone on failure), on a local `bullpen/<id>` that tracks the remote's
-//! branch. Its record's first commit has the remote record's commit as parent,
-//! so its history (the other machine's runs) comes along, and pushing it back is
-//! a fast-forward of the remote's record. What runs is the command given, or
-//! what a plain resume would run for the new session, decided by this machine
-//! alone: nothing from the remote record (its command, its paths, its
-//! processes) is used for anything but words.
+//! record first, the local proof, the worktree under this machine's root, made
+//! ready with `.worktreeinclude` and setup, all undone on failure), on a local
+//! `bullpen/<id>` that tracks the remote's branch. Its record's first commit has
+//! the remote record's commit as parent, so its history (the other machine's
+//! runs) comes along, and pushing it back is a fast-forward of the remote's
+//! record. What runs is the command given, or what a plain resume would run for
+//! a session this machine has recorded nothing of
+//! (`resume::command::plain_command_from_elsewhere`): for an agent session, this
+//! machine's profile of the agent the record names, with no extra arguments;
+//! for any other, nothing. Nothing else of the remote record (its command, its
+//! paths, its processes, its extra arguments) is used for anything but words.
 
 use anyhow::{Context, Result};
 
+use super::command::{plain_command_from_elsewhere, Plain};
 use crate::context::Ctx;
 use crate::git::store;
-use crate::model::command::{quoted, render_command};
+use crate::model::agent::{AgentName, Form};
+use crate::model::command::{escaped, quoted, render_command};
 use crate::model::record::ResumedFrom;
 use crate::model::remote::{branch_destination, tracking_branch, RemoteSession};
 use crate::model::{time, Error, Oid, Record, SessionId, State};
 use crate::run;
-use crate::spawn::{self, Seed};
+use crate::spawn::{self, include::Include, Seed, Spec};
 
 /// What to continue, and how.
 pub struct RemoteRequest {
     pub from: RemoteSession,
     /// The id here (default: its id there).
     pub as_id: Option<SessionId>,
-    /// The command to run; empty: what a plain resume runs (see [`plain_command`]).
+    /// The command to run, which becomes the new session's own; empty: what a
+    /// plain resume runs for a session from elsewhere (see [`choose`]).
     pub command: Vec<String>,
     pub bg: bool,
+    /// An agent session: its profile's start form, a new conversation (`--fresh`).
+    pub fresh: bool,
+    /// Run `bullpen.setup` in the new worktree (not `--no-setup`).
+    pub setup: bool,
+}
+
+/// What the new session runs now, and what it records as its own.
+struct Chosen {
+    /// What runs now.
+    argv: Vec<String>,
+    /// The session's own command (for an agent: its profile's start form).
+    own: Vec<String>,
+    /// The agent and the form that runs now.
+    agent: Option<(AgentName, Form)>,
 }
 
 /// Continue a fetched session here; the shell-style status of its command.
@@ -44,14 +64,32 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
                 if req.command.is_empty() {
                     String::new()
                 } else {
-                    format!(" -- {}", render_command(&req.command))
+                    format!(" -- {}", escaped(&render_command(&req.command)))
                 }
             ))
             .into());
     }
     let r = &remote.record;
-    let base = r.base.parse::<Oid>().unwrap_or(tip);
-    let mut record = spawn::new_record(ctx, &local_id, base, r.base_ref.clone(), &req.command);
+    let chosen = choose(ctx, &req, &local_id, r)?;
+    // What to copy into the worktree is read (and a pattern reaching outside it
+    // refused) before anything is created.
+    let include = Include::load(ctx)?;
+    // The base the other machine recorded, when it is a commit here (it comes
+    // with the branch); else the branch's tip.
+    let base = r
+        .base
+        .parse::<Oid>()
+        .ok()
+        .filter(|b| ctx.repo.resolve_commit(&b.to_string()).is_ok())
+        .unwrap_or(tip);
+    let no_args: &[String] = &[];
+    let spec = Spec {
+        base: "",
+        command: &chosen.own,
+        agent: chosen.agent.as_ref().map(|(name, _)| (name, no_args)),
+        setup: req.setup,
+    };
+    let mut record = spawn::new_record(ctx, &local_id, base, r.base_ref.clone(), &spec);
     record.resumed_from = Some(ResumedFrom {
         remote: from.remote.to_string(),
         id: from.id.clone(),
@@ -59,11 +97,6 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
         host: r.host.clone(),
         clone_id: r.clone_id.clone(),
     });
-    let argv = match req.command.is_empty() {
-        true => plain_command(ctx, &record, from, r)?,
-        false => req.command.clone(),
-    };
-    record.command = argv.clone();
     if matches!(r.state, State::Running | State::Provisioning) {
         ctx.ui.warn(format!(
             "{from} was recorded {} on {}{}; continuing it here as well forks it: only one of \
@@ -82,21 +115,111 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
             start: tip,
             upstream: Some(&upstream),
             event: &event,
+            include: &include,
+            setup: req.setup,
         },
     )?;
     let stored = &created.stored.record;
+    let running = match &chosen.agent {
+        Some((name, Form::Resume)) => format!(": agent {name}, continuing its conversation"),
+        Some((name, Form::Start)) => format!(": agent {name}, a new conversation"),
+        None => String::new(),
+    };
     ctx.ui.info(format!(
-        "session {} continues {from} (last on {}) on {}, tracking {}, in {}",
+        "session {} continues {from} (last on {}) on {}, tracking {}, in {}{running}",
         stored.id,
         r.host,
         stored.branch,
         upstream.strip_prefix("refs/remotes/").unwrap_or(&upstream),
         stored.worktree
     ));
+    let id = stored.id.clone();
     if req.bg {
-        return spawn::start_background(ctx, created, &argv);
+        return spawn::start_background(ctx, created, &chosen.argv);
     }
-    run::run_foreground(ctx, created.stored, &argv, "resumed")
+    let status = run::run_foreground(ctx, created.stored, &chosen.argv, "resumed")?;
+    // As after a plain resume: the agent may have found no conversation to
+    // continue here (it was saved on the other machine).
+    if let (Some((name, Form::Resume)), true) = (&chosen.agent, status != 0 && status < 128) {
+        ctx.ui.hint(format!(
+            "agent {name} exited {status}; if it had no conversation to continue in this \
+             worktree (it was on {}), start a new one: git bullpen resume {id} --fresh",
+            r.host
+        ));
+    }
+    Ok(status)
+}
+
+/// What the new session runs: the command given (then its own, a plain
+/// session), or what a plain resume runs for a session this machine has
+/// recorded nothing of (`resume::command`, the one chooser), decided before the
+/// session exists: for the agent the other machine's record names, this
+/// machine's profile (its resume form when the session ran there, its start
+/// form with `--fresh` or when it never ran), only with no extra arguments;
+/// for a plain session, a refusal saying what to type.
+fn choose(ctx: &Ctx, req: &RemoteRequest, local_id: &SessionId, r: &Record) -> Result<Chosen> {
+    let from = &req.from;
+    if !req.command.is_empty() {
+        return Ok(Chosen {
+            argv: req.command.clone(),
+            own: req.command.clone(),
+            agent: None,
+        });
+    }
+    // The other machine's record, as the session here would be: its agent, its
+    // extra arguments and whether it ran, and nothing this machine recorded.
+    let probe = Record {
+        id: local_id.clone(),
+        branch: local_id.branch(),
+        ..r.clone()
+    };
+    let chosen = plain_command_from_elsewhere(ctx, &probe, req.fresh, &from.to_string());
+    if r.agent.is_none() {
+        // A plain session's command from elsewhere never runs: the chooser
+        // refuses it (`may_run_recorded` with nothing recorded here); say so
+        // as it applies to a session that does not exist here yet.
+        if req.fresh {
+            return Err(Error::usage(format!(
+                "{from} runs no agent: --fresh starts an agent's new conversation"
+            ))
+            .hint(format!(
+                "name the command: git bullpen resume {from} -- <command>"
+            ))
+            .into());
+        }
+        let mut e = Error::refused(format!(
+            "nothing on this machine says what to run for {from}: a command from another \
+             machine's record is never run unless you name it"
+        ))
+        .hint(format!(
+            "name the command: git bullpen resume {from} -- <command>"
+        ));
+        let theirs = render_command(&r.command);
+        if !theirs.is_empty() && !theirs.chars().any(char::is_control) {
+            e = e.hint(format!(
+                "the command recorded on {}: git bullpen resume {from} -- {theirs}",
+                quoted(&r.host)
+            ));
+        }
+        return Err(match chosen {
+            Err(_) => e.into(),
+            Ok(_) => anyhow::Error::from(e)
+                .context("internal: a command from elsewhere was chosen to run"),
+        });
+    }
+    let Plain { argv, agent } = chosen?;
+    let Some((name, form)) = agent else {
+        // The chooser runs an agent's profile for a record that names one.
+        anyhow::bail!("internal: no agent profile chosen for {from}");
+    };
+    // The session's own command, as spawn --agent records it: the start form.
+    let own = crate::agent::argv(ctx, &name, Form::Start, &[], Some(local_id))
+        .unwrap_or_else(|_| argv.clone());
+    Ok(Chosen {
+        argv,
+        own,
+        agent: Some((name, form)),
+    })
 }
 
 /// The fetched record of `from`, checked again (any ref can be written by hand).
@@ -142,39 +265,6 @@ fn remote_branch(ctx: &Ctx, from: &RemoteSession) -> Result<(String, Oid)> {
              (`git bullpen push`)"
         ))
         .into()),
-    }
-}
-
-/// What `resume <remote>/<id>` runs with nothing after `--`: what a plain
-/// resume runs for the local session it is about to create (`local`, whose
-/// command is empty: nothing is taken from the remote record), asked of
-/// resume's own choice, so that this machine alone decides. A new session has
-/// no command recorded here, so today that is a refusal that says what to type.
-fn plain_command(
-    ctx: &Ctx,
-    local: &Record,
-    from: &RemoteSession,
-    remote: &Record,
-) -> Result<Vec<String>> {
-    match super::plain_command(ctx, local) {
-        Ok(argv) if !argv.is_empty() => Ok(argv),
-        _ => {
-            let mut e = Error::refused(format!(
-                "nothing on this machine says what to run for {from}: a command from another \
-                 machine's record is never run unless you name it"
-            ))
-            .hint(format!(
-                "name the command: git bullpen resume {from} -- <command>"
-            ));
-            let theirs = render_command(&remote.command);
-            if !theirs.is_empty() && !theirs.chars().any(char::is_control) {
-                e = e.hint(format!(
-                    "the command recorded on {}: git bullpen resume {from} -- {theirs}",
-                    quoted(&remote.host)
-                ));
-            }
-            Err(e.into())
-        }
     }
 }
 

@@ -1,6 +1,7 @@
-//! Claiming a run: the one compare-and-swap that makes a record say `running`
-//! with the command's pid, then the local proof that this machine started it
-//! (`trust::local`), both while the command is still held at the gate.
+//! Claiming a run: the local proof that this machine started it (`trust::local`,
+//! `run-<pid>.json`), then the one compare-and-swap that makes a record say
+//! `running` with the command's pid, both while the command is still held at
+//! the gate.
 //!
 //! The claim records what this run runs in `process.command` and leaves the
 //! session's own `command` (and the local `command.json`) as they are: a
@@ -26,6 +27,8 @@ pub struct Claim<'a> {
     pub run_start: Option<Oid>,
     /// The background log, when there is one.
     pub log: Option<String>,
+    /// The supervisor's socket (runs on a terminal): local proof only.
+    pub socket: Option<String>,
 }
 
 /// Claim the run against exactly `stored` (no retry: a lost race runs nothing).
@@ -35,7 +38,7 @@ pub struct Claim<'a> {
 pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     let id = &stored.record.id;
     let local = Local::of(&ctx.layout, id);
-    let run = local_run(&c.process);
+    let run = local_run(&c.process, c.socket.clone());
     local.write_run(&run).with_context(|| {
         format!("cannot write what this machine knows about session {id}'s run; nothing was run")
     })?;
@@ -63,11 +66,19 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
             e.context(format!("cannot record that session {id} is running"))
         }
     })?;
+    // The run this claim replaced is over for good (nothing of it lives: the
+    // start checked, and the claim landed on exactly that record): its proof
+    // authorises nothing now, and a socket its killed supervisor left goes.
+    if let Some(previous) = &stored.record.process {
+        if previous.pid != run.command.pid {
+            super::finish::forget_run(ctx, id, previous.pid);
+        }
+    }
     Ok(claimed)
 }
 
 /// The local proof of the run a record's process describes.
-fn local_run(p: &Process) -> LocalRun {
+fn local_run(p: &Process, socket: Option<String>) -> LocalRun {
     LocalRun {
         schema: LOCAL_SCHEMA,
         command: ProcessRef {
@@ -82,5 +93,7 @@ fn local_run(p: &Process) -> LocalRun {
         }),
         background: p.background,
         started_at: p.started_at.clone(),
+        terminal: p.terminal,
+        socket,
     }
 }

@@ -6,7 +6,8 @@ use anyhow::{Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::command::{quoted, render_command};
-use crate::model::{Exit, Oid, Record, State};
+use crate::model::{Exit, Oid, Record, SessionId, State};
+use crate::sys::{procfs, socket};
 use crate::trust::local::Local;
 
 /// Record the end of a run and write the provenance notes for the commits it made.
@@ -62,11 +63,32 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
     }
     // The run has ended: its local proof has nothing left to authorise.
     if let Some(p) = &record.process {
-        if let Err(e) = Local::of(&ctx.layout, &record.id).remove_run(p.pid) {
-            ctx.ui.warn(format!("{e:#}"));
-        }
+        forget_run(ctx, &record.id, p.pid);
     }
     Ok(done)
+}
+
+/// Forget a run that is over (its end is recorded, or a newer run's claim
+/// replaced it): its local proof has nothing left to authorise. The socket it
+/// names goes with it when the supervisor that made it is gone (killed; a
+/// living supervisor removes its own before it records the end), so a killed
+/// run leaves nothing behind. The path comes from the local proof only.
+pub fn forget_run(ctx: &Ctx, id: &SessionId, pid: u32) {
+    let local = Local::of(&ctx.layout, id);
+    if let Ok(Some(run)) = local.run(pid) {
+        let dead = run
+            .supervisor
+            .as_ref()
+            .is_some_and(|s| !s.is(&procfs::identity(s.pid)));
+        if let (true, Some(path)) = (dead, &run.socket) {
+            if let Err(e) = socket::remove_socket(std::path::Path::new(path)) {
+                ctx.ui.warn(format!("{e:#}"));
+            }
+        }
+    }
+    if let Err(e) = local.remove_run(pid) {
+        ctx.ui.warn(format!("{e:#}"));
+    }
 }
 
 fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {

@@ -5,6 +5,8 @@
 //! path), create the record (`provisioning`: the arbiter for the id under races),
 //! then `git worktree add -b` under the per-repository lock, and mark it `ready`.
 
+pub mod include;
+pub mod ready;
 pub mod undo;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::Unresolved;
+use crate::model::agent::AgentName;
 use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
@@ -31,15 +34,23 @@ pub struct Provisioned {
     pub created_dirs: Vec<PathBuf>,
 }
 
-/// Create the record, branch and worktree of a new session, leaving it `ready`.
-/// On failure nothing it created is left behind. With no `id`, ids are generated
-/// until one is free (the record's create-if-absent is the arbiter under races).
-pub fn create_session(
-    ctx: &Ctx,
-    id: Option<&SessionId>,
-    base: &str,
-    command: &[String],
-) -> Result<Provisioned> {
+/// What a new session runs, and how its worktree is made ready.
+pub struct Spec<'a> {
+    pub base: &'a str,
+    /// The session's own command (for an agent: its profile's start form).
+    pub command: &'a [String],
+    /// The agent it runs and its extra arguments (`spawn --agent`, `bullpen.agent`).
+    pub agent: Option<(&'a AgentName, &'a [String])>,
+    /// Run `bullpen.setup` in the new worktree (not `--no-setup`).
+    pub setup: bool,
+}
+
+/// Create the record, branch and worktree of a new session and make the
+/// worktree ready (`.worktreeinclude`, setup), leaving it `ready`. On failure
+/// nothing it created is left behind. With no `id`, ids are generated until one
+/// is free (the record's create-if-absent is the arbiter under races).
+pub fn create_session(ctx: &Ctx, id: Option<&SessionId>, spec: &Spec) -> Result<Provisioned> {
+    let base = spec.base;
     let base_oid = ctx
         .repo
         .resolve_commit(base)
@@ -47,8 +58,11 @@ pub fn create_session(
     // The branch (or tag) it names, for `ls --status` to say how far behind it
     // the session falls.
     let base_ref = ctx.repo.named_ref(base);
+    // What to copy into the worktree is read, and refused when a pattern
+    // reaches outside it, before anything is created.
+    let include = include::Include::load(ctx)?;
     let provision = |id: &SessionId| {
-        let record = new_record(ctx, id, base_oid, base_ref.clone(), command);
+        let record = new_record(ctx, id, base_oid, base_ref.clone(), spec);
         provision(
             ctx,
             Seed {
@@ -57,6 +71,8 @@ pub fn create_session(
                 start: base_oid,
                 upstream: None,
                 event: "provisioning",
+                include: &include,
+                setup: spec.setup,
             },
         )
     };
@@ -138,14 +154,15 @@ pub fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
 }
 
 /// The record of a new session, `provisioning`, naming this process as its
-/// spawner and this clone as its creator.
+/// spawner and this clone as its creator; its command and agent from `spec`.
 pub fn new_record(
     ctx: &Ctx,
     id: &SessionId,
     base: Oid,
     base_ref: Option<String>,
-    command: &[String],
+    spec: &Spec,
 ) -> Record {
+    let command = spec.command;
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let clone_id = crate::trust::local::clone_id(&ctx.layout)
@@ -159,6 +176,8 @@ pub fn new_record(
         base: base.to_string(),
         base_ref,
         command: command.to_vec(),
+        agent: spec.agent.map(|(name, _)| name.to_string()),
+        agent_args: spec.agent.map(|(_, a)| a.to_vec()).unwrap_or_default(),
         state: State::Provisioning,
         host: procfs::hostname(),
         created_at: now.clone(),
@@ -175,8 +194,10 @@ pub fn new_record(
 }
 
 /// How a new session comes to be: its `provisioning` record (from
-/// [`new_record`]), the record commit it continues (a remote's, for `resume
-/// <remote>/<id>`), and where its branch starts.
+/// [`new_record`]: its command, agent and extra arguments are what this
+/// machine records as the session's own in `command.json`), the record commit
+/// it continues (a remote's, for `resume <remote>/<id>`), where its branch
+/// starts, and how its worktree is made ready.
 pub struct Seed<'a> {
     pub record: Record,
     /// The parent of the record's first commit.
@@ -188,6 +209,10 @@ pub struct Seed<'a> {
     pub upstream: Option<&'a str>,
     /// The event of the record's first commit.
     pub event: &'a str,
+    /// What `.worktreeinclude` copies into the worktree (read before anything is created).
+    pub include: &'a Option<include::Include>,
+    /// Run `bullpen.setup` in the new worktree.
+    pub setup: bool,
 }
 
 /// Create a session from `seed` (its id checked free first), leaving it
@@ -204,6 +229,8 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
         start: base,
         upstream,
         event,
+        include,
+        setup,
     } = seed;
     let id = &record.id.clone();
     let path = ctx.layout.worktree_path(id);
@@ -216,6 +243,7 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
     }
     let spawner = record.spawner.clone();
     let command = record.command.clone();
+    let agent = record.agent.clone().map(|a| (a, record.agent_args.clone()));
     let stored = store::create_from(&ctx.repo, record, parent, event).map_err(|e| {
         if store::is_conflict(&e) {
             e.context(Error::refused(format!(
@@ -239,7 +267,12 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
                 spawner,
             })
         })
-        .and_then(|()| local.write_command(&command));
+        .and_then(|()| {
+            let agent = agent
+                .as_ref()
+                .map(|(name, args)| (name.as_str(), args.as_slice()));
+            local.write_command(&command, agent)
+        });
     let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base, upstream)) {
         Ok(dirs) => dirs,
         Err(e) => {
@@ -247,6 +280,20 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
             return Err(e);
         }
     };
+    // Ready to work in: the ignored files `.worktreeinclude` names, then setup,
+    // while the record still says `provisioning` (gc and resume leave it to
+    // this spawn). A failure takes everything away again.
+    if let Err(e) = ready::make_ready(ctx, &stored.record, include, setup) {
+        match Lock::acquire(&ctx.layout.lock_path()) {
+            Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
+            Err(undo) => ctx.ui.warn(format!("{undo:#}")),
+        }
+        remove_empty_dirs(&created_dirs);
+        forget(ctx, &stored, &local);
+        return Err(e.context(format!(
+            "session {id} was not created; nothing of it is left"
+        )));
+    }
     // One compare-and-swap from the record this spawn created: if anything
     // changed it meanwhile, the session is not this spawn's to hand out.
     match store::try_update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready) {

@@ -145,6 +145,7 @@ fn stop_orphaned(
         "session {id} is lost (its supervisor is gone); ending what is left of it"
     ));
     let how = terminate(&id, authority, timeout)?;
+    // `finish` forgets the run, and the socket its killed supervisor left.
     let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
     report(ctx, &done.record, how);
     Ok(0)

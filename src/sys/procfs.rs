@@ -85,11 +85,7 @@ pub fn is_session_alive(recorded: &Process) -> bool {
 
 /// The living members of a process group now (zombies do not count: they have ended).
 pub fn group_members(group: &Group) -> Vec<u32> {
-    all_processes()
-        .iter()
-        .filter(|p| group.has_member(p))
-        .map(|p| p.pid)
-        .collect()
+    group.members(&all_processes())
 }
 
 /// This process's process group.

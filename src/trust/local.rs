@@ -5,13 +5,17 @@
 //! - `command.json`: the session's command as this machine recorded it (spawn,
 //!   or `resume --save`); a plain `resume` runs it;
 //! - `run-<pid>.json`: a run this machine started, by its command's pid (`stop`
-//!   may signal it). Written before the run's claim (so that the proof exists as
+//!   may signal it; `attach` may connect to the socket it names, and only this
+//!   file names it). Written before the run's claim (so that the proof exists as
 //!   soon as the record says `running`), removed when the claim is lost or the
 //!   run's end is recorded.
 //!
 //! Each file has one writer (spawn for `created`; spawn, then `resume --save`
 //! for `command`; the claimer of a run for its `run-<pid>`) and is replaced
 //! atomically.
+//!
+//! Beside them, `attached.json` is status, not proof: the terminal attached to
+//! the run right now, written and removed by the run's supervisor.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -20,10 +24,12 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::local::{Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
+use crate::model::local::{Attached, Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
 use crate::model::{time, SessionId};
 use crate::sys::atomic;
 use crate::sys::layout::Layout;
+
+const ATTACHED: &str = "attached.json";
 
 /// This clone's id: 32 random hex digits in `<common>/bullpen/clone-id`, made on
 /// first use (of two racing first uses, one wins and both read it). Records
@@ -108,12 +114,16 @@ impl Local {
         self.read("command.json")
     }
 
-    pub fn write_command(&self, argv: &[String]) -> Result<()> {
+    /// Record the session's command, and its agent (name and extra arguments)
+    /// when it runs one (`None`: a plain session).
+    pub fn write_command(&self, argv: &[String], agent: Option<(&str, &[String])>) -> Result<()> {
         self.write(
             "command.json",
             &LocalCommand {
                 schema: LOCAL_SCHEMA,
                 argv: argv.to_vec(),
+                agent: agent.map(|(name, _)| name.to_owned()),
+                agent_args: agent.map(|(_, args)| args.to_vec()).unwrap_or_default(),
                 recorded_at: time::now_rfc3339(),
             },
         )
@@ -130,7 +140,24 @@ impl Local {
 
     /// Forget a run (its claim was lost, or its end is recorded).
     pub fn remove_run(&self, pid: u32) -> Result<()> {
-        let path = self.dir.join(format!("run-{pid}.json"));
+        self.remove_file(&format!("run-{pid}.json"))
+    }
+
+    pub fn attached(&self) -> Result<Option<Attached>> {
+        self.read(ATTACHED)
+    }
+
+    pub fn write_attached(&self, attached: &Attached) -> Result<()> {
+        self.write(ATTACHED, attached)
+    }
+
+    pub fn remove_attached(&self) -> Result<()> {
+        self.remove_file(ATTACHED)
+    }
+
+    /// Remove one file of the session's; one already gone is fine.
+    fn remove_file(&self, name: &str) -> Result<()> {
+        let path = self.dir.join(name);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(e).with_context(|| format!("cannot remove {}", path.display()))

@@ -262,14 +262,17 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
     if runs {
         entries.push((
             format!(
-                "{}, {}, {}",
+                "{}, {}, {}, {}, {}",
                 config::ENV_SESSION,
                 config::ENV_BRANCH,
-                config::ENV_WORKTREE
+                config::ENV_WORKTREE,
+                config::ENV_MAIN_WORKTREE,
+                config::ENV_BASE
             ),
-            "Set for a session's command: the session id, its branch (bullpen/<id>) and \
-             its worktree, so agents and scripts can tell where they are. bullpen does not \
-             read them.",
+            "Set for a session's command and its setup commands: the session id, its branch \
+             (bullpen/<id>), its worktree, the repository's main worktree and the commit the \
+             session started from (full object id), so agents and scripts can tell where \
+             they are. bullpen does not read them.",
         ));
     }
     if all || matches!(sub, Some("spawn" | "resume" | "ls")) {
@@ -284,8 +287,16 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
     if all || sub == Some("spawn") {
         entries.push((
             "SHELL".to_owned(),
-            "The command of a new session when none is given and git config bullpen.command \
-             is unset (then /bin/sh).",
+            "The command of a new session when none is given and git config bullpen.agent \
+             and bullpen.command are unset (then /bin/sh).",
+        ));
+    }
+    if all || matches!(sub, Some("spawn" | "resume" | "attach")) {
+        entries.push((
+            "XDG_RUNTIME_DIR".to_owned(),
+            "Where background runs put the sockets that git bullpen attach connects to: \
+             $XDG_RUNTIME_DIR/bullpen/ (a directory only you can enter), else \
+             /tmp/bullpen-<uid>/.",
         ));
     }
     if all || sub == Some("ls") {
@@ -351,9 +362,39 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
     }
     if matches!(sub, None | Some("spawn")) {
         entries.push((
+            config::AGENT,
+            "The agent a new session runs when spawn is given no command and no --agent: \
+             the name of a profile (claude, codex, or one of bullpen.agent.<name>.*).",
+        ));
+        entries.push((
             config::COMMAND,
-            "The command of a new session when spawn is given none, run with /bin/sh -c \
-             (default: $SHELL, else /bin/sh).",
+            "The command of a new session when spawn is given none and bullpen.agent is \
+             unset, run with /bin/sh -c (default: $SHELL, else /bin/sh).",
+        ));
+    }
+    if matches!(sub, None | Some("spawn" | "resume")) {
+        entries.push((
+            "bullpen.agent.<name>.command, bullpen.agent.<name>.resume",
+            "An agent's profile: how to start it, and how to continue its most recent \
+             conversation in the current directory; each run with /bin/sh -c, with the \
+             session's extra arguments after it (as \"$@\"). They override the built-in \
+             profiles key by key: claude (claude, claude --continue) and codex (codex, codex \
+             resume --last). Read only from this machine's git config, never from a record.",
+        ));
+        entries.push((
+            config::SETUP,
+            "Commands run in a new worktree (and one resume recreates), in order, with \
+             /bin/sh -c, before the session's command, with its environment; multi-valued \
+             (git config --add), an empty value clears the ones before it. If one fails, \
+             nothing of the new session is left. Only from git config, never from a file in \
+             the repository. --no-setup skips them.",
+        ));
+    }
+    if matches!(sub, None | Some("attach")) {
+        entries.push((
+            config::DETACH_KEY,
+            "The key that detaches git bullpen attach from a session: ctrl-<key> or ^<key> \
+             (default: ctrl-\\).",
         ));
     }
     if matches!(sub, None | Some("push" | "fetch" | "resume" | "ls")) {
@@ -420,6 +461,13 @@ fn files(roff: &mut Roff) {
             "The session's worktree (or <bullpen.worktreeRoot>/<id>), made by git worktree add.",
         ),
         (
+            ".worktreeinclude",
+            "At the top of the main worktree, in gitignore syntax: the ignored files of the \
+             main worktree that spawn copies into a new worktree (a copy-on-write clone where \
+             the file system can). Never a tracked file, never through a symbolic link; a \
+             pattern with a .. component is refused.",
+        ),
+        (
             "<git common dir>/bullpen/logs/<id>.log",
             "The output of the session's background runs, appended, each ending with a line \
              saying how the run ended and after how long. Removed by rm.",
@@ -428,8 +476,16 @@ fn files(roff: &mut Roff) {
             "<git common dir>/bullpen/local/<id>/",
             "What this machine knows about the session, which no fetch brings: created.json \
              (spawn created its worktree here, under this root: the authority to delete it), \
-             command.json (the command recorded here: a plain resume runs only it), run.json \
-             (the run started here: the authority to signal it).",
+             command.json (the command recorded here: a plain resume runs only it), \
+             run-<pid>.json (a run started here, by its command's pid: the authority to signal \
+             it, and the only word for where its terminal's socket is), attached.json (the \
+             terminal attached to the run now, as its supervisor says).",
+        ),
+        (
+            "$XDG_RUNTIME_DIR/bullpen/s<pid>-<start>.sock",
+            "A background run's socket (or under /tmp/bullpen-<uid>/), which git bullpen \
+             attach connects to: in a directory only you can enter, removed when the run \
+             ends, and that of a killed run by stop or by the session's next run.",
         ),
         (
             "<git common dir>/bullpen/clone-id",
@@ -480,8 +536,26 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
                 "wait",
                 "The exit status of the last session's run; 124 when --timeout ran out.",
             );
+            tagged(
+                roff,
+                "attach",
+                "0 when detached; the run's status when it ended while attached.",
+            );
         }
         Some("spawn" | "resume") => tagged(roff, "0 ... 255", passthrough),
+        Some("attach") => {
+            tagged(
+                roff,
+                "0",
+                "Detached (the detach key, or another terminal took over).",
+            );
+            tagged(
+                roff,
+                "0 ... 255",
+                "The run ended while attached: its exit status (128+N when it was killed \
+                 by signal N).",
+            );
+        }
         Some("wait") => {
             tagged(
                 roff,
@@ -689,7 +763,7 @@ fn docs_man_pages_render_with_man() {
             ),
             (
                 "GIT CONFIGURATION",
-                uses_the_root(sub) || matches!(sub, Some("push" | "fetch")),
+                uses_the_root(sub) || matches!(sub, Some("push" | "fetch" | "attach")),
             ),
             ("FILES", sub.is_none()),
         ];

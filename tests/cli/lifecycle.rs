@@ -298,16 +298,22 @@ fn wait_gives_up_after_its_timeout_and_says_so_for_a_lost_run() {
 #[test]
 fn stop_of_a_lost_session_returns_only_once_what_it_signalled_is_gone() {
     let env = Bg::new();
-    // A command whose children ignore SIGTERM and take their time.
+    // A command whose children ignore SIGTERM and take their time. It ignores
+    // SIGHUP too, so that it outlives the hang-up of its terminal when its
+    // supervisor dies (on its terminal it leads its own session).
     env.spawn_bg(
         "a",
-        &["sh", "-c", "trap '' TERM; sleep 1000 & sleep 1000 & wait"],
+        &[
+            "sh",
+            "-c",
+            "trap '' TERM HUP; sleep 1000 & sleep 1000 & wait",
+        ],
     );
     let rec = env.record("a");
     let pgid = rec["process"]["pid"].as_u64().unwrap() as u32;
     let sid = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
     let members: Vec<ProcStat> = wait_for("the shell and its two children", || {
-        let m = group_members(pgid, sid);
+        let m = group_members(pgid, pgid);
         (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
     });
     kill(sid, libc::SIGKILL);

@@ -5,6 +5,8 @@
 mod hermetic;
 mod support;
 
+mod agents;
+mod attach;
 mod bg;
 mod color;
 mod docs;
@@ -15,6 +17,8 @@ mod lifecycle;
 mod ls;
 mod messages;
 mod provisioning;
+mod pty;
+mod ready;
 mod remote;
 mod repo;
 mod resume;

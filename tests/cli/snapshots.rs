@@ -183,18 +183,18 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     bullpen: session g-running on bullpen/g-running in [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
     bullpen: running in the background (pid [PID]); output: git bullpen logs g-running; end it: git bullpen stop g-running
     ");
-    insta::assert_snapshot!(show(&env, &["ls", "--all"]), @r"
+    insta::assert_snapshot!(show(&env, &["ls", "--all"]), @"
     $ git bullpen ls --all
     exit 0
     --- stdout
-      ID           STATE                BRANCH  WORKTREE
+      ID           STATE                       BRANCH  WORKTREE
       a-done       exited 0 [T] ago  +1      a-done
       b-failed     exited 3 [T] ago  +0      b-failed
       c-killed     exited sig15 [T] ago  +0      c-killed
       d-missing    missing [T] ago  +0      d-missing
       e-no-branch  missing [T] ago  gone    e-no-branch
       f-collected  collected [T] ago  +0      f-collected
-      g-running    running [T]  +0      g-running
+      g-running    running [T] (no output yet)  +0      g-running
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
 }
@@ -299,7 +299,7 @@ fn refusals_and_errors() {
             &["resume", "f-outside", "--", "touch", "ran"],
             &["resume", "h-running", "--", "touch", "ran"],
             &["spawn", "d-taken", "--", "touch", "ran"],
-            &["spawn", "--bg", "g-no-command"],
+            &["attach", "d-taken"],
             &["logs", "d-taken"],
             &["stop", "d-taken"],
             &["stop", "nope"],
@@ -353,11 +353,11 @@ fn refusals_and_errors() {
     fatal: session id 'd-taken' is already in use
     hint: see `git bullpen ls --all d-taken`; pick another id
 
-    $ git bullpen spawn --bg g-no-command
+    $ git bullpen attach d-taken
     exit 128
     --- stderr
-    fatal: spawn --bg needs a command
-    hint: give one after `--`, or set git config bullpen.command (a background run has no terminal for an interactive shell)
+    fatal: session d-taken is not running (exited, exit 0); there is nothing to attach to
+    hint: start it again in the background: git bullpen resume --bg d-taken; its output so far: git bullpen logs d-taken
 
     $ git bullpen logs d-taken
     exit 128
@@ -460,4 +460,107 @@ fn lifecycle_messages() {
     fatal: no session named 'nope'
     hint: see `git bullpen ls --all` for the sessions there are
     ");
+}
+
+#[test]
+fn agent_and_ready_worktree_messages() {
+    let env = Env::new();
+    // Profiles whose forms run nothing, so the sessions are real without an agent.
+    env.git_out(&["config", "bullpen.agent.claude.command", "true"]);
+    env.git_out(&["config", "bullpen.agent.claude.resume", "false"]);
+    env.git_out(&["config", "bullpen.agent.mine.command", "true"]);
+    env.bullpen(&["spawn", "--agent", "claude", "a-agent"]).ok();
+    env.bullpen(&["spawn", "--agent", "claude", "b-forged"])
+        .ok();
+    env.edit_record("b-forged", |r| r["agent"] = "nosuch".into());
+    env.bullpen(&["spawn", "--agent", "claude", "c-args", "--", "--model", "x"])
+        .ok();
+    env.edit_record("c-args", |r| {
+        r["agent_args"] = serde_json::json!(["--yolo"])
+    });
+    env.bullpen(&["spawn", "--agent", "mine", "d-mine"]).ok();
+    env.bullpen(&["spawn", "e-plain", "--", "true"]).ok();
+    let table = show_all(
+        &env,
+        &[
+            &["resume", "a-agent"][..],
+            &["resume", "b-forged"],
+            &["resume", "c-args"],
+            &["resume", "d-mine"],
+            &["resume", "e-plain", "--fresh"],
+            &["spawn", "--agent", "nosuch", "f-new"],
+        ],
+    );
+    insta::assert_snapshot!(table, @r#"
+    $ git bullpen resume a-agent
+    exit 1
+    --- stderr
+    bullpen: resuming session a-agent on bullpen/a-agent in [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-agent: agent claude, continuing its conversation
+    hint: agent claude exited 1; if it had no conversation to continue in this worktree, start a new one: git bullpen resume a-agent --fresh
+
+    $ git bullpen resume b-forged
+    exit 3
+    --- stderr
+    fatal: not running agent 'nosuch' for session b-forged: its recorded agent or arguments are not what this machine recorded (agent 'claude'; the record may come from a fetch or a hand edit)
+    hint: name the command to run: git bullpen resume b-forged -- <command>
+
+    $ git bullpen resume c-args
+    exit 3
+    --- stderr
+    fatal: not running agent 'claude' with the arguments '--yolo' for session c-args: its recorded agent or arguments are not what this machine recorded (agent 'claude'; the record may come from a fetch or a hand edit)
+    hint: name the command to run: git bullpen resume c-args -- <command>
+
+    $ git bullpen resume d-mine
+    exit 3
+    --- stderr
+    fatal: cannot resume session d-mine, which runs agent 'mine'; nothing was run: agent 'mine' has no resume form on this machine: git config bullpen.agent.mine.resume is not set
+    hint: set it to how to continue its conversation: git config bullpen.agent.mine.resume '...'
+    hint: or start a new conversation: git bullpen resume d-mine --fresh
+
+    $ git bullpen resume e-plain --fresh
+    exit 129
+    --- stderr
+    error: session e-plain runs no agent: --fresh starts an agent's new conversation
+    hint: run its command again with `git bullpen resume e-plain`, or another one after `--`
+
+    $ git bullpen spawn --agent nosuch f-new
+    exit 128
+    --- stderr
+    fatal: no agent profile named 'nosuch' on this machine
+    hint: define one: git config bullpen.agent.nosuch.command '<how to start it>' and git config bullpen.agent.nosuch.resume '<how to continue its conversation>' (built in: claude, codex)
+
+    "#);
+
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n../secrets/*\n").unwrap();
+    let refused = show_all(&env, &[&["spawn", "g-include", "--", "true"][..]]);
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n").unwrap();
+    std::fs::write(env.repo.join(".gitignore"), ".env\n").unwrap();
+    std::fs::write(env.repo.join(".env"), "A=1\n").unwrap();
+    env.git_out(&["config", "--add", "bullpen.setup", "echo installing"]);
+    env.git_out(&[
+        "config",
+        "--add",
+        "bullpen.setup",
+        "echo 'npm ERR! missing script: ci' >&2; exit 1",
+    ]);
+    let setup = show_all(&env, &[&["spawn", "h-setup", "--", "true"][..]]);
+    insta::assert_snapshot!(format!("{refused}\n{setup}"), @r#"
+    $ git bullpen spawn g-include -- true
+    exit 3
+    --- stderr
+    fatal: [ROOT]/repo/.worktreeinclude:2: the pattern '../secrets/*' reaches outside the worktree; nothing was created
+    hint: patterns in .worktreeinclude name files inside the main worktree (gitignore syntax, relative to its top); remove the `..`
+
+    $ git bullpen spawn h-setup -- true
+    exit 128
+    --- stderr
+    bullpen: copied from the main worktree (.worktreeinclude): .env (1 file)
+    bullpen: setup 1/2: echo installing
+    installing
+    bullpen: setup 2/2: echo 'npm ERR! missing script: ci' >&2; exit 1
+    npm ERR! missing script: ci
+    fatal: session h-setup was not created; nothing of it is left: setup command `echo 'npm ERR! missing script: ci' >&2; exit 1` failed (exit 1) in [ROOT]/bullpen-home/worktrees/repo-[KEY]/h-setup
+    hint: fix it (git config --get-all bullpen.setup), or spawn with --no-setup to skip setup
+
+    "#);
 }
