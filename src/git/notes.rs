@@ -92,7 +92,10 @@ impl Repo {
         if self.is_ancestor(theirs, ours)? {
             return Ok(NotesMerge::UpToDate);
         }
-        if self.is_ancestor(ours, theirs)? {
+        // Theirs descends from ours, but a descendant can drop or rewrite a note
+        // (`git notes remove`, a forged commit): a fast-forward only when it
+        // holds every text of ours, else the union below, as for any two sides.
+        if self.is_ancestor(ours, theirs)? && self.holds_every_note(ours, theirs)? {
             self.update_ref(notes_ref, theirs, Expect::At(ours), &reflog)?;
             return Ok(NotesMerge::FastForward);
         }
@@ -143,6 +146,39 @@ impl Repo {
         let merged = self.write_commit(tree, message, vec![gid(ours)?, gid(theirs)?])?;
         self.update_ref(notes_ref, merged, Expect::At(ours), &reflog)?;
         Ok(NotesMerge::Merged { added, united })
+    }
+
+    /// Whether the notes commit `theirs` holds every note of `ours`, each with
+    /// every paragraph of our text (`model::notes::union`).
+    fn holds_every_note(&self, ours: Oid, theirs: Oid) -> Result<bool> {
+        let notes = |commit: Oid| -> Result<std::collections::HashMap<_, _>> {
+            let tree = self
+                .repo
+                .find_commit(gid(commit)?)
+                .with_context(|| format!("could not read notes commit {commit}"))?
+                .tree_id()
+                .with_context(|| format!("could not read the tree of notes commit {commit}"))?
+                .detach();
+            let mut out = Vec::new();
+            self.notes_in_tree(tree, String::new(), &mut out)?;
+            Ok(out.into_iter().collect())
+        };
+        let (mine, other) = (notes(ours)?, notes(theirs)?);
+        for (object, our_blob) in &mine {
+            match other.get(object) {
+                None => return Ok(false),
+                Some(their_blob) if their_blob == our_blob => {}
+                Some(their_blob) => {
+                    let annotated = oid(*object);
+                    let mine = self.note_text(*our_blob, annotated)?;
+                    let other = self.note_text(*their_blob, annotated)?;
+                    if union(&other, &mine) != Union::Ours {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// The text of a note, refused above [`MAX_NOTE_BYTES`] (a note that big

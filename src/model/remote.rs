@@ -28,6 +28,9 @@ pub const MAX_NOTE_BYTES: u64 = 1024 * 1024;
 /// The longest host name a record may carry (a DNS name is at most 253).
 pub const MAX_HOST_BYTES: usize = 255;
 
+/// The longest base ref name a record may carry.
+pub const MAX_REF_BYTES: usize = 1024;
+
 /// Where the checked copies of a remote's records live.
 pub const REMOTES_PREFIX: &str = "refs/bullpen/remotes/";
 /// Where a fetch puts what the remote has, unchecked.
@@ -283,6 +286,34 @@ pub fn check_record(id: &SessionId, bytes: &[u8]) -> Result<Record, Invalid> {
             quoted(&record.host)
         )));
     }
+    if let Some(agent) = &record.agent {
+        if agent.parse::<super::agent::AgentName>().is_err() {
+            return Err(Invalid::Field(format!(
+                "its agent {} is not an agent name",
+                quoted(agent)
+            )));
+        }
+    }
+    if record.base.parse::<super::Oid>().is_err() {
+        return Err(Invalid::Field(format!(
+            "its base {} is not a commit id",
+            quoted(&record.base)
+        )));
+    }
+    if let Some(base_ref) = &record.base_ref {
+        let plain_ref = plain_name(base_ref, MAX_REF_BYTES)
+            && base_ref.starts_with("refs/")
+            && !base_ref.contains("..")
+            && !base_ref
+                .chars()
+                .any(|c| c.is_whitespace() || "~^:?*[\\".contains(c));
+        if !plain_ref {
+            return Err(Invalid::Field(format!(
+                "its base ref {} is not a ref name",
+                quoted(base_ref)
+            )));
+        }
+    }
     if let Some(clone) = &record.clone_id {
         if !is_clone_id(clone) {
             return Err(Invalid::Field(format!(
@@ -446,7 +477,7 @@ mod tests {
     fn json(edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
         let mut v = serde_json::json!({
             "schema": 1, "id": "x", "branch": "bullpen/x", "worktree": "/w/x",
-            "base": "0", "command": ["claude"], "state": "running", "host": "laptop",
+            "base": "0123456789abcdef0123456789abcdef01234567", "command": ["claude"], "state": "running", "host": "laptop",
             "created_at": "t", "updated_at": "t",
         });
         edit(&mut v);
@@ -456,6 +487,14 @@ mod tests {
     #[test]
     fn a_record_must_be_the_sessions_own_and_plain() {
         assert!(check_record(&id("x"), &json(|_| {})).is_ok());
+        assert!(check_record(
+            &id("x"),
+            &json(|v| {
+                v["agent"] = "claude".into();
+                v["base_ref"] = "refs/heads/main".into();
+            })
+        )
+        .is_ok());
         type Edit = Box<dyn Fn(&mut serde_json::Value)>;
         let refused: Vec<(&str, Edit)> = vec![
             ("another id", Box::new(|v| v["id"] = "y".into())),
@@ -474,6 +513,19 @@ mod tests {
             (
                 "a long host",
                 Box::new(|v| v["host"] = "h".repeat(300).into()),
+            ),
+            ("no agent name", Box::new(|v| v["agent"] = "../x".into())),
+            (
+                "a base no commit id",
+                Box::new(|v| v["base"] = "HEAD".into()),
+            ),
+            (
+                "a base ref no ref name",
+                Box::new(|v| v["base_ref"] = "refs/heads/a\u{1b}[2J".into()),
+            ),
+            (
+                "a base ref outside refs/",
+                Box::new(|v| v["base_ref"] = "main".into()),
             ),
             (
                 "a forged clone id",

@@ -341,6 +341,20 @@ fn start_on_the_laptop_continue_on_the_build_box_see_both_on_the_laptop() {
         m.origin_ref("refs/bullpen/sessions/fix-login").as_deref(),
         Some(box_record.as_str())
     );
+    // The README's last step: the laptop's worktree goes on from the box's work.
+    let path = a.bullpen(env, &["path", "fix-login"]).ok().stdout;
+    a.git_out(
+        env,
+        &[
+            "-C",
+            path.trim(),
+            "merge",
+            "-q",
+            "--ff-only",
+            "origin/bullpen/fix-login",
+        ],
+    );
+    assert!(Path::new(path.trim()).join("box.txt").exists());
 }
 
 /// `git <args>` in the bare remote with `input` on stdin; trimmed stdout.
@@ -437,6 +451,15 @@ fn malformed_and_oversized_records_are_refused_while_the_others_arrive() {
             "Bad_Id",
             vec![("session.json", ok("Bad_Id"))],
             "invalid session id",
+        ),
+        (
+            "agent",
+            vec![("session.json", {
+                let mut v = record_json(&m, "agent");
+                v["agent"] = "x\u{1b}[2J".into();
+                serde_json::to_vec(&v).unwrap()
+            })],
+            "its agent 'x\\033[2J' is not an agent name",
         ),
     ];
     for (id, files, _) in &cases {
@@ -707,22 +730,24 @@ fn a_push_that_races_another_never_forces_over_it() {
         ),
     );
     let run = m.b.bullpen(env, &["push"]);
+    assert_eq!(
+        m.origin_ref("refs/bullpen/sessions/x").as_deref(),
+        Some(a_record.as_str()),
+        "B's record replaced A's newer one: {}",
+        run.stderr
+    );
+    assert_eq!(
+        m.origin_ref("refs/heads/bullpen/x").as_deref(),
+        Some(a_branch.as_str()),
+        "B's branch replaced A's newer one: {}",
+        run.stderr
+    );
     assert_eq!(run.code(), 1, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "warning: origin did not take refs/bullpen/sessions/x: [rejected]",
     );
     assert_contains(&run.stderr, "another push reached origin in between");
-    assert_eq!(
-        m.origin_ref("refs/bullpen/sessions/x").as_deref(),
-        Some(a_record.as_str()),
-        "B's record replaced A's newer one"
-    );
-    assert_eq!(
-        m.origin_ref("refs/heads/bullpen/x").as_deref(),
-        Some(a_branch.as_str()),
-        "B's branch replaced A's newer one"
-    );
 }
 
 /// Another machine's notes land on the remote between this push's fetch and
@@ -1225,4 +1250,52 @@ fn an_agent_session_continues_with_this_machines_profile() {
     );
     assert!(!b.dir.join(".git/bullpen/local/args").exists());
     assert!(!b.dir.join(".git/bullpen/local/unknown").exists());
+}
+
+/// The remote's notes descend from ours but dropped one note and rewrote
+/// another (`git notes remove`, `git notes add -f`, or a forger): a fetch keeps
+/// every text of ours (no fast-forward onto theirs), adds theirs, and the next
+/// push gives the remote both back, as a fast-forward of its own.
+#[test]
+fn a_remote_that_dropped_notes_never_drops_them_here() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    let two_commits = [
+        "--",
+        "sh",
+        "-c",
+        "for f in one.txt two.txt; do echo $f > $f && git add $f && git commit -qm $f; done",
+    ];
+    a.bullpen(env, &[&["spawn", "n"][..], &two_commits].concat())
+        .ok();
+    let one = a.git_out(env, &["rev-parse", "bullpen/n~1"]);
+    let two = a.git_out(env, &["rev-parse", "bullpen/n"]);
+    a.bullpen(env, &["push"]).ok();
+    let ours = a.git_out(env, &["rev-parse", "refs/notes/bullpen"]);
+    m.origin_git(&["notes", "--ref=bullpen", "remove", &one]);
+    m.origin_git(&[
+        "notes",
+        "--ref=bullpen",
+        "add",
+        "-f",
+        "-m",
+        "rewritten",
+        &two,
+    ]);
+    m.origin_git(&["merge-base", "--is-ancestor", &ours, "refs/notes/bullpen"]);
+
+    a.bullpen(env, &["fetch"]).ok();
+    assert_contains(&note(env, &a.dir, &one), "bullpen-session: n");
+    let text = note(env, &a.dir, &two);
+    assert!(
+        text.contains("bullpen-session: n") && text.contains("rewritten"),
+        "{text}"
+    );
+    a.bullpen(env, &["push"]).ok();
+    assert_contains(&note(env, &m.origin, &one), "bullpen-session: n");
+    let text = note(env, &m.origin, &two);
+    assert!(
+        text.contains("bullpen-session: n") && text.contains("rewritten"),
+        "{text}"
+    );
 }
