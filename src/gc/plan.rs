@@ -7,9 +7,9 @@
 use std::path::{Component, Path};
 
 use crate::model::paths::is_strictly_inside;
-use crate::model::status::{dirt_words, nested_words};
+use crate::model::status::{dirt_words, nested_words, Ignored};
 use crate::model::usage::{describe_users, Busy, User};
-use crate::model::{Dirt, Nested, Oid, State};
+use crate::model::{Dirt, Evidence, Nested, Oid, State, Unmerged};
 
 /// What is on disk at a session's recorded worktree path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,16 +44,21 @@ pub enum Link {
 }
 
 /// Where the session branch stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Branch {
     Missing,
+    /// Its work is on a remote, and how gc knows (reachable from a
+    /// remote-tracking ref, or its changes contained in an integration ref).
     Published {
         tip: Oid,
+        evidence: Evidence,
     },
-    /// `ahead`: commits not on any remote, when counted.
+    /// `ahead`: commits not on any remote, when counted; `found`: what the
+    /// proof of content found of its changes, when anything worth saying.
     Unpublished {
         tip: Oid,
         ahead: Option<usize>,
+        found: Option<Unmerged>,
     },
     /// An interrupted spawn's branch, still at the base it was made from: it
     /// holds no commit of its own, so deleting it loses nothing.
@@ -63,12 +68,20 @@ pub enum Branch {
 }
 
 impl Branch {
-    pub fn tip(self) -> Option<Oid> {
+    pub fn tip(&self) -> Option<Oid> {
         match self {
             Branch::Missing => None,
-            Branch::Published { tip }
+            Branch::Published { tip, .. }
             | Branch::Unpublished { tip, .. }
-            | Branch::AtBase { tip } => Some(tip),
+            | Branch::AtBase { tip } => Some(*tip),
+        }
+    }
+
+    /// How it is published, when it is.
+    pub fn evidence(&self) -> Option<&Evidence> {
+        match self {
+            Branch::Published { evidence, .. } => Some(evidence),
+            _ => None,
         }
     }
 }
@@ -117,6 +130,9 @@ pub struct SessionFacts {
     /// git dirs under its admin entry's `modules/`. Computed after `dirt`, only
     /// where it decides; `None` until then.
     pub nested: Option<Result<Vec<Nested>, String>>,
+    /// What of the directory is ignored (and so goes with it unmentioned as
+    /// work): counted by the walk that looks for nested repositories.
+    pub ignored: Option<Ignored>,
     pub liveness: Liveness,
     pub busy: Busy,
     pub marker: Option<Marker>,
@@ -159,9 +175,11 @@ pub enum Reason {
     BranchMissing,
     Unpublished {
         ahead: Option<usize>,
+        found: Option<Unmerged>,
     },
     GoneUnpublished {
         ahead: Option<usize>,
+        found: Option<Unmerged>,
     },
     Dirty(Dirt),
     DirtUnknown(String),
@@ -206,10 +224,15 @@ impl Reason {
             Reason::HeadElsewhere(None) => format!("HEAD is detached, not on {branch}"),
             Reason::Locked => "the worktree is locked (git worktree unlock)".to_owned(),
             Reason::BranchMissing => format!("branch {branch} is gone"),
-            Reason::Unpublished { ahead } => format!("{} not on any remote", commits(*ahead)),
-            Reason::GoneUnpublished { ahead } => format!(
-                "the worktree is gone but {} on {branch} not on any remote",
-                commits_are(*ahead)
+            Reason::Unpublished { ahead, found } => format!(
+                "{} not on any remote{}",
+                commits(*ahead),
+                found_words(found.as_ref())
+            ),
+            Reason::GoneUnpublished { ahead, found } => format!(
+                "the worktree is gone but {} on {branch} not on any remote{}",
+                commits_are(*ahead),
+                found_words(found.as_ref())
             ),
             Reason::Dirty(d) => dirt_words(d),
             Reason::DirtUnknown(why) => format!("cannot tell whether it is clean: {why}"),
@@ -248,6 +271,13 @@ impl Reason {
             }
         }
     }
+}
+
+/// " (2 of 3 commits' changes are on origin/main)", or nothing.
+fn found_words(found: Option<&Unmerged>) -> String {
+    found
+        .map(|u| format!(" ({})", u.words()))
+        .unwrap_or_default()
 }
 
 fn commits(ahead: Option<usize>) -> String {
@@ -417,8 +447,11 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
             if f.registration.as_ref().is_some_and(|r| r.locked) {
                 reasons.push(Reason::Locked);
             }
-            if let Branch::Unpublished { ahead, .. } = f.branch_state {
-                reasons.push(Reason::GoneUnpublished { ahead });
+            if let Branch::Unpublished { ahead, found, .. } = &f.branch_state {
+                reasons.push(Reason::GoneUnpublished {
+                    ahead: *ahead,
+                    found: found.clone(),
+                });
             }
             if !f.checked_out_elsewhere.is_empty() {
                 reasons.push(Reason::CheckedOutElsewhere(f.checked_out_elsewhere.clone()));
@@ -440,7 +473,7 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
                     tip: f.branch_state.tip(),
                 };
             }
-            return Decision::Keep(reasons);
+            return Decision::Keep(dedup(reasons));
         }
         OnDisk::Directory => {}
     }
@@ -450,9 +483,12 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
         Chosen::NotOurs(why) => return Decision::Keep(vec![why]),
     };
 
-    match f.branch_state {
+    match &f.branch_state {
         Branch::Missing => reasons.push(Reason::BranchMissing),
-        Branch::Unpublished { ahead, .. } => reasons.push(Reason::Unpublished { ahead }),
+        Branch::Unpublished { ahead, found, .. } => reasons.push(Reason::Unpublished {
+            ahead: *ahead,
+            found: found.clone(),
+        }),
         Branch::Published { .. } | Branch::AtBase { .. } => {}
     }
     created_here_reason(f, &mut reasons);
@@ -485,8 +521,30 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     }
     match (reasons.is_empty(), f.branch_state.tip()) {
         (true, Some(tip)) => Decision::Remove { via, tip },
-        _ => Decision::Keep(reasons),
+        _ => Decision::Keep(dedup(reasons)),
     }
+}
+
+/// Every reason once, in the order found.
+fn dedup(reasons: Vec<Reason>) -> Vec<Reason> {
+    let mut out: Vec<Reason> = Vec::with_capacity(reasons.len());
+    for r in reasons {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Whether gc should compute the status of this session's directory: it is
+/// there and ours to look at, and not computed yet. Also for a session kept for
+/// other reasons, so that the report names everything that keeps it.
+pub fn wants_status(f: &SessionFacts) -> bool {
+    f.dirt.is_none()
+        && f.untrusted.is_none()
+        && f.on_disk == OnDisk::Directory
+        && !(f.state == State::Provisioning && f.spawner_alive.is_some())
+        && via(f).is_some()
 }
 
 /// Nested repositories that hold work keep the worktree. `true`: not looked for yet.
@@ -813,15 +871,25 @@ mod tests {
                 admin_id: "s".into(),
                 admin_exists: true,
             },
-            branch_state: Branch::Published { tip: tip() },
+            branch_state: Branch::Published {
+                tip: tip(),
+                evidence: reachable(),
+            },
             dirt: Some(Ok(Dirt::default())),
             nested: Some(Ok(Vec::new())),
+            ignored: Some(Ignored::default()),
             liveness: Liveness::NotRunning,
             busy: Busy::Idle,
             marker: None,
             checked_out_elsewhere: Vec::new(),
             created_here: Ok(()),
             spawner_alive: None,
+        }
+    }
+
+    fn reachable() -> Evidence {
+        Evidence::Reachable {
+            from: Some("origin/bullpen/s".into()),
         }
     }
 
@@ -915,9 +983,13 @@ mod tests {
                     f.branch_state = Branch::Unpublished {
                         tip: tip(),
                         ahead: Some(2),
+                        found: None,
                     }
                 },
-                keep(vec![Reason::Unpublished { ahead: Some(2) }]),
+                keep(vec![Reason::Unpublished {
+                    ahead: Some(2),
+                    found: None,
+                }]),
             ),
             (
                 "branch gone",
@@ -967,9 +1039,13 @@ mod tests {
                     f.branch_state = Branch::Unpublished {
                         tip: tip(),
                         ahead: Some(1),
+                        found: None,
                     };
                 },
-                keep(vec![Reason::Unpublished { ahead: Some(1) }]),
+                keep(vec![Reason::Unpublished {
+                    ahead: Some(1),
+                    found: None,
+                }]),
             ),
             (
                 "locked",
@@ -1388,9 +1464,13 @@ mod tests {
                     f.branch_state = Branch::Unpublished {
                         tip: tip(),
                         ahead: Some(1),
+                        found: None,
                     };
                 },
-                keep(vec![Reason::GoneUnpublished { ahead: Some(1) }]),
+                keep(vec![Reason::GoneUnpublished {
+                    ahead: Some(1),
+                    found: None,
+                }]),
             ),
             (
                 "worktree gone, locked entry",
@@ -1424,6 +1504,7 @@ mod tests {
         f.branch_state = Branch::Unpublished {
             tip: tip(),
             ahead: Some(2),
+            found: None,
         };
         f.dirt = Some(Ok(Dirt {
             untracked: 3,

@@ -6,7 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::plan::Via;
-use crate::model::Oid;
+use crate::model::{Evidence, Ignored, Oid};
 use crate::ui::Ui;
 
 /// What happened to one thing gc looked at.
@@ -50,6 +50,43 @@ pub struct Entry {
     pub branch: Option<String>,
     pub hint: Option<String>,
     pub dry_run: bool,
+    /// How the session's work is published, when it is: `{how, ref, commit,
+    /// since, description}` (`how`: `reachable`, `squash-merged`, `rebased`).
+    #[serde(serialize_with = "published_json")]
+    pub published: Option<Evidence>,
+    /// What went (or would go) with a removed worktree that was not work:
+    /// `{files, bytes}`, when anything.
+    #[serde(serialize_with = "ignored_json")]
+    pub ignored: Option<Ignored>,
+}
+
+fn published_json<S: serde::Serializer>(e: &Option<Evidence>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        None => s.serialize_none(),
+        Some(e) => {
+            let since = match e {
+                Evidence::Squashed { since, .. } | Evidence::Rebased { since, .. } => {
+                    Some(since.as_str())
+                }
+                Evidence::Reachable { .. } => None,
+            };
+            serde_json::json!({
+                "how": e.how(),
+                "ref": e.on(),
+                "commit": e.commit().map(|c| c.to_string()),
+                "since": since,
+                "description": e.words(),
+            })
+            .serialize(s)
+        }
+    }
+}
+
+fn ignored_json<S: serde::Serializer>(i: &Option<Ignored>, s: S) -> Result<S::Ok, S::Error> {
+    match i {
+        None => s.serialize_none(),
+        Some(i) => serde_json::json!({"files": i.files, "bytes": i.bytes}).serialize(s),
+    }
 }
 
 pub fn subject(e: &Entry) -> String {
@@ -105,20 +142,35 @@ pub fn summary(ui: &Ui, entries: &[Entry], dry_run: bool) {
     ui.info(format!("{head}: {}", parts.join(", ")));
 }
 
-pub fn removed_reason(via: Via) -> String {
-    match via {
-        Via::GitWorktreeRemove => "published, clean and idle".to_owned(),
+/// "published (reachable from origin/bullpen/x), clean and idle; and 3 ignored
+/// files, 80 KiB".
+pub fn removed_reason(via: Via, evidence: Option<&Evidence>, ignored: Option<&Ignored>) -> String {
+    let published = match evidence {
+        Some(e) => format!("published ({})", e.words()),
+        None => "published".to_owned(),
+    };
+    let mut reason = match via {
+        Via::GitWorktreeRemove => format!("{published}, clean and idle"),
         Via::AdminEntryGone => {
-            "published, clean and idle (its worktree entry was already gone)".to_owned()
+            format!("{published}, clean and idle (its worktree entry was already gone)")
         }
         Via::FinishTeardown => "finished the removal an earlier gc started".to_owned(),
+    };
+    if let Some(words) = ignored.and_then(Ignored::words) {
+        reason.push_str("; and ");
+        reason.push_str(&words);
     }
+    reason
 }
 
-pub fn collected_reason(tip: Option<Oid>) -> String {
-    match tip {
-        Some(_) => "the worktree is gone and the branch is published".to_owned(),
-        None => "the worktree and the branch are already gone".to_owned(),
+pub fn collected_reason(tip: Option<Oid>, evidence: Option<&Evidence>) -> String {
+    match (tip, evidence) {
+        (Some(_), Some(e)) => format!(
+            "the worktree is gone and the branch is published ({})",
+            e.words()
+        ),
+        (Some(_), None) => "the worktree is gone and the branch is published".to_owned(),
+        (None, _) => "the worktree and the branch are already gone".to_owned(),
     }
 }
 
@@ -136,6 +188,8 @@ mod tests {
             branch: None,
             hint: None,
             dry_run: false,
+            published: None,
+            ignored: None,
         }
     }
 

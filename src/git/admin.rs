@@ -107,14 +107,15 @@ impl Repo {
             }
         }
         let modules = admin_dir.join("modules");
-        let nested = match nested_of(present.then_some(worktree), Some(&modules)) {
-            Ok(n) => n,
-            Err(e) => {
-                return Ok(EntryRemoval::Refused(format!(
-                    "cannot tell whether its submodules hold work: {e:#}"
-                )))
-            }
-        };
+        let nested =
+            match nested_of(present.then_some(worktree), Some(&modules), &[]).map(|(n, _)| n) {
+                Ok(n) => n,
+                Err(e) => {
+                    return Ok(EntryRemoval::Refused(format!(
+                        "cannot tell whether its submodules hold work: {e:#}"
+                    )))
+                }
+            };
         let work: Vec<String> = nested
             .iter()
             .filter(|n| n.holds_work())

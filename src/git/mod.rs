@@ -14,6 +14,7 @@
 
 mod admin;
 mod cli;
+mod content;
 mod history;
 mod nested;
 mod notes;
@@ -32,6 +33,8 @@ use anyhow::{bail, Context, Result};
 pub use crate::model::{Dirt, Oid};
 pub use admin::EntryRemoval;
 pub use cli::WorktreeRemoval;
+pub use content::{Content, ContentQuery, IntegrationRef};
+pub use status::NestedTarget;
 
 use worktrees::dot_git_file_target;
 

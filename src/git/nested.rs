@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use super::history::remote_tips;
 use super::status::dirt_of;
 use super::Repo;
-use crate::model::{Nested, NestedKind};
+use crate::model::{Ignored, Nested, NestedKind};
 
 impl Repo {
     /// The repositories nested in `worktree` (when given and present) and the
@@ -24,7 +24,12 @@ impl Repo {
         worktree: Option<&Path>,
         admin_id: Option<&str>,
     ) -> Result<Vec<Nested>> {
-        nested_of(worktree, admin_id.map(|a| self.modules_dir(a)).as_deref())
+        nested_of(
+            worktree,
+            admin_id.map(|a| self.modules_dir(a)).as_deref(),
+            &[],
+        )
+        .map(|(nested, _)| nested)
     }
 
     /// `<common>/worktrees/<admin_id>/modules`.
@@ -36,12 +41,21 @@ impl Repo {
     }
 }
 
-/// [`Repo::nested_repositories`] without `&Repo` (threads share it).
-pub(super) fn nested_of(worktree: Option<&Path>, modules: Option<&Path>) -> Result<Vec<Nested>> {
+/// [`Repo::nested_repositories`] without `&Repo` (threads share it); also what
+/// the worktree's `ignored` entries (relative, each with whether it is a
+/// directory, as status lists them) hold: the same walk counts them.
+pub(super) fn nested_of(
+    worktree: Option<&Path>,
+    modules: Option<&Path>,
+    ignored: &[(PathBuf, bool)],
+) -> Result<(Vec<Nested>, Ignored)> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
+    let mut tally = Ignored::default();
     if let Some(top) = worktree.filter(|w| w.is_dir()) {
-        for (dir, dot_git_is_dir) in find_nested(top)? {
+        let (found, counted) = find_nested(top, ignored)?;
+        tally = counted;
+        for (dir, dot_git_is_dir) in found {
             let repo = gix::open(&dir)
                 .with_context(|| format!("could not open the repository at {}", dir.display()))?;
             seen.insert(canonical(repo.git_dir()));
@@ -75,7 +89,7 @@ pub(super) fn nested_of(worktree: Option<&Path>, modules: Option<&Path>) -> Resu
             });
         }
     }
-    Ok(out)
+    Ok((out, tally))
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -91,12 +105,16 @@ fn open_git_dir(git_dir: &Path) -> Result<gix::Repository> {
 }
 
 /// Directories below `top` (never `top` itself) that hold a `.git` entry, with
-/// whether it is a directory (or a symlink) rather than a gitdir file. Symlinks are not followed and `.git` entries are
-/// not entered; a nested repository's own tree is searched too.
-fn find_nested(top: &Path) -> Result<Vec<(PathBuf, bool)>> {
+/// whether it is a directory (or a symlink) rather than a gitdir file. Symlinks
+/// are not followed and `.git` entries are not entered; a nested repository's
+/// own tree is searched too. On the way, the files (and symlinks) under the
+/// `ignored` entries are counted, with their sizes.
+fn find_nested(top: &Path, ignored: &[(PathBuf, bool)]) -> Result<(Vec<(PathBuf, bool)>, Ignored)> {
+    let roots: HashSet<&Path> = ignored.iter().map(|(p, _)| p.as_path()).collect();
     let mut found = Vec::new();
-    let mut stack = vec![top.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let mut tally = Ignored::default();
+    let mut stack = vec![(top.to_path_buf(), false)];
+    while let Some((dir, in_ignored)) = stack.pop() {
         let rd =
             std::fs::read_dir(&dir).with_context(|| format!("could not list {}", dir.display()))?;
         for entry in rd {
@@ -104,6 +122,10 @@ fn find_nested(top: &Path) -> Result<Vec<(PathBuf, bool)>> {
             let ft = entry
                 .file_type()
                 .with_context(|| format!("could not read {}", entry.path().display()))?;
+            let path = entry.path();
+            let ignored_here = in_ignored
+                || (!roots.is_empty()
+                    && path.strip_prefix(top).is_ok_and(|rel| roots.contains(rel)));
             if entry.file_name() == ".git" {
                 // A directory, a gitdir file, or a symlink to a git dir elsewhere
                 // (its checkout and untracked files still go with the worktree).
@@ -113,12 +135,15 @@ fn find_nested(top: &Path) -> Result<Vec<(PathBuf, bool)>> {
                 continue;
             }
             if ft.is_dir() {
-                stack.push(entry.path());
+                stack.push((path, ignored_here));
+            } else if ignored_here {
+                tally.files += 1;
+                tally.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
             }
         }
     }
     found.sort();
-    Ok(found)
+    Ok((found, tally))
 }
 
 /// Git dirs under a `modules/` directory: submodule names may hold slashes, and

@@ -556,11 +556,17 @@ fn dirt_counts_untracked_not_ignored() {
     std::fs::write(wt.join("build.log"), "x").unwrap();
     assert!(repo.dirt(&wt).unwrap().is_clean());
 
+    let ignored = vec![
+        (PathBuf::from("build.log"), false),
+        (PathBuf::from("target"), true),
+    ];
+    assert_eq!(repo.dirt(&wt).unwrap().ignored, ignored);
     std::fs::write(wt.join("new.txt"), "n").unwrap();
     assert_eq!(
         repo.dirt(&wt).unwrap(),
         Dirt {
             untracked: 1,
+            ignored: ignored.clone(),
             ..Dirt::default()
         }
     );
@@ -574,6 +580,7 @@ fn dirt_counts_untracked_not_ignored() {
             modified: 1,
             staged: 1,
             untracked: 1,
+            ignored,
             ..Dirt::default()
         }
     );

@@ -6,6 +6,7 @@
 pub mod command;
 pub mod config;
 pub mod error;
+pub mod evidence;
 pub mod id;
 pub mod local;
 pub mod names;
@@ -18,7 +19,8 @@ pub mod time;
 pub mod usage;
 
 pub use error::{Error, Kind};
+pub use evidence::{Evidence, Since, Unmerged};
 pub use id::SessionId;
 pub use oid::Oid;
 pub use record::{Exit, Observed, Process, Record, State};
-pub use status::{Dirt, Hiding, Nested, NestedKind};
+pub use status::{Dirt, Hiding, Ignored, Nested, NestedKind};

@@ -10,6 +10,7 @@ mod docs;
 mod gc;
 mod layout;
 mod ls;
+mod merged;
 mod provisioning;
 mod repo;
 mod resume;
