@@ -704,10 +704,20 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let bullpen = first.id() as i32;
+    // The record says running once the run is claimed, a moment before bullpen
+    // opens the gate the command waits at: stopped in between, bullpen would
+    // hold the command there forever. Wait for it to be `sleep`.
+    let command = env.ls_json()[0]["pid"].as_u64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(format!("/proc/{command}/comm"))
+        .is_ok_and(|c| c.trim() != "sleep")
+    {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     // SAFETY: signals to the process this test started.
     unsafe { libc::kill(bullpen, libc::SIGSTOP) };
     // Wait for `sleep 1` itself to end (a zombie until the stopped bullpen reaps it).
-    let command = env.ls_json()[0]["pid"].as_u64().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::fs::read_to_string(format!("/proc/{command}/stat"))
         .is_ok_and(|s| !s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
