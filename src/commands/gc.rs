@@ -67,16 +67,22 @@ refuses for a reason of its own, the worktree is kept and git quoted. Last, a re
 runs `git gc --auto`: bullpen's records are loose objects that nothing else packs, and \
 many of them slow down `ls`.
 
+Records of collected sessions are deleted once collected longer ago than git config \
+bullpen.gc.expire (default 90.days.ago; never, now, 2.weeks, 2026-01-01, as \
+gc.reflogExpire), with their logs and local state, where the branch and the worktree \
+are gone; the provenance notes stay.
+
 Everything is reported: removed (with what went with it that was not work: `and 3 \
-ignored files, 80 KiB`), collected, pruned, kept (with every reason that keeps it) or \
-degraded (with what to do). gc exits 1 when anything degraded, after handling \
+ignored files, 80 KiB`), collected, pruned, kept (with every reason that keeps it), \
+expired or degraded (with what to do). gc exits 1 when anything degraded, after handling \
 everything else; 0 otherwise. Processes of other users, and protected ones, cannot \
 be inspected without privileges and are not considered. On a terminal, gc shows its \
 progress on stderr.
 
 --dry-run changes nothing (with --fetch it still fetches) and prints what gc would do. \
 --json prints an array of objects with the stable keys kind (session, worktree-entry, \
-orphan, record), id, action (removed, collected, pruned, kept, degraded), reason, \
+orphan, record), id, action (removed, collected, pruned, kept, degraded, expired), \
+reason, \
 worktree, branch, hint, dry_run, published (null, or how, ref, commit, since, \
 description) and ignored (null, or files, bytes).
 

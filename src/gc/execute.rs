@@ -18,11 +18,13 @@ use super::teardown::{self, Target};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::{DotGit, EntryRemoval};
+use crate::model::config::GC_EXPIRE;
 use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, NOTES_REF, PUBLISHED_KEY, RECORD_PREFIX};
 use crate::model::usage::Busy;
-use crate::model::{time, Evidence, Oid, Record, SessionId, State};
+use crate::model::{time, Error, Evidence, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::local::Local;
 
 /// How often busy sessions are looked at again under `--wait`.
 const POLL: Duration = Duration::from_millis(250);
@@ -36,6 +38,15 @@ pub struct Options {
 
 /// Decide and act for every session and leftover; the report, in order.
 pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
+    let expire_value = ctx
+        .repo
+        .config_string(GC_EXPIRE)
+        .unwrap_or_else(|| time::DEFAULT_EXPIRE.to_owned());
+    let expire = time::parse_expire(&expire_value, time::now_unix()).map_err(|why| {
+        Error::failed(format!("{GC_EXPIRE}: {why}")).hint(format!(
+            "set it with `git config {GC_EXPIRE} 90.days.ago` (or never)"
+        ))
+    })?;
     if !opts.dry_run {
         // Temporary indexes of gcs that were killed (each file names its gc's pid).
         if let Err(e) = ctx.repo.sweep_temp_indexes(procfs::pid_exists) {
@@ -53,6 +64,8 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
         seen_busy: HashSet::new(),
         noted: HashSet::new(),
         unwatched: Vec::new(),
+        expire,
+        expire_value,
     };
     gc.all()
 }
@@ -72,6 +85,9 @@ struct Gc<'a> {
     /// Worktrees git removed that nobody was seen using: looked at once more
     /// after all removals (one wait for a late writer, not one per removal).
     unwatched: Vec<(SessionId, PathBuf)>,
+    /// `bullpen.gc.expire`, read and as written.
+    expire: time::Expire,
+    expire_value: String,
 }
 
 /// What handling one session came to.
@@ -108,15 +124,91 @@ impl Gc<'_> {
             .chain(&live)
             .map(|s| s.record.id.clone())
             .collect();
-        let collected: Vec<PathBuf> = collected
+        let collected_paths: Vec<PathBuf> = collected
             .iter()
             .map(|s| PathBuf::from(&s.record.worktree))
             .collect();
 
         entries.extend(self.admin_entries(&ids)?);
-        entries.extend(self.orphans(&live, &collected)?);
+        entries.extend(self.orphans(&live, &collected_paths)?);
         entries.extend(self.sessions(live)?);
+        entries.extend(self.expired(&collected)?);
         Ok(entries)
+    }
+
+    // ----- bounded history -----
+
+    /// Collected records older than `bullpen.gc.expire` go, with their logs and
+    /// local state; their provenance notes stay. Only where the branch and the
+    /// worktree are gone (a record marked collected by hand over live work is
+    /// left alone). Under the lock: the local state goes before the record, so
+    /// that a spawn reusing the id (refused while the record exists) never
+    /// loses the local state it writes.
+    fn expired(&self, collected: &[Stored]) -> Result<Vec<Entry>> {
+        let time::Expire::Before(horizon) = self.expire else {
+            return Ok(Vec::new());
+        };
+        let repo = &self.ctx.repo;
+        let mut due = Vec::new();
+        for s in collected {
+            let r = &s.record;
+            let Some(at) = time::parse_rfc3339(&r.updated_at) else {
+                continue;
+            };
+            if at >= horizon
+                || repo.ref_target(&r.id.branch_ref())?.is_some()
+                || Path::new(&r.worktree).symlink_metadata().is_ok()
+            {
+                continue;
+            }
+            due.push((s, at));
+        }
+        if due.is_empty() {
+            return Ok(Vec::new());
+        }
+        let _lock = if self.dry_run {
+            None
+        } else {
+            Some(Lock::acquire(&self.ctx.layout.lock_path())?)
+        };
+        let mut out = Vec::new();
+        for (s, at) in due {
+            let r = &s.record;
+            let date = time::rfc3339(at).get(..10).unwrap_or_default().to_owned();
+            let mut e = self.entry(
+                "record",
+                Some(r),
+                Action::Expired,
+                format!(
+                    "collected {date}, before {GC_EXPIRE} ({}): its record, log and local state \
+                     go; its notes stay",
+                    self.expire_value
+                ),
+            );
+            if !self.dry_run {
+                if let Err(why) = self.expire_one(s) {
+                    e.action = Action::Degraded;
+                    e.reason = format!("could not expire its record: {why}");
+                    e.hint = Some("run `git bullpen gc` again".to_owned());
+                }
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    fn expire_one(&self, s: &Stored) -> std::result::Result<(), String> {
+        let id = &s.record.id;
+        let log = self.ctx.layout.log_path(id);
+        match std::fs::remove_file(&log) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove {}: {e}", log.display())),
+        }
+        Local::of(&self.ctx.layout, id)
+            .remove()
+            .map_err(|e| format!("{e:#}"))?;
+        store::delete(&self.ctx.repo, s, "bullpen: gc: expired").map_err(|e| format!("{e:#}"))
     }
 
     fn entry(

@@ -18,6 +18,8 @@ pub enum Action {
     Pruned,
     Kept,
     Degraded,
+    /// A collected record older than `bullpen.gc.expire`, deleted.
+    Expired,
 }
 
 impl Action {
@@ -28,11 +30,13 @@ impl Action {
             (Action::Pruned, false) => "pruned",
             (Action::Kept, false) => "kept",
             (Action::Degraded, false) => "degraded",
+            (Action::Expired, false) => "expired",
             (Action::Removed, true) => "would remove",
             (Action::Collected, true) => "would collect",
             (Action::Pruned, true) => "would prune",
             (Action::Kept, true) => "would keep",
             (Action::Degraded, true) => "would fail",
+            (Action::Expired, true) => "would expire",
         }
     }
 }
@@ -128,6 +132,7 @@ pub fn summary(ui: &Ui, entries: &[Entry], dry_run: bool) {
         Action::Pruned,
         Action::Kept,
         Action::Degraded,
+        Action::Expired,
     ] {
         let n = entries.iter().filter(|e| e.action == action).count();
         if n > 0 {

@@ -1595,3 +1595,107 @@ fn gc_lets_git_pack_the_loose_objects_records_leave() {
     env.bullpen(&["gc"]).ok();
     assert_eq!(loose(&env), 0);
 }
+
+// ----- bounded history -----
+
+#[test]
+fn collected_records_expire_with_their_logs_and_local_state_and_the_notes_stay() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "old", COMMIT);
+    spawn_pushed(&env, "recent", COMMIT);
+    let tip = env.git_out(&["rev-parse", "bullpen/old"]);
+    let (run, _) = gc(&env, &[]);
+    run.ok();
+    assert!(!wt.exists());
+    let common = env.repo.join(".git/bullpen");
+    let log = common.join("logs/old.log");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, "a log\n").unwrap();
+    assert!(common.join("local/old").is_dir());
+    // Collected long ago (the default keeps 90 days).
+    env.edit_record("old", |r| r["updated_at"] = "2020-01-01T00:00:00Z".into());
+
+    let before = env.snapshot();
+    let (dry, planned) = gc(&env, &["--dry-run"]);
+    dry.ok();
+    assert_eq!(env.snapshot(), before, "--dry-run changed something");
+    let e = planned
+        .iter()
+        .find(|e| e["kind"] == "record" && e["id"] == "old")
+        .unwrap_or_else(|| panic!("{planned:#?}"));
+    assert_eq!(e["action"], "expired", "{e}");
+    assert_eq!(
+        e["reason"],
+        "collected 2020-01-01, before bullpen.gc.expire (90.days.ago): its record, log and \
+         local state go; its notes stay"
+    );
+    let human = env.bullpen(&["gc", "--dry-run"]).ok();
+    assert_contains(&human.stdout, "would expire  old: collected 2020-01-01");
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert!(entries
+        .iter()
+        .any(|e| e["kind"] == "record" && e["id"] == "old" && e["action"] == "expired"));
+    assert!(!entries.iter().any(|e| e["id"] == "recent"), "{entries:#?}");
+    let refs = env.git_out(&["for-each-ref", "refs/bullpen/"]);
+    assert!(!refs.contains("sessions/old"), "{refs}");
+    assert!(refs.contains("sessions/recent"), "{refs}");
+    assert!(!log.exists() && !common.join("local/old").exists());
+    assert!(common.join("local/recent").is_dir());
+    assert_contains(
+        &env.git_out(&["notes", "--ref=bullpen", "show", &tip]),
+        "bullpen-session: old",
+    );
+    let listed = env.ls_json();
+    assert!(
+        !listed.as_array().unwrap().iter().any(|s| s["id"] == "old"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn bullpen_gc_expire_never_keeps_records_and_a_bad_value_changes_nothing() {
+    let env = setup();
+    spawn_pushed(&env, "old", COMMIT);
+    gc(&env, &[]).0.ok();
+    env.edit_record("old", |r| r["updated_at"] = "2020-01-01T00:00:00Z".into());
+    env.git(&env.repo, &["config", "bullpen.gc.expire", "never"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert!(entries.is_empty(), "{entries:#?}");
+    assert_eq!(env.record("old")["state"], "collected");
+
+    env.git(&env.repo, &["config", "bullpen.gc.expire", "soon"])
+        .ok();
+    let before = env.snapshot();
+    let run = env.bullpen(&["gc"]);
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "error: bullpen.gc.expire: \"soon\" is not an expiry (as gc.reflogExpire: 90.days.ago",
+    );
+    assert_contains(
+        &run.stderr,
+        "hint: set it with `git config bullpen.gc.expire",
+    );
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn a_record_marked_collected_over_a_live_branch_does_not_expire() {
+    let env = setup();
+    spawn_pushed(&env, "live", COMMIT);
+    env.edit_record("live", |r| {
+        r["state"] = "collected".into();
+        r["updated_at"] = "2020-01-01T00:00:00Z".into();
+    });
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert!(
+        !entries.iter().any(|e| e["action"] == "expired"),
+        "{entries:#?}"
+    );
+    assert_eq!(env.record("live")["state"], "collected");
+}
