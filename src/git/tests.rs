@@ -801,3 +801,25 @@ fn dirt_sees_what_git_status_hides() {
     std::fs::write(wt.join("b.txt"), "b\n").unwrap();
     assert!(repo.dirt(&wt).unwrap().is_clean());
 }
+
+#[test]
+fn notes_unless_there_say_a_text_once() {
+    let (_tmp, repo_dir) = init_repo();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let c = repo.resolve_commit("HEAD").unwrap();
+    let notes = "refs/notes/bullpen";
+    repo.add_notes(notes, &[(c, "first".into())], "m").unwrap();
+    repo.add_notes_unless_there(notes, &[(c, "second".into())], "m")
+        .unwrap();
+    let after = repo.ref_target(notes).unwrap();
+    repo.add_notes_unless_there(notes, &[(c, "second".into())], "m")
+        .unwrap();
+    repo.add_notes_unless_there(notes, &[(c, "first\n".into())], "m")
+        .unwrap();
+    assert_eq!(repo.ref_target(notes).unwrap(), after, "no new notes commit");
+    assert_eq!(
+        git(&repo_dir, &["notes", "--ref=bullpen", "show", "HEAD"]),
+        "first\n\nsecond\n"
+    );
+    assert_eq!(repo.without_note(notes, &[c]).unwrap(), Vec::<Oid>::new());
+}

@@ -382,6 +382,22 @@ fn a_process_with_its_cwd_in_the_worktree_keeps_it_busy() {
 }
 
 #[test]
+fn a_kept_session_names_every_reason_that_keeps_it_once() {
+    let env = setup();
+    let wt = env.spawn_sh("many", COMMIT);
+    std::fs::write(wt.join("draft.txt"), "x").unwrap();
+    let sleeper = sleeper_in(&wt, "300");
+    assert_kept(
+        &gc_session(&env, "many"),
+        format!(
+            "1 commit not on any remote; 1 untracked file; busy: pid {} (sleep) has its \
+             current directory in it",
+            sleeper.pid()
+        ),
+    );
+}
+
+#[test]
 fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
     let env = setup();
     let wt = spawn_pushed(&env, "open", "mkdir .cache && echo x > .cache/log");
@@ -1698,4 +1714,82 @@ fn a_record_marked_collected_over_a_live_branch_does_not_expire() {
         "{entries:#?}"
     );
     assert_eq!(env.record("live")["state"], "collected");
+}
+
+// ----- what goes with a worktree, and what stays -----
+
+#[test]
+fn a_removal_says_what_ignored_files_went_with_it() {
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "cache",
+        "mkdir -p .cache/a && printf 12345 > .cache/a/x && printf 123 > .cache/y",
+    );
+    let want = "published (reachable from origin/bullpen/cache), clean and idle; and 2 ignored \
+                files, 8 bytes";
+    let (_, planned) = gc(&env, &["--dry-run"]);
+    let e = session(&planned, "cache");
+    assert_eq!(e["reason"], want, "{e}");
+    assert_eq!(e["ignored"], serde_json::json!({"files": 2, "bytes": 8}), "{e}");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "cache");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert_eq!(e["reason"], want, "{e}");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn commits_no_run_recorded_get_a_provenance_note_before_the_branch_goes() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "left", COMMIT);
+    // A process the command left behind commits after the run was recorded.
+    std::fs::write(wt.join("late.txt"), "late\n").unwrap();
+    env.git(&wt, &["add", "late.txt"]).ok();
+    env.git(&wt, &["commit", "-q", "-m", "late"]).ok();
+    push(&env, "left");
+    let late = env.git_out(&["rev-parse", "bullpen/left"]);
+    let ran = env.git_out(&["rev-parse", "bullpen/left~1"]);
+    assert!(env
+        .git(&env.repo, &["notes", "--ref=bullpen", "show", &late])
+        .status
+        .code()
+        .is_some_and(|c| c != 0));
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "left")["action"], "removed");
+    let note = |c: &str| env.git_out(&["notes", "--ref=bullpen", "show", c]);
+    assert_eq!(
+        note(&late),
+        "bullpen-session: left\nbullpen-found-by: gc (on the branch, but no run of the session \
+         recorded it: made by a process the command left behind?)\n\nbullpen-published: \
+         reachable from origin/bullpen/left"
+    );
+    let first = note(&ran);
+    assert!(first.contains("bullpen-command:"), "{first}");
+    assert!(!first.contains("bullpen-found-by"), "{first}");
+}
+
+#[test]
+fn a_process_the_record_claims_but_cannot_prove_is_still_named_as_a_user() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "claim", "true");
+    let sleeper = sleeper_in(&wt, "300");
+    // A record (fetched, edited) that says the stranger is its running command,
+    // with no start time to prove it: kept as running, and the stranger is
+    // still named as using the directory.
+    env.edit_record("claim", |r| {
+        r["state"] = "running".into();
+        r["process"] = serde_json::json!({"pid": sleeper.pid(), "started_at": "2026-01-01T00:00:00Z"});
+    });
+    assert_kept(
+        &gc_session(&env, "claim"),
+        format!(
+            "busy: the session's process (pid {p}) is running; busy: pid {p} (sleep) has its \
+             current directory in it",
+            p = sleeper.pid()
+        ),
+    );
 }

@@ -471,3 +471,29 @@ fn a_session_whose_commits_change_no_file_is_not_proven_by_content() {
     );
     assert!(wt.exists());
 }
+
+#[test]
+fn a_session_that_merges_cleanly_but_is_not_on_main_is_kept() {
+    let env = setup();
+    std::fs::write(env.repo.join("list.txt"), "a\nb\nc\nd\ne\nf\ng\n").unwrap();
+    env.git(&env.repo, &["add", "list.txt"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "list"]).ok();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    let wt = spawn_pushed(
+        &env,
+        "top",
+        "sed -i 's/^a$/A/' list.txt && git commit -q -am top",
+    );
+    // main changes the same file elsewhere; the session's change is not there.
+    let forge = Forge::new(&env);
+    forge.commit_file(&env, "list.txt", "a\nb\nc\nd\ne\nf\nG\n");
+    forge.push_and_delete(&env, &["top"]);
+    fetch(&env);
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "top");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], "1 commit not on any remote", "{e}");
+    assert!(wt.exists() && branch_exists(&env, "top"));
+}
