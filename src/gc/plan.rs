@@ -844,7 +844,7 @@ pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
 mod tests {
     use super::*;
     use crate::model::usage::Use;
-    use crate::model::NestedKind;
+    use crate::model::{NestedKind, Since};
 
     fn tip() -> Oid {
         "1111111111111111111111111111111111111111".parse().unwrap()
@@ -890,6 +890,31 @@ mod tests {
     fn reachable() -> Evidence {
         Evidence::Reachable {
             from: Some("origin/bullpen/s".into()),
+        }
+    }
+
+    fn squashed(since: Since) -> Evidence {
+        Evidence::Squashed {
+            into: "origin/main".into(),
+            commit: other_tip(),
+            short: "2222222".into(),
+            since,
+        }
+    }
+
+    fn partly() -> Unmerged {
+        Unmerged::Partly {
+            into: "origin/main".into(),
+            merged: 1,
+            of: 2,
+        }
+    }
+
+    fn unmerged(found: Option<Unmerged>) -> Branch {
+        Branch::Unpublished {
+            tip: tip(),
+            ahead: Some(2),
+            found,
         }
     }
 
@@ -995,6 +1020,106 @@ mod tests {
                 "branch gone",
                 |f| f.branch_state = Branch::Missing,
                 keep(vec![Reason::BranchMissing]),
+            ),
+            (
+                "squash-merged into an integration ref",
+                |f| {
+                    f.branch_state = Branch::Published {
+                        tip: tip(),
+                        evidence: squashed(Since::Unchanged),
+                    }
+                },
+                remove.clone(),
+            ),
+            (
+                "rebase-merged into an integration ref",
+                |f| {
+                    f.branch_state = Branch::Published {
+                        tip: tip(),
+                        evidence: Evidence::Rebased {
+                            into: "origin/main".into(),
+                            commits: 2,
+                            last: other_tip(),
+                            short: "2222222".into(),
+                            since: Since::Unchanged,
+                        },
+                    }
+                },
+                remove.clone(),
+            ),
+            (
+                "squash-merged, then reverted there",
+                |f| {
+                    f.branch_state = Branch::Published {
+                        tip: tip(),
+                        evidence: squashed(Since::Reverted),
+                    }
+                },
+                remove.clone(),
+            ),
+            (
+                "partly merged",
+                |f| f.branch_state = unmerged(Some(partly())),
+                keep(vec![Reason::Unpublished {
+                    ahead: Some(2),
+                    found: Some(partly()),
+                }]),
+            ),
+            (
+                "conflicts with the integration ref",
+                |f| {
+                    f.branch_state = unmerged(Some(Unmerged::Conflicts {
+                        into: "origin/main".into(),
+                    }))
+                },
+                keep(vec![Reason::Unpublished {
+                    ahead: Some(2),
+                    found: Some(Unmerged::Conflicts {
+                        into: "origin/main".into(),
+                    }),
+                }]),
+            ),
+            (
+                "commits that change no file",
+                |f| f.branch_state = unmerged(Some(Unmerged::NoChanges)),
+                keep(vec![Reason::Unpublished {
+                    ahead: Some(2),
+                    found: Some(Unmerged::NoChanges),
+                }]),
+            ),
+            (
+                "squash-merged, worktree gone",
+                |f| {
+                    f.on_disk = OnDisk::Missing;
+                    f.branch_state = Branch::Published {
+                        tip: tip(),
+                        evidence: squashed(Since::Changed),
+                    };
+                },
+                Decision::Collect { tip: Some(tip()) },
+            ),
+            (
+                "partly merged, worktree gone",
+                |f| {
+                    f.on_disk = OnDisk::Missing;
+                    f.branch_state = unmerged(Some(partly()));
+                },
+                keep(vec![Reason::GoneUnpublished {
+                    ahead: Some(2),
+                    found: Some(partly()),
+                }]),
+            ),
+            (
+                "squash-merged but dirty and busy: every reason",
+                |f| {
+                    f.branch_state = Branch::Published {
+                        tip: tip(),
+                        evidence: squashed(Since::Unchanged),
+                    };
+                    f.dirt = Some(Ok(untracked(1)));
+                    f.busy = Busy::InUse(vec![user()]);
+                },
+                keep(vec![Reason::Dirty(untracked(1)), Reason::Busy(vec![user()])]),
             ),
             (
                 "untracked",
@@ -1535,6 +1660,30 @@ mod tests {
         f.busy = Busy::InUse(vec![user()]);
         assert!(!plan_session(&f).needs_status());
         assert!(!plan_session(&removable()).needs_status());
+    }
+
+    #[test]
+    fn status_is_wanted_wherever_the_directory_is_ours_so_every_reason_is_named() {
+        let mut f = removable();
+        f.dirt = None;
+        f.busy = Busy::InUse(vec![user()]);
+        f.branch_state = unmerged(None);
+        assert!(wants_status(&f), "kept for other reasons: still looked at");
+        assert!(!wants_status(&removable()), "computed already");
+        for edit in [
+            (|f: &mut SessionFacts| f.untrusted = Some("x".into())) as fn(&mut SessionFacts),
+            |f| f.on_disk = OnDisk::Missing,
+            |f| f.link = Link::Foreign("elsewhere".into()),
+            |f| {
+                f.state = State::Provisioning;
+                f.spawner_alive = Some(7);
+            },
+        ] {
+            let mut f = removable();
+            f.dirt = None;
+            edit(&mut f);
+            assert!(!wants_status(&f), "{f:?}");
+        }
     }
 
     #[test]

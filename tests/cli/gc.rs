@@ -1731,7 +1731,11 @@ fn a_removal_says_what_ignored_files_went_with_it() {
     let (_, planned) = gc(&env, &["--dry-run"]);
     let e = session(&planned, "cache");
     assert_eq!(e["reason"], want, "{e}");
-    assert_eq!(e["ignored"], serde_json::json!({"files": 2, "bytes": 8}), "{e}");
+    assert_eq!(
+        e["ignored"],
+        serde_json::json!({"files": 2, "bytes": 8}),
+        "{e}"
+    );
     let (run, entries) = gc(&env, &[]);
     run.ok();
     let e = session(&entries, "cache");
@@ -1782,7 +1786,8 @@ fn a_process_the_record_claims_but_cannot_prove_is_still_named_as_a_user() {
     // still named as using the directory.
     env.edit_record("claim", |r| {
         r["state"] = "running".into();
-        r["process"] = serde_json::json!({"pid": sleeper.pid(), "started_at": "2026-01-01T00:00:00Z"});
+        r["process"] =
+            serde_json::json!({"pid": sleeper.pid(), "started_at": "2026-01-01T00:00:00Z"});
     });
     assert_kept(
         &gc_session(&env, "claim"),
