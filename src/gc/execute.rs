@@ -240,7 +240,7 @@ impl Gc<'_> {
         let mut pending = live;
         let mut announced = false;
         // A real gc leaves the status of what it may remove to the re-check
-        // under the lock, so that it is computed once, right before the removal.
+        // under the lock right before the removal: computed once, there.
         let depth = if self.dry_run {
             Depth::Whole
         } else {

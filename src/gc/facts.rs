@@ -16,7 +16,9 @@ use super::plan::{
 };
 use crate::context::Ctx;
 use crate::git::store::Stored;
-use crate::git::{Content, ContentQuery, DotGit, IntegrationRef, NestedTarget, Worktree};
+use crate::git::{
+    Content, ContentQuery, DotGit, IntegrationRef, NestedTarget, StatusMap, Worktree,
+};
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::process::{same_process, Group};
@@ -257,10 +259,12 @@ impl<'a> Gatherer<'a> {
     }
 
     /// Status, then (where nothing else keeps it) nested repositories and what
-    /// is ignored, of one session: what a real gc computes right before removing.
+    /// is ignored, of one session: what a real gc computes right before
+    /// removing, under the lock, once.
     pub(crate) fn complete(&self, f: &mut SessionFacts) {
+        let wants = plan::wants_status(f);
         let mut one = vec![Ok(std::mem::replace(f, placeholder()))];
-        if plan::wants_status(one[0].as_ref().expect("just put")) {
+        if wants {
             self.status(&mut one, &[0]);
         }
         if one[0]
@@ -314,10 +318,7 @@ impl<'a> Gatherer<'a> {
             targets.push(NestedTarget {
                 worktree: (f.on_disk == OnDisk::Directory).then(|| PathBuf::from(&f.worktree)),
                 admin_id: f.registration.as_ref().map(|r| r.admin_id.clone()),
-                ignored: match &f.dirt {
-                    Some(Ok(d)) => d.ignored.clone(),
-                    _ => Vec::new(),
-                },
+                map: status_map(f),
             });
         }
         for (&i, nested) in wanted.iter().zip(self.ctx.repo.nested_many(&targets)) {
@@ -473,6 +474,16 @@ impl<'a> Gatherer<'a> {
             &self.lexical,
             &self.canonical,
         )
+    }
+}
+
+/// What the session's status tells the walk for nested repositories: only a
+/// status of the worktree through its own index (not one against the branch
+/// tip, where the index is not the worktree's) maps where to look.
+fn status_map(f: &SessionFacts) -> Option<StatusMap> {
+    match (&f.dirt, status_via(f)) {
+        (Some(Ok(d)), StatusVia::Entry) => Some(StatusMap::of(d)),
+        _ => None,
     }
 }
 

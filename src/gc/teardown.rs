@@ -79,7 +79,9 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
     let root = layout.worktree_root.as_path();
     let mut notes = Vec::new();
     let before = match t.via {
-        Via::GitWorktreeRemove => match repo.worktree_remove(t.path) {
+        // The plan checked the tree under this lock a moment ago, more
+        // strictly than git's own check: no second status in git.
+        Via::GitWorktreeRemove => match repo.worktree_remove(t.path, true) {
             WorktreeRemoval::Removed if !t.watch && t.path.symlink_metadata().is_err() => {
                 return Outcome::Removed { notes }
             }

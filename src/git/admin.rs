@@ -108,7 +108,7 @@ impl Repo {
         }
         let modules = admin_dir.join("modules");
         let nested =
-            match nested_of(present.then_some(worktree), Some(&modules), &[]).map(|(n, _)| n) {
+            match nested_of(present.then_some(worktree), Some(&modules), None).map(|(n, _)| n) {
                 Ok(n) => n,
                 Err(e) => {
                     return Ok(EntryRemoval::Refused(format!(

@@ -187,12 +187,18 @@ impl Repo {
         .map(drop)
     }
 
-    /// `git worktree remove <path>` (no --force), and how it ended.
-    pub fn worktree_remove(&self, path: &Path) -> WorktreeRemoval {
-        match self.run_git(
-            None,
-            &["worktree".as_ref(), "remove".as_ref(), path.as_os_str()],
-        ) {
+    /// `git worktree remove <path>`, and how it ended. With `checked`,
+    /// `--force` (once: a locked worktree is still refused): for a caller that
+    /// has just, under its lock, checked the tree at least as strictly as git's
+    /// own check would (`git status --porcelain --ignore-submodules=none`, the
+    /// submodules), so that git does not run that status a second time.
+    pub fn worktree_remove(&self, path: &Path, checked: bool) -> WorktreeRemoval {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
+        if checked {
+            args.push("--force".as_ref());
+        }
+        args.push(path.as_os_str());
+        match self.run_git(None, &args) {
             Ok(_) => WorktreeRemoval::Removed,
             Err(e) => {
                 let message = format!("{e:#}");

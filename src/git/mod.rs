@@ -34,7 +34,7 @@ pub use crate::model::{Dirt, Oid};
 pub use admin::EntryRemoval;
 pub use cli::WorktreeRemoval;
 pub use content::{Content, ContentQuery, IntegrationRef};
-pub use status::NestedTarget;
+pub use status::{NestedTarget, StatusMap};
 
 use worktrees::dot_git_file_target;
 

@@ -17,8 +17,26 @@ pub struct NestedTarget {
     pub worktree: Option<PathBuf>,
     /// Its admin entry, whose `modules/` may hold submodule git dirs.
     pub admin_id: Option<String>,
-    /// The ignored entries status found (to count what goes with the worktree).
+    /// What the worktree's status found (to walk only what status did not
+    /// look into, and count what goes with the worktree); `None`: walk it all.
+    pub map: Option<StatusMap>,
+}
+
+/// From a worktree's status: its ignored entries (each with whether it is a
+/// directory) and the directories holding tracked files.
+#[derive(Clone, Debug, Default)]
+pub struct StatusMap {
     pub ignored: Vec<(PathBuf, bool)>,
+    pub tracked_dirs: Vec<PathBuf>,
+}
+
+impl StatusMap {
+    pub fn of(dirt: &Dirt) -> StatusMap {
+        StatusMap {
+            ignored: dirt.ignored.clone(),
+            tracked_dirs: dirt.tracked_dirs.clone(),
+        }
+    }
 }
 
 impl Repo {
@@ -251,7 +269,7 @@ impl Repo {
             .collect();
         let items: Vec<(&NestedTarget, &Option<PathBuf>)> = targets.iter().zip(&modules).collect();
         on_threads(&items, |(t, m)| {
-            nested_of(t.worktree.as_deref(), m.as_deref(), &t.ignored)
+            nested_of(t.worktree.as_deref(), m.as_deref(), t.map.as_ref())
         })
     }
 }
@@ -336,6 +354,9 @@ pub(super) fn dirt_of(worktree: &Path) -> Result<Dirt> {
         .with_context(|| format!("could not get the status of {}", worktree.display()))?
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_rewrites(None)
+        // One thread for the index against the files: gc already runs a status
+        // per worktree on every core, and more threads only cost switching.
+        .index_worktree_options_mut(|o| o.thread_limit = Some(1))
         // Ignored entries too (an ignored directory as one entry, not entered):
         // some may be hidden by a `.gitignore` that is not in the index.
         .dirwalk_options(|opts| {
@@ -373,6 +394,7 @@ pub(super) fn dirt_of(worktree: &Path) -> Result<Dirt> {
         .iter()
         .map(|(p, dir)| (PathBuf::from(std::ffi::OsStr::from_bytes(p)), *dir))
         .collect();
+    dirt.tracked_dirs = tracked_dirs(&index);
     if !gitignores.is_empty() {
         dirt.hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
             format!("could not read the ignore rules of {}", worktree.display())
@@ -385,6 +407,29 @@ pub(super) fn dirt_of(worktree: &Path) -> Result<Dirt> {
         )
     })?;
     Ok(dirt)
+}
+
+/// Every directory holding a tracked file (its ancestors too) and every
+/// submodule path of `index`, relative, sorted.
+fn tracked_dirs(index: &gix::index::State) -> Vec<PathBuf> {
+    use gix::index::entry::Mode;
+    let mut dirs: std::collections::BTreeSet<&[u8]> = std::collections::BTreeSet::new();
+    for e in index.entries() {
+        let path: &[u8] = e.path(index);
+        if e.mode == Mode::COMMIT {
+            dirs.insert(path);
+        }
+        let mut end = path.len();
+        while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
+            if !dirs.insert(&path[..slash]) {
+                break; // its ancestors are in already
+            }
+            end = slash;
+        }
+    }
+    dirs.into_iter()
+        .map(|d| PathBuf::from(std::ffi::OsStr::from_bytes(d)))
+        .collect()
 }
 
 /// Changes staged in `index` against `HEAD`'s tree. Where the index's cache

@@ -515,7 +515,7 @@ fn worktrees_and_inspect_path() {
     );
 
     // Removal goes through the CLI; locked ones refuse with git's message.
-    let WorktreeRemoval::Refused(err) = repo.worktree_remove(&wt2) else {
+    let WorktreeRemoval::Refused(err) = repo.worktree_remove(&wt2, true) else {
         panic!("a locked worktree is refused")
     };
     assert!(
@@ -524,7 +524,7 @@ fn worktrees_and_inspect_path() {
             && err.contains("cannot remove a locked working tree"),
         "{err}"
     );
-    assert_eq!(repo.worktree_remove(&wt1), WorktreeRemoval::Removed);
+    assert_eq!(repo.worktree_remove(&wt1, false), WorktreeRemoval::Removed);
     assert!(!wt1.exists());
     assert_eq!(repo.worktrees().unwrap().len(), 2);
     // A failing add names argv and stderr.

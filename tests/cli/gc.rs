@@ -677,8 +677,8 @@ fn git_dies_during_worktree_remove(env: &mut Env) {
     let dir = env.root().join("dying-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) \
-         rm -f \"$5/.git\" \"$5/README\"; kill -9 $$;; esac\nexec {} \"$@\"\n",
+        "#!/bin/sh\nfor wt; do :; done\ncase \" $* \" in *\" worktree remove \"*) \
+         rm -f \"$wt/.git\" \"$wt/README\"; kill -9 $$;; esac\nexec {} \"$@\"\n",
         which_git()
     );
     std::fs::write(dir.join("git"), script).unwrap();
@@ -828,8 +828,8 @@ fn on_worktree_remove(env: &mut Env, snippet: &str) {
     let dir = env.root().join("race-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; \
-         echo \"error: failed to delete '$5': Directory not empty\" >&2; exit 255;; esac\n\
+        "#!/bin/sh\nfor wt; do :; done\ncase \" $* \" in *\" worktree remove \"*) {snippet}; \
+         echo \"error: failed to delete '$wt': Directory not empty\" >&2; exit 255;; esac\n\
          exec {} \"$@\"\n",
         which_git()
     );
@@ -1119,6 +1119,45 @@ fn a_nested_repository_in_an_ignored_directory_with_an_unpushed_commit_keeps_the
     run.ok();
     assert_eq!(session(&entries, "nest")["action"], "removed");
     assert!(!wt.exists());
+}
+
+#[test]
+fn an_ignored_directory_that_is_a_repository_keeps_the_worktree() {
+    let env = setup();
+    env.spawn_sh(
+        "ig",
+        "mkdir .cache && cd .cache && git init -q -b main && echo x > f && git add f && \
+         git commit -q -m mine",
+    );
+    push(&env, "ig");
+    let e = gc_session(&env, "ig");
+    assert_kept(
+        &e,
+        "nested repository .cache holds work: main not on any of its remotes",
+    );
+}
+
+#[test]
+fn a_repository_initialised_in_a_tracked_directory_keeps_the_worktree() {
+    // git status does not look into it (its files are tracked by the
+    // worktree's index, its `.git` is skipped), and `git worktree remove` would
+    // delete it: gc finds it.
+    let env = setup();
+    let wt = env.spawn_sh(
+        "inner",
+        "mkdir -p src/lib && echo a > src/lib/a.rs && git add src && git commit -q -m src && \
+         cd src/lib && git init -q -b main && git add a.rs && git commit -q -m mine",
+    );
+    push(&env, "inner");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "inner");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "nested repository src/lib holds work: main not on any of its remotes"
+    );
+    assert!(wt.join("src/lib/.git").exists());
 }
 
 // ----- untrusted records -----
