@@ -67,11 +67,14 @@ while (($#)); do
 done
 
 if [[ -z $prefix ]]; then
+    # Said out loud: which directory depends on who runs this.
     if [[ $(id -u) == 0 ]]; then
         prefix=/usr/local
+        say "no --prefix: using /usr/local, the default when run as root (~/.local otherwise)"
     else
         [[ -n ${HOME:-} ]] || die "HOME is not set; pass --prefix DIR"
         prefix=$HOME/.local
+        say "no --prefix: using $prefix, the default (/usr/local when run as root)"
     fi
 fi
 [[ $prefix == /* ]] || prefix=$PWD/$prefix

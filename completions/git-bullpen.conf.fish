@@ -27,9 +27,34 @@ function __git_bullpen_using
     set -l words (__git_bullpen_words)
     test "$words[1]" = bullpen
 end
+# The global options typed before the git subcommand (`-C <dir>`, `-c <x=y>`, ...).
+function __git_bullpen_globals
+    set -l tokens (commandline --current-process --tokenize --cut-at-cursor)
+    set -e tokens[1]
+    set -l globals
+    while set -q tokens[1]
+        switch $tokens[1]
+            case -C -c --git-dir --work-tree --namespace --exec-path --config-env
+                set -a globals $tokens[1..2]
+                set -e tokens[1..2]
+            case '-*'
+                set -a globals $tokens[1]
+                set -e tokens[1]
+            case '*'
+                break
+        end
+    end
+    string join \n -- $globals
+end
 function __git_bullpen_complete
     set -l words (__git_bullpen_words)
-    GIT_BULLPEN_COMPLETE=fish git-bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+    set -l globals (__git_bullpen_globals)
+    if set -q globals[1]
+        # git itself runs the completer, so it sees the repository `git -C` names.
+        GIT_BULLPEN_COMPLETE=fish git $globals bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+    else
+        GIT_BULLPEN_COMPLETE=fish git-bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+    end
 end
 complete --command git --no-files --condition __git_bullpen_needs_command --arguments bullpen --description 'Run commands side by side, each in its own worktree'
 complete --command git --no-files --keep-order --condition __git_bullpen_using --arguments '(__git_bullpen_complete)'

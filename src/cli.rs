@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands;
+use crate::ui::When;
 
 const LONG_ABOUT: &str = "\
 Run coding agents (or any long command) side by side in one repository.
@@ -13,6 +14,17 @@ the repository's directory. Everything bullpen knows about a session lives in th
 repository itself: a record under refs/bullpen/sessions/<id> and provenance notes in \
 refs/notes/bullpen. There is no daemon and no database.";
 
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  git bullpen spawn fix-login -- claude      # a session, its worktree and branch
+  git bullpen spawn --bg tests -- make test  # in the background
+  git bullpen ls --status                    # every session, and what gc decides on
+  git bullpen wait tests && git bullpen logs tests
+  cd \"$(git bullpen path fix-login)\"
+  git bullpen resume fix-login
+  git push origin bullpen/fix-login && git bullpen gc
+  git bullpen rm --force tests               # discard a session's work";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "git-bullpen",
@@ -20,12 +32,42 @@ refs/notes/bullpen. There is no daemon and no database.";
     version,
     about = "Run commands side by side, each in its own git worktree and branch",
     long_about = LONG_ABOUT,
+    after_long_help = AFTER_LONG_HELP,
     propagate_version = true,
     disable_help_subcommand = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// When to colour the output: always, never, or auto (on a terminal). Without
+    /// a value, always. Overrides git config color.bullpen and color.ui.
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        value_enum,
+        hide_possible_values = true,
+        overrides_with = "no_color"
+    )]
+    pub color: Option<When>,
+
+    /// The same as --color=never.
+    #[arg(long, global = true, overrides_with = "color")]
+    pub no_color: bool,
+}
+
+impl Cli {
+    /// `--color` (or `--no-color`), the last one given winning.
+    pub fn color(&self) -> Option<When> {
+        match self.no_color {
+            true => Some(When::Never),
+            false => self.color,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,6 +78,9 @@ pub enum Command {
     Path(commands::path::Args),
     Stop(commands::stop::Args),
     Logs(commands::logs::Args),
+    Attach(commands::attach::Args),
+    Wait(commands::wait::Args),
+    Rm(commands::rm::Args),
     Gc(commands::gc::Args),
     #[command(name = "__supervise", hide = true)]
     Supervise(commands::supervise::Args),

@@ -24,7 +24,8 @@ use crate::git::store;
 use crate::git::Repo;
 use crate::model::command::render_command;
 use crate::model::config;
-use crate::model::{Record, State};
+use crate::model::{Process, Record, State};
+use crate::sys::layout::Layout;
 
 /// The program the scripts call, found on PATH (where git finds it too).
 pub const PROGRAM: &str = "git-bullpen";
@@ -74,18 +75,102 @@ pub fn any_session_id_candidates() -> Vec<CompletionCandidate> {
     candidates(&records_here(), true)
 }
 
-/// The records of the repository around the current directory; none on any error.
-fn records_here() -> Vec<Record> {
+/// Candidates for `attach`: only sessions whose background run is alive on a
+/// terminal.
+pub fn attachable_candidates() -> Vec<CompletionCandidate> {
+    let records = attachable(records_here(), crate::sys::procfs::is_session_alive);
+    candidates(&records, false)
+}
+
+/// Pure: the records whose run can be attached to: running in the background,
+/// on a terminal, and alive (as `alive` says of its process).
+pub fn attachable(records: Vec<Record>, alive: impl Fn(&Process) -> bool) -> Vec<Record> {
+    records
+        .into_iter()
+        .filter(|r| {
+            r.state == State::Running
+                && r.process
+                    .as_ref()
+                    .is_some_and(|p| p.background && p.terminal && alive(p))
+        })
+        .collect()
+}
+
+/// Sessions recorded running (`lost` ones included: stop ends them): `stop`, `wait`.
+pub fn running_session_id_candidates() -> Vec<CompletionCandidate> {
+    let running: Vec<Record> = records_here()
+        .into_iter()
+        .filter(|r| r.state == State::Running)
+        .collect();
+    candidates(&running, false)
+}
+
+/// Sessions with a background log: `logs`.
+pub fn logged_session_id_candidates() -> Vec<CompletionCandidate> {
+    let Some((repo, records)) = repo_and_records() else {
+        return Vec::new();
+    };
+    let Ok(layout) = Layout::for_repo(&repo) else {
+        return Vec::new();
+    };
+    let logged: Vec<Record> = records
+        .into_iter()
+        .filter(|r| layout.log_path(&r.id).is_file())
+        .collect();
+    candidates(&logged, true)
+}
+
+/// Revisions for `spawn --base`, as git's own completion offers them: HEAD,
+/// local branches, remote-tracking branches and tags (short names).
+pub fn revision_candidates() -> Vec<CompletionCandidate> {
     let Ok(cwd) = std::env::current_dir() else {
         return Vec::new();
     };
-    records_in(&cwd).unwrap_or_default()
+    let Ok(repo) = Repo::discover(&cwd) else {
+        return Vec::new();
+    };
+    let mut out = vec![CompletionCandidate::new("HEAD")];
+    for (prefix, help) in [
+        ("refs/heads/", "branch"),
+        ("refs/remotes/", "remote branch"),
+        ("refs/tags/", "tag"),
+    ] {
+        for name in repo.ref_names_with_prefix(prefix).unwrap_or_default() {
+            let short = name.strip_prefix(prefix).unwrap_or(&name);
+            // `origin/HEAD` is how git names the remote's default branch: offered too.
+            out.push(CompletionCandidate::new(short).help(Some(help.into())));
+        }
+    }
+    out
 }
 
-fn records_in(cwd: &Path) -> anyhow::Result<Vec<Record>> {
+/// Agents for `spawn --agent`: the built-in profiles and those in git config.
+pub fn agent_candidates() -> Vec<CompletionCandidate> {
+    let Some(repo) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| Repo::discover(&cwd).ok())
+    else {
+        return Vec::new();
+    };
+    crate::agent::names(&repo)
+        .into_iter()
+        .map(|n| CompletionCandidate::new(n.as_str()))
+        .collect()
+}
+
+/// The records of the repository around the current directory; none on any error.
+fn records_here() -> Vec<Record> {
+    repo_and_records().map(|(_, r)| r).unwrap_or_default()
+}
+
+fn repo_and_records() -> Option<(Repo, Vec<Record>)> {
+    records_in(&std::env::current_dir().ok()?).ok()
+}
+
+fn records_in(cwd: &Path) -> anyhow::Result<(Repo, Vec<Record>)> {
     let repo = Repo::discover(cwd)?;
     let (stored, _unreadable) = store::load_all(&repo)?;
-    Ok(stored.into_iter().map(|s| s.record).collect())
+    Ok((repo, stored.into_iter().map(|s| s.record).collect()))
 }
 
 /// Pure: one candidate per session, described by its recorded state and command.
@@ -101,10 +186,11 @@ pub fn candidates(records: &[Record], include_collected: bool) -> Vec<Completion
         .collect()
 }
 
-/// The parts of an [`EnvCompleter`] that only hand over to clap_complete's own
-/// completer for the shell: only the registration script is ours.
+/// The parts of an [`EnvCompleter`] that hand over to clap_complete's own
+/// completer for the shell, options left out until a `-` is typed
+/// ([`without_options`]); the registration script is ours.
 macro_rules! delegate_to {
-    ($shell:expr) => {
+    ($shell:expr, $index:expr, $separator:expr) => {
         fn name(&self) -> &'static str {
             $shell.name()
         }
@@ -118,9 +204,58 @@ macro_rules! delegate_to {
             current_dir: Option<&Path>,
             buf: &mut dyn Write,
         ) -> std::io::Result<()> {
-            $shell.write_complete(cmd, args, current_dir, buf)
+            let index: fn(&[OsString]) -> usize = $index;
+            let dash = args
+                .get(index(&args))
+                .is_some_and(|w| w.to_string_lossy().starts_with('-'));
+            if dash {
+                return $shell.write_complete(cmd, args, current_dir, buf);
+            }
+            let mut all = Vec::new();
+            $shell.write_complete(cmd, args, current_dir, &mut all)?;
+            let separator: fn() -> String = $separator;
+            buf.write_all(without_options(&String::from_utf8_lossy(&all), &separator()).as_bytes())
         }
     };
+}
+
+/// The word being completed, for bash and zsh: where `_CLAP_COMPLETE_INDEX` says.
+fn index_from_env(_args: &[OsString]) -> usize {
+    std::env::var("_CLAP_COMPLETE_INDEX")
+        .ok()
+        .and_then(|i| i.parse().ok())
+        .unwrap_or_default()
+}
+
+/// The word being completed, for fish: the last one.
+fn last_index(args: &[OsString]) -> usize {
+    args.len().saturating_sub(1)
+}
+
+/// What separates candidates for bash and zsh: `_CLAP_IFS`, else a newline.
+fn ifs() -> String {
+    std::env::var("_CLAP_IFS").unwrap_or_else(|_| "\n".to_owned())
+}
+
+/// Fish reads one candidate a line.
+fn newline() -> String {
+    "\n".to_owned()
+}
+
+/// Pure: the shell's candidates (`separator` between them) without the options,
+/// as git's own completion does: options are offered once the word being
+/// completed starts with `-`, not mixed in with session ids, subcommands and
+/// revisions (none of which can start with `-`).
+pub fn without_options(candidates: &str, separator: &str) -> String {
+    let kept: Vec<&str> = candidates
+        .split(separator)
+        .filter(|c| !c.is_empty() && !c.starts_with('-'))
+        .collect();
+    let mut out = kept.join(separator);
+    if separator == "\n" && !out.is_empty() && candidates.ends_with('\n') {
+        out.push('\n');
+    }
+    out
 }
 
 fn header(out: &mut dyn Write, comment: &str, what: &str) -> std::io::Result<()> {
@@ -143,16 +278,26 @@ struct GitBash;
 const BASH_GIT_GLUE: &str = r#"
 # git's completion (git-completion.bash) calls _git_bullpen for `git bullpen ...`
 # with words/cword/cur set and __git_cmd_idx at `bullpen`: complete as if
-# `git-bullpen ...` had been typed.
+# `git-bullpen ...` had been typed. After `git -C <dir>` (or --git-dir), git
+# itself runs the completer, so it sees the repository the command would.
 _git_bullpen() {
     local i=${__git_cmd_idx:-1}
     local COMP_WORDS=(git-bullpen "${words[@]:i+1}")
     local COMP_CWORD=$((cword - i))
+    local __git_bullpen_run=()
+    if [[ -n ${__git_C_args-} || -n ${__git_dir-} ]]; then
+        __git_bullpen_run=(git ${__git_C_args:+"${__git_C_args[@]}"} ${__git_dir:+--git-dir="$__git_dir"} bullpen)
+    fi
     _clap_complete_git_bullpen git-bullpen "$cur"
 }"#;
 
+/// In clap's bash function, the program it runs for candidates.
+const BASH_CALL: &str = "\"git-bullpen\" -- \"${words[@]}\"";
+/// ... and what runs instead: git with the global options typed, when there are any.
+const BASH_CALL_VIA_GIT: &str = "\"${__git_bullpen_run[@]:-git-bullpen}\" -- \"${words[@]}\"";
+
 impl EnvCompleter for GitBash {
-    delegate_to!(Bash);
+    delegate_to!(Bash, index_from_env, ifs);
     fn write_registration(
         &self,
         var: &str,
@@ -163,7 +308,15 @@ impl EnvCompleter for GitBash {
     ) -> std::io::Result<()> {
         writeln!(buf, "# -*- shell-script -*-")?;
         header(buf, "#", "bash completion")?;
-        Bash.write_registration(var, name, bin, completer, buf)?;
+        let mut clap = Vec::new();
+        Bash.write_registration(var, name, bin, completer, &mut clap)?;
+        let clap = String::from_utf8_lossy(&clap);
+        if !clap.contains(BASH_CALL) {
+            return Err(std::io::Error::other(
+                "clap_complete's bash script changed: the call of git-bullpen is not where it was",
+            ));
+        }
+        write!(buf, "{}", clap.replace(BASH_CALL, BASH_CALL_VIA_GIT))?;
         writeln!(buf, "{}", BASH_GIT_GLUE.trim_start())
     }
 }
@@ -176,15 +329,21 @@ struct GitZsh;
 
 const ZSH_BODY: &str = r#"
 _git-bullpen() {
-    local -a args completions dirs other
+    local -a args completions dirs other run
     local completion value
     # words[1] is `bullpen` under `git bullpen`, `git-bullpen` on its own.
     args=(git-bullpen "${(@)words[2,-1]}")
+    # Under zsh's _git, `git -C <dir>` is in opt_args (--git-dir is exported
+    # as GIT_DIR already): git itself runs the completer there.
+    run=(git-bullpen)
+    if (( ${+opt_args} )) && (( ${+opt_args[-C]} )); then
+        run=(git -C "${(Q)${~opt_args[-C]}}" bullpen)
+    fi
     completions=("${(@f)$( \
         _CLAP_IFS=$'\n' \
         _CLAP_COMPLETE_INDEX=$(( CURRENT - 1 )) \
         VAR=zsh \
-        git-bullpen -- "${args[@]}" 2>/dev/null \
+        "${run[@]}" -- "${args[@]}" 2>/dev/null \
     )}")
     for completion in $completions; do
         [[ -n $completion ]] || continue
@@ -207,7 +366,7 @@ else
 fi"#;
 
 impl EnvCompleter for GitZsh {
-    delegate_to!(Zsh);
+    delegate_to!(Zsh, index_from_env, ifs);
     fn write_registration(
         &self,
         var: &str,
@@ -268,9 +427,34 @@ function __git_bullpen_using
     set -l words (__git_bullpen_words)
     test "$words[1]" = bullpen
 end
+# The global options typed before the git subcommand (`-C <dir>`, `-c <x=y>`, ...).
+function __git_bullpen_globals
+    set -l tokens (commandline --current-process --tokenize --cut-at-cursor)
+    set -e tokens[1]
+    set -l globals
+    while set -q tokens[1]
+        switch $tokens[1]
+            case -C -c --git-dir --work-tree --namespace --exec-path --config-env
+                set -a globals $tokens[1..2]
+                set -e tokens[1..2]
+            case '-*'
+                set -a globals $tokens[1]
+                set -e tokens[1]
+            case '*'
+                break
+        end
+    end
+    string join \n -- $globals
+end
 function __git_bullpen_complete
     set -l words (__git_bullpen_words)
-    VAR=fish git-bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+    set -l globals (__git_bullpen_globals)
+    if set -q globals[1]
+        # git itself runs the completer, so it sees the repository `git -C` names.
+        VAR=fish git $globals bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+    else
+        VAR=fish git-bullpen -- git-bullpen $words[2..-1] (commandline --current-token)
+    end
 end
 complete --command git --no-files --condition __git_bullpen_needs_command --arguments bullpen --description 'Run commands side by side, each in its own worktree'
 complete --command git --no-files --keep-order --condition __git_bullpen_using --arguments '(__git_bullpen_complete)'"#;
@@ -291,7 +475,7 @@ pub fn fish_git_hook() -> Vec<u8> {
 }
 
 impl EnvCompleter for GitFish {
-    delegate_to!(Fish);
+    delegate_to!(Fish, last_index, newline);
     fn write_registration(
         &self,
         var: &str,
@@ -322,7 +506,10 @@ mod tests {
             branch: format!("bullpen/{id}"),
             worktree: format!("/wt/{id}"),
             base: "0".repeat(40),
+            base_ref: None,
             command: vec!["sh".into(), "-c".into(), "make test".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state,
             host: "h".into(),
             created_at: "2026-01-01T00:00:00Z".into(),
@@ -361,9 +548,52 @@ mod tests {
     }
 
     #[test]
+    fn attach_is_offered_only_runs_alive_on_a_terminal() {
+        let run = |id: &str, background: bool, terminal: bool, pid: u32| {
+            let mut r = record(id, State::Running);
+            r.process = Some(Process {
+                pid,
+                start_time: Some(1),
+                boot_id: None,
+                background,
+                supervisor_pid: Some(1),
+                started_at: String::new(),
+                supervisor_start_time: Some(1),
+                stop_requested_at: None,
+                terminal,
+                command: None,
+            });
+            r
+        };
+        let rs = vec![
+            run("tty", true, true, 10),
+            run("old-bg", true, false, 11),
+            run("fg", false, false, 12),
+            run("lost", true, true, 13),
+            record("done", State::Exited),
+        ];
+        let names: Vec<String> = attachable(rs, |p| p.pid != 13)
+            .iter()
+            .map(|r| r.id.to_string())
+            .collect();
+        assert_eq!(names, ["tty"]);
+    }
+
+    #[test]
     fn no_repository_means_no_candidates() {
         let dir = tempfile::tempdir().unwrap();
         assert!(records_in(dir.path()).is_err());
+    }
+
+    #[test]
+    fn options_are_left_out_until_a_dash_is_typed() {
+        assert_eq!(without_options("alpha,--json,beta,-h", ","), "alpha,beta");
+        assert_eq!(without_options("--json,--all", ","), "");
+        assert_eq!(
+            without_options("alpha\tsession\n--json\tPrint JSON\n", "\n"),
+            "alpha\tsession\n"
+        );
+        assert_eq!(without_options("", "\n"), "");
     }
 
     #[test]

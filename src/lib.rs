@@ -1,6 +1,8 @@
 //! git-bullpen: run commands side by side, each in its own git worktree and branch,
 //! with everything recorded in the repository. See ARCHITECTURE.md.
 
+pub mod agent;
+pub mod attach;
 pub mod cli;
 pub mod commands;
 pub mod complete;
@@ -16,3 +18,4 @@ pub mod stop;
 pub mod sys;
 pub mod trust;
 pub mod ui;
+pub mod wait;

@@ -8,6 +8,10 @@ use bullpen::ui::Ui;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: what the environment says about the
+    // repository is kept, and git's repository variables leave the environment,
+    // so that every git bullpen runs acts on the repository bullpen reads.
+    bullpen::git::GitEnv::capture();
     // With GIT_BULLPEN_COMPLETE set, answer the shell's completion request and exit.
     bullpen::complete::complete_from_env();
     let cli = match Cli::try_parse() {
@@ -22,7 +26,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let ui = Ui::stdio();
+    let ui = Ui::stdio(cli.color());
     let result = std::env::current_dir()
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))
         .and_then(|cwd| bullpen::commands::run(cli.command, &cwd, &ui));

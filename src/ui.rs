@@ -4,21 +4,108 @@
 //! message can be captured in a test without starting a process.
 //!
 //! Data goes to stdout; progress (`bullpen: ...`), warnings (`warning: ...`),
-//! errors (`error: ...`) and hints (`hint: ...`) go to stderr, as git does.
+//! errors (`fatal: ...`, as git's `die()`; `error: ...` for a usage error, as
+//! git's option parser) and hints (`hint: ...`) go to stderr, as git does.
+//!
+//! Colour is decided here and nowhere else ([`decide_color`]), in git's order:
+//! `--color` beats git config `color.bullpen`, which beats `color.ui`; `auto`
+//! (the default) means stdout is a terminal that is not `TERM=dumb`, and (an
+//! addition: git 2.47 ignores it) `NO_COLOR` is not set to a non-empty value.
 
-use std::cell::{RefCell, RefMut};
+use std::cell::{Cell, RefCell, RefMut};
 use std::fmt::Display;
 use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 
 use anyhow::{Context, Result};
 
-use crate::model::error::{classify, Kind};
+use crate::model::config;
+use crate::model::error::{classify, GitFailed, Kind};
+use crate::model::Error;
+
+/// When to colour: git's `--color=<when>` and the values of its `color.*` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum When {
+    Always,
+    Never,
+    Auto,
+}
+
+/// Where output goes, for `auto`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Terminal {
+    /// stdout is a terminal.
+    pub tty: bool,
+    /// `TERM` is unset or `dumb` (git colours nothing there).
+    pub dumb: bool,
+    /// `NO_COLOR` is set to a non-empty value.
+    pub no_color: bool,
+}
+
+impl Terminal {
+    /// This process's stdout and environment.
+    pub fn stdout() -> Terminal {
+        let term = std::env::var_os("TERM");
+        Terminal {
+            tty: std::io::stdout().is_terminal(),
+            dumb: term.as_ref().is_none_or(|t| t.is_empty() || t == "dumb"),
+            no_color: std::env::var_os(config::ENV_NO_COLOR).is_some_and(|v| !v.is_empty()),
+        }
+    }
+}
+
+/// The colour decision: the first of `option` (`--color`), `color.bullpen` and
+/// `color.ui` that is given, else `auto`; `auto` colours a terminal that is not
+/// dumb, unless `NO_COLOR` asks for none.
+pub fn decide_color(
+    option: Option<When>,
+    color_bullpen: Option<When>,
+    color_ui: Option<When>,
+    terminal: Terminal,
+) -> bool {
+    match option.or(color_bullpen).or(color_ui).unwrap_or(When::Auto) {
+        When::Always => true,
+        When::Never => false,
+        When::Auto => terminal.tty && !terminal.dumb && !terminal.no_color,
+    }
+}
+
+/// A `color.*` value as git's `git_config_colorbool` reads it: `always`,
+/// `never`, `auto` (any case), or a boolean, true meaning `auto`. `None` is
+/// the key alone (`[color] ui`), which is true.
+pub fn parse_color_value(key: &str, value: Option<&str>) -> Result<When, Error> {
+    let Some(value) = value else {
+        return Ok(When::Auto);
+    };
+    let v = value.to_ascii_lowercase();
+    match v.as_str() {
+        "always" => Ok(When::Always),
+        "never" => Ok(When::Never),
+        "auto" => Ok(When::Auto),
+        "true" | "yes" | "on" => Ok(When::Auto),
+        "false" | "no" | "off" | "" => Ok(When::Never),
+        // git reads any other boolean as an integer: non-zero is true.
+        _ if v.parse::<i64>().is_ok() => Ok(match v.parse::<i64>() {
+            Ok(0) => When::Never,
+            _ => When::Auto,
+        }),
+        _ => Err(
+            Error::failed(format!("bad boolean config value '{value}' for '{key}'")).hint(format!(
+                "{key} takes always, never, auto, or true/false (git config {key} auto)"
+            )),
+        ),
+    }
+}
 
 pub struct Ui {
     out: RefCell<Box<dyn Write>>,
     err: RefCell<Box<dyn Write>>,
-    color: bool,
+    /// `--color`, kept for when the configuration is known.
+    option: Option<When>,
+    terminal: Terminal,
+    color: Cell<bool>,
+    /// How wide a line of a table may be (`ls`): `None` for as wide as it takes.
+    width: Option<usize>,
     /// stderr is a terminal: progress is drawn there.
     err_terminal: bool,
     /// The progress bar being drawn, if any: lines on stderr go above it.
@@ -28,27 +115,52 @@ pub struct Ui {
 impl Ui {
     /// The process's streams. stdout is buffered (a line-buffered stdout makes
     /// one write(2) per line: 21,000 for `ls --json` at 1,000 sessions); callers
-    /// [`Ui::flush`] before anything else writes to the same terminal.
-    pub fn stdio() -> Ui {
-        let color = std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    /// [`Ui::flush`] before anything else writes to the same terminal. `option`
+    /// is `--color`; the configuration joins in [`Ui::configure_color`].
+    pub fn stdio(option: Option<When>) -> Ui {
         let mut ui = Ui::new(
             Box::new(std::io::BufWriter::new(std::io::stdout())),
             Box::new(std::io::stderr()),
-            color,
+            false,
         );
+        ui.option = option;
+        ui.terminal = Terminal::stdout();
+        ui.color.set(decide_color(option, None, None, ui.terminal));
+        ui.width = stdout_width();
         ui.err_terminal = std::io::stderr().is_terminal();
         ui
     }
 
     pub fn new(out: Box<dyn Write>, err: Box<dyn Write>, color: bool) -> Ui {
+        let option = Some(if color { When::Always } else { When::Never });
         Ui {
             out: RefCell::new(out),
             err: RefCell::new(err),
-            color,
+            option,
+            terminal: Terminal::default(),
+            color: Cell::new(color),
+            width: None,
             err_terminal: false,
             bar: RefCell::new(None),
         }
+    }
+
+    /// Decide colour again with the repository's configuration (`lookup` gives
+    /// a key's value: `Some(None)` for a key given without one). A value git
+    /// would not accept fails, as in git.
+    pub fn configure_color(&self, lookup: impl Fn(&str) -> Option<Option<String>>) -> Result<()> {
+        let read = |key: &str| -> Result<Option<When>> {
+            match lookup(key) {
+                None => Ok(None),
+                Some(v) => Ok(Some(parse_color_value(key, v.as_deref())?)),
+            }
+        };
+        // Like git, a bad value is an error even where --color makes it moot.
+        let bullpen = read(config::COLOR_BULLPEN)?;
+        let ui = read(config::COLOR_UI)?;
+        self.color
+            .set(decide_color(self.option, bullpen, ui, self.terminal));
+        Ok(())
     }
 
     /// Progress over `total` items on stderr when it is a terminal (a bar,
@@ -88,7 +200,13 @@ impl Ui {
 
     /// Whether stdout gets colour.
     pub fn color(&self) -> bool {
-        self.color
+        self.color.get()
+    }
+
+    /// How wide a table's lines may be: `$COLUMNS`, else the terminal's when
+    /// stdout is one, else `None` (a pipe gets whole lines).
+    pub fn width(&self) -> Option<usize> {
+        self.width
     }
 
     /// A line on stderr. A stderr that cannot be written to has nowhere to
@@ -120,10 +238,19 @@ impl Ui {
         self.line("hint: ", msg);
     }
 
-    /// The error and its hints, as git prints them; returns its kind.
+    /// The error and its hints, as git prints them (`fatal: ...`, or
+    /// `error: ...` for a usage error); returns its kind.
     pub fn error(&self, e: &anyhow::Error) -> Kind {
         let (kind, hints) = classify(e);
-        self.line("error: ", format!("{e:#}"));
+        let prefix = match kind {
+            Kind::Usage => "error: ",
+            Kind::Failed | Kind::Refused => "fatal: ",
+        };
+        let (message, git_said) = message(e);
+        if let Some(text) = git_said {
+            self.line("", text);
+        }
+        self.line(prefix, message);
         for h in hints {
             self.hint(h);
         }
@@ -199,6 +326,61 @@ impl Drop for Progress<'_> {
     }
 }
 
+/// The error's chain, outermost first, joined with `: ` (as anyhow's `{:#}`),
+/// with the operating system's words for an I/O error as git prints them
+/// (`Permission denied`, without Rust's ` (os error 13)`). A failed git
+/// command is named in the line, and what git said on stderr comes back apart,
+/// to be printed as it came, before it.
+fn message(e: &anyhow::Error) -> (String, Option<String>) {
+    let mut git_said = None;
+    let mut parts = Vec::new();
+    for cause in e.chain() {
+        if let Some(failed) = cause.downcast_ref::<GitFailed>() {
+            parts.push(failed.summary());
+            git_said = Some(failed.stderr.clone()).filter(|s| !s.is_empty());
+            break;
+        }
+        let text = cause.to_string();
+        parts.push(match cause.downcast_ref::<std::io::Error>() {
+            Some(io) if io.raw_os_error().is_some() => match text.rfind(" (os error ") {
+                Some(i) if text.ends_with(')') => text[..i].to_string(),
+                _ => text,
+            },
+            _ => text,
+        });
+    }
+    (parts.join(": "), git_said)
+}
+
+/// An error on one line, worded as [`Ui::error`] words it (git's words after
+/// bullpen's, newlines as spaces): for a report that travels as one line.
+pub fn one_line(e: &anyhow::Error) -> String {
+    let (text, git_said) = message(e);
+    let text = match git_said {
+        Some(said) => format!("{text}: {said}"),
+        None => text,
+    };
+    text.replace('\n', " ")
+}
+
+/// `$COLUMNS` (as git reads it), else the width of the terminal on stdout.
+fn stdout_width() -> Option<usize> {
+    if let Some(n) = std::env::var(crate::model::config::ENV_COLUMNS)
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        return Some(n);
+    }
+    let stdout = std::io::stdout();
+    if !stdout.is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size_of(&stdout)
+        .map(|(terminal_size::Width(w), _)| usize::from(w))
+        .filter(|w| *w > 0)
+}
+
 /// A shared buffer that a [`Ui`] writes into (see [`Ui::capture`]).
 #[derive(Clone, Default)]
 pub struct Captured(Rc<RefCell<Vec<u8>>>);
@@ -234,8 +416,90 @@ mod tests {
         ui.info("done");
         assert_eq!(
             err.text(),
-            "error: cannot resume session x: occupied\nhint: move it aside\nbullpen: done\n"
+            "fatal: cannot resume session x: occupied\nhint: move it aside\nbullpen: done\n"
         );
         assert_eq!(out.text(), "");
+    }
+
+    #[test]
+    fn usage_errors_say_error_and_os_errors_read_as_git_prints_them() {
+        let (ui, _, err) = Ui::capture(false);
+        let usage = anyhow::Error::new(Error::usage("two ids given"));
+        assert_eq!(ui.error(&usage), Kind::Usage);
+        let denied = anyhow::Error::new(std::io::Error::from_raw_os_error(libc::EACCES))
+            .context("cannot create /x/y");
+        assert_eq!(ui.error(&denied), Kind::Failed);
+        assert_eq!(
+            err.text(),
+            "error: two ids given\nfatal: cannot create /x/y: Permission denied\n"
+        );
+    }
+
+    #[test]
+    fn colour_follows_gits_order_of_precedence() {
+        use When::*;
+        let tty = Terminal {
+            tty: true,
+            dumb: false,
+            no_color: false,
+        };
+        let pipe = Terminal { tty: false, ..tty };
+        let dumb = Terminal { dumb: true, ..tty };
+        let no_color = Terminal {
+            no_color: true,
+            ..tty
+        };
+        // (--color, color.bullpen, color.ui, terminal) -> colour
+        let table = [
+            (None, None, None, tty, true),
+            (None, None, None, pipe, false),
+            (None, None, None, dumb, false),
+            (None, None, None, no_color, false),
+            (None, None, Some(Never), tty, false),
+            (None, None, Some(Always), pipe, true),
+            (None, Some(Auto), Some(Never), tty, true),
+            (None, Some(Never), Some(Always), tty, false),
+            (None, Some(Always), Some(Never), pipe, true),
+            (Some(Never), Some(Always), Some(Always), tty, false),
+            (Some(Always), Some(Never), Some(Never), pipe, true),
+            (Some(Auto), Some(Always), None, pipe, false),
+            // NO_COLOR turns off what would be automatic, not what was asked for.
+            (None, None, Some(Always), no_color, true),
+            (Some(Always), None, None, no_color, true),
+            (None, Some(Auto), None, no_color, false),
+        ];
+        for (option, bullpen, ui, terminal, want) in table {
+            assert_eq!(
+                decide_color(option, bullpen, ui, terminal),
+                want,
+                "{option:?} {bullpen:?} {ui:?} {terminal:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn colour_values_read_as_git_reads_them() {
+        use When::*;
+        for (v, want) in [
+            (Some("always"), Always),
+            (Some("NEVER"), Never),
+            (Some("Auto"), Auto),
+            (Some("true"), Auto),
+            (Some("yes"), Auto),
+            (Some("1"), Auto),
+            (Some("2"), Auto),
+            (Some("0"), Never),
+            (None, Auto),
+            (Some("false"), Never),
+            (Some("off"), Never),
+            (Some(""), Never),
+        ] {
+            assert_eq!(parse_color_value("color.ui", v), Ok(want), "{v:?}");
+        }
+        let e = parse_color_value("color.bullpen", Some("sometimes")).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "bad boolean config value 'sometimes' for 'color.bullpen'"
+        );
     }
 }

@@ -11,7 +11,7 @@
 //! Options (after `--`, or as environment variables):
 //!   --quick        BULLPEN_BENCH_QUICK=1   N = 10, 100; 2,000-file repo; 3 runs
 //!   --runs <k>     BULLPEN_BENCH_RUNS=k    samples per measurement
-//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,removal,content,real
+//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready,attach,removal,content,real
 //!                                          (comma-separated)
 //!   --max-n <n>    BULLPEN_BENCH_MAX_N=n   largest N for the scaling fixture
 //!   --keep         BULLPEN_BENCH_KEEP=1    keep the temp dir (for profiling)
@@ -29,6 +29,7 @@ mod gc;
 mod hermetic;
 mod measure;
 mod report;
+mod terminal;
 
 use std::path::Path;
 use std::process::Command;
@@ -52,6 +53,7 @@ struct Config {
     runs_gc: usize,
     runs_spawn: usize,
     runs_spawn_big: usize,
+    runs_attach: usize,
     only: Option<Vec<String>>,
     keep: bool,
     gc: gc::GcConfig,
@@ -92,6 +94,7 @@ impl Config {
             runs_gc: r(5),
             runs_spawn: r(7),
             runs_spawn_big: r(3),
+            runs_attach: r(5),
             only: value("--only", "BULLPEN_BENCH_ONLY")
                 .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect()),
             keep: flag("--keep", "BULLPEN_BENCH_KEEP"),
@@ -222,6 +225,28 @@ fn main() {
             gc::bench_real(&env, &cfg.gc, &errlog, &mut report);
         }
     }
+    if cfg.wants("ready") {
+        if bullpen_supports(&env, &["spawn", "--help"])
+            && run_ok(&mut env.bullpen(&env.root, &["spawn", "--help"])).contains("--no-setup")
+        {
+            bench_ready(&env, &cfg, &errlog, &mut report);
+        } else {
+            report.note("ready worktrees: not measured, this build has no .worktreeinclude".into());
+        }
+    }
+    if cfg.wants("attach") {
+        if bullpen_supports(&env, &["attach", "--help"]) {
+            let repo = Repo::create(&env, "terminal", 0);
+            let (n, keys) = if cfg.quick {
+                (300_000, 100)
+            } else {
+                (3_000_000, 400)
+            };
+            terminal::bench(&env, &repo.dir, cfg.runs_attach, n, keys, &mut report);
+        } else {
+            report.note("attach: not measured, this build has no `git bullpen attach`".into());
+        }
+    }
     if cfg.wants("spawn") {
         let t = std::time::Instant::now();
         let big = Repo::create(&env, "big", cfg.big_files);
@@ -274,7 +299,20 @@ fn bench_ls(
         n + 1
     );
 
-    let cases = [
+    // `ls --status` (issue 12) reads every worktree's status: its baseline is
+    // what a script would run for the same facts, one `git status` per worktree.
+    let status_ok = run_ok(&mut env.bullpen(dir, &["ls", "--help"])).contains("--status");
+    let worktrees: Vec<std::path::PathBuf> = if status_ok {
+        listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["worktree"].as_str().map(std::path::PathBuf::from))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut cases = vec![
         Case::new("git worktree list --porcelain", |_| {
             vec![env.git(dir, &["worktree", "list", "--porcelain"])]
         }),
@@ -286,6 +324,23 @@ fn bench_ls(
             vec![env.git(dir, &["for-each-ref", "refs/bullpen/"])]
         }),
     ];
+    if status_ok {
+        cases.push(Case::new("git bullpen ls --status", |_| {
+            vec![env.bullpen(dir, &["ls", "--status"])]
+        }));
+        cases.push(Case::new(
+            "git worktree list --porcelain + git status --porcelain per worktree",
+            |_| {
+                let mut all = vec![env.git(dir, &["worktree", "list", "--porcelain"])];
+                all.extend(
+                    worktrees
+                        .iter()
+                        .map(|w| env.git(w, &["status", "--porcelain"])),
+                );
+                all
+            },
+        ));
+    }
     let s = compare(&cases, cfg.runs_ls, true, errlog);
     let fixture = scale.label();
     report.time(TimeRow {
@@ -315,6 +370,26 @@ fn bench_ls(
         baseline_cpu: s.median_cpu(3),
         budget: None,
     });
+    if status_ok {
+        report.time(TimeRow {
+            what: "`ls --status` vs `git worktree list --porcelain`".into(),
+            fixture: fixture.clone(),
+            bullpen: s.median(4),
+            baseline: s.median(0),
+            bullpen_cpu: s.median_cpu(4),
+            baseline_cpu: s.median_cpu(0),
+            budget: None,
+        });
+        report.time(TimeRow {
+            what: "`ls --status` vs `git worktree list` + `git status` per worktree".into(),
+            fixture: fixture.clone(),
+            bullpen: s.median(4),
+            baseline: s.median(5),
+            bullpen_cpu: s.median_cpu(4),
+            baseline_cpu: s.median_cpu(5),
+            budget: None,
+        });
+    }
     report.samples(&fixture, &cases, &s);
     if at_max || n == 500 {
         for (i, what) in [(1, "`ls --json`"), (2, "`ls`")] {
@@ -471,6 +546,88 @@ fn bench_spawn(
         budget,
     });
     report.samples(fixture, &cases, &s);
+}
+
+/// Issue 15: what `.worktreeinclude` adds to a spawn. Two identical small
+/// repositories, each with an ignored `.env` and an ignored `target/` of
+/// `cfg.big_files` files (which must not be walked); one of them has a
+/// `.worktreeinclude` naming `.env`. Baseline: a plain `spawn` of the other.
+/// A second row compares the copying spawn with what a careful script does:
+/// `git worktree add -b`, then `cp .env`.
+fn bench_ready(env: &Env, cfg: &Config, errlog: &Path, report: &mut Report) {
+    let make = |name: &str, include: bool| {
+        let repo = Repo::create(env, name, 0);
+        let dir = &repo.dir;
+        std::fs::write(dir.join(".gitignore"), ".env\ntarget/\n").expect("write");
+        if include {
+            std::fs::write(dir.join(".worktreeinclude"), ".env\n").expect("write");
+        }
+        run_ok(&mut env.git(dir, &["add", "-A"]));
+        run_ok(&mut env.git(dir, &["commit", "-q", "-m", "ignore"]));
+        std::fs::write(dir.join(".env"), "SECRET=1\n").expect("write");
+        for d in 0..cfg.big_files.div_ceil(100) {
+            let leaf = dir.join(format!("target/debug/d{d:03}"));
+            std::fs::create_dir_all(&leaf).expect("mkdir");
+            for f in 0..100 {
+                std::fs::write(leaf.join(format!("o{f}")), "x").expect("write");
+            }
+        }
+        repo
+    };
+    let plain = make("ready-plain", false);
+    let with = make("ready-include", true);
+    let cases = [
+        Case::new(
+            "git bullpen spawn <id> -- true (no .worktreeinclude)",
+            |r| vec![env.bullpen(&plain.dir, &["spawn", &format!("p{r}"), "--", "true"])],
+        ),
+        Case::new(
+            "git bullpen spawn <id> -- true (.worktreeinclude: .env)",
+            |r| vec![env.bullpen(&with.dir, &["spawn", &format!("i{r}"), "--", "true"])],
+        ),
+        Case::new("git worktree add -b + cp .env", |r| {
+            let path = with.git_wt_root.join(format!("g{r}"));
+            let path_s = path.to_str().expect("utf-8 path");
+            let mut cp = env.cmd("cp", &with.dir);
+            cp.args([".env", path_s]);
+            vec![
+                env.git(
+                    &with.dir,
+                    &["worktree", "add", "-b", &format!("bench/g{r}"), path_s],
+                ),
+                cp,
+            ]
+        }),
+    ];
+    let s = compare(&cases, cfg.runs_spawn, true, errlog);
+    // The figures are of what they claim: the copy happened, and only there.
+    let copied = with.worktree_of(env, "i1").join(".env");
+    assert!(copied.is_file(), "{} was not copied", copied.display());
+    assert!(!plain.worktree_of(env, "p1").join(".env").exists());
+    assert!(!with.worktree_of(env, "i1").join("target").exists());
+    let fixture = format!(
+        "small repo, ignored target/ of {} files",
+        thousands(cfg.big_files)
+    );
+    report.time(TimeRow {
+        what: "`spawn` with `.worktreeinclude` vs `spawn` without".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: None,
+    });
+    report.time(TimeRow {
+        what: "`spawn` with `.worktreeinclude` vs `git worktree add -b` + `cp .env`".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(2),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(2),
+        budget: None,
+    });
+    report.samples(&fixture, &cases, &s);
 }
 
 /// Issue 3: how long `spawn --bg` takes to return, next to a foreground

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use crate::context::Ctx;
 use crate::gc::execute::{self, Options};
 use crate::gc::report::{render, subject, summary, Action};
+use crate::model::Error;
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
@@ -118,7 +119,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if args.fetch {
         ui.info("fetching from all remotes (git fetch --all --prune)");
         ctx.repo.fetch_all().context(
-            "cannot fetch (--fetch); run gc without --fetch to use the remote-tracking refs you have",
+            Error::failed("cannot fetch (--fetch)")
+                .hint("run gc without --fetch to use the remote-tracking refs you have"),
         )?;
     }
     let entries = execute::run(

@@ -10,6 +10,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::context::Ctx;
 use crate::git::store;
 use crate::model::{Error, SessionId, State};
+use crate::run::plain::Plain;
 use crate::sys::procfs;
 use crate::ui::Ui;
 
@@ -18,12 +19,18 @@ Examples:
   git bullpen logs fix-login
   git bullpen logs --follow fix-login
 
-Background runs (spawn --bg) append their command's stdout and stderr, and anything \
-their supervisor has to say, to one log per session: <git common dir>/bullpen/logs/<id>.log, \
-outside every working tree (`git bullpen ls --json` shows the path). Foreground runs \
-write no log: their output went to the terminal.
+Background runs (spawn --bg) run on a terminal of their own; everything their command \
+writes there (and anything their supervisor has to say) is appended to one log per \
+session: <git common dir>/bullpen/logs/<id>.log, outside every working tree (`git \
+bullpen ls --json` shows the path). Foreground runs write no log: their output went \
+to the terminal.
 
---follow keeps printing new output until the session's run ends.";
+logs prints the log as text: the terminal's control sequences (colours, cursor \
+movement, screen clearing, titles) and carriage returns are removed. --raw prints the \
+bytes as recorded.
+
+--follow keeps printing new output until the session's run ends, also while a \
+terminal is attached to it (git bullpen attach).";
 
 /// How often --follow looks for new output and for the end of the run.
 const POLL: Duration = Duration::from_millis(100);
@@ -33,16 +40,20 @@ const POLL: Duration = Duration::from_millis(100);
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session whose output to print.
-    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::logged_session_id_candidates))]
     pub id: SessionId,
 
     /// Keep printing new output until the session's run ends.
     #[arg(long, short)]
     pub follow: bool,
+
+    /// Print the log as recorded, terminal control sequences included.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
-    let ctx = Ctx::discover(cwd, ui)?;
+    let ctx = Ctx::discover_records(cwd, ui)?;
     let id = &args.id;
     store::require(&ctx.repo, id)?;
     // The path comes from the id, never from the record (which may have been
@@ -51,20 +62,31 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let mut file = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::failed(format!(
+            let e = Error::failed(format!(
                 "session {id} has no log (it would be {})",
                 path.display()
-            ))
-            .hint("only background runs (`git bullpen spawn --bg`) write one")
-            .into())
+            ));
+            return Err(match ctx.repo.is_bare() {
+                true => e.hint(
+                    "logs stay in the repository that ran the session: push and fetch carry \
+                     records, not logs",
+                ),
+                false => e.hint("only background runs (`git bullpen spawn --bg`) write one"),
+            }
+            .into());
         }
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
     };
-    let copy = |file: &mut File| -> Result<()> {
-        let mut out = ui.out();
-        std::io::copy(file, &mut *out)
+    let mut out = ui.out();
+    let mut sink: Box<dyn Write + '_> = if args.raw {
+        Box::new(&mut **out)
+    } else {
+        Box::new(Plain::new(&mut **out))
+    };
+    let mut copy = |file: &mut File| -> Result<()> {
+        std::io::copy(file, &mut sink)
             .with_context(|| format!("cannot copy {} to stdout", path.display()))?;
-        out.flush().context("cannot write to stdout")
+        sink.flush().context("cannot write to stdout")
     };
     copy(&mut file)?;
     if args.follow {

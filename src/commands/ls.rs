@@ -1,25 +1,63 @@
 //! `git bullpen ls`: every session with its observed state (see `crate::ls`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use crate::context::Ctx;
-use crate::ls::{rows, sessions, table::render_table};
+use crate::ls::{rows, sessions, table::render_table, table::View};
 use crate::model::{time, SessionId};
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
-Columns: ID, STATE, BRANCH (+commits ahead of its base), AGE, WORKTREE.
+Examples:
+  git bullpen ls
+  git bullpen ls --status            # what gc and rm would decide on
+  git bullpen ls --all --json | jq -r '.[] | select(.state == \"exited\") | .id'
 
-States: provisioning, ready, running, exited (with code), stopped, lost (recorded \
-running but its process is gone), missing (worktree directory gone), collected \
-(removed by gc; shown with --all).
+The columns, and what their cells say:
+  *          the session whose worktree the current directory is in
+  ID         the session id
+  STATE      the state, and when its last event was: running 5m (running for
+             5 minutes); exited 0 2h ago (its exit code, or sigN: ended by
+             signal N); stopped 1d ago (ended by stop); ready 3d ago (created,
+             never run); lost 5m ago (recorded running since then, but what
+             records its end is gone); missing 2h ago (its worktree directory
+             is gone); collected 1d ago (removed by gc or rm; with --all);
+             provisioning 2s ago (being created). A background run then
+             says what it is doing on its terminal: running 5m (attached,
+             idle 3m) while a terminal is attached (git bullpen attach),
+             running 5m (idle 12s) otherwise; idle: since it last wrote
+             output
+  BRANCH     +N: commits on bullpen/<id> since its base; -M (with --status):
+             commits its base branch gained since, which bullpen/<id> lacks;
+             gone: the branch does not exist
+  CHANGES    with --status: uncommitted work in the worktree, as gc counts
+             it: NM modified files, ND deleted files, NS staged changes, N?
+             untracked files (ignored files do not count, except those an
+             untracked .gitignore hides); clean; - when there is no worktree
+             to look into
+  PUBLISHED  with --status: yes when the branch tip is on a remote-tracking
+             ref (refs/remotes/*), no when it is not, - when the branch is gone
+  WORKTREE   relative to the worktree root, which the line under the table
+             names; a worktree elsewhere (created under an earlier root) in
+             full, with ~ for $HOME
+
+On a terminal the table fits its width (or $COLUMNS): the ID and WORKTREE cells are \
+cut first (their ends marked with an ellipsis), then whole lines; a line never wraps. Into a pipe nothing is \
+cut unless COLUMNS is set. With no sessions, ls prints nothing and says so on stderr.
+
+Plain ls reads the records and counts each branch's commits; --status also reads the \
+status of every worktree (the costly part, in parallel) and which branches are on a \
+remote: the facts gc and rm decide on.
 
 --json prints an array of objects with the stable keys id, state, branch, base, \
-worktree, command, created_at, exit_code, signal, pid, host, ahead, log (the background \
-log's path) (null where unknown); \
-see the README for the contract.";
+worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
+log (the background log's path), session_command (what a plain resume runs), current, \
+run_started_at, run_ended_at, base_ref, attached (whether a terminal is attached to a \
+running background run), last_output_at (when its log was last written), and, with \
+--status, behind, modified, deleted, staged, untracked, published, unpublished (null \
+where unknown or not asked for); see the README for the contract.";
 
 /// List sessions.
 #[derive(Debug, clap::Args)]
@@ -33,21 +71,43 @@ pub struct Args {
     #[arg(long, short)]
     pub all: bool,
 
+    /// Also show uncommitted work, commits behind the base, and whether the
+    /// work is published (reads every worktree's status).
+    #[arg(long, short)]
+    pub status: bool,
+
     /// Only these sessions.
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
     pub ids: Vec<SessionId>,
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
-    let ctx = Ctx::discover(cwd, ui)?;
-    let sessions = sessions(&ctx, &args.ids, args.all)?;
-    let rows = rows(&ctx, &sessions);
+    let ctx = Ctx::discover_records(cwd, ui)?;
+    let (sessions, hidden) = sessions(&ctx, &args.ids, args.all)?;
+    let rows = rows(&ctx, &sessions, cwd, args.status);
     if args.json {
         ui.write_json(&rows)?;
     } else {
-        render_table(&mut *ui.out(), &rows, time::now_unix(), ui.color())
-            .context("cannot write to stdout")?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let view = View {
+            now: time::now_unix(),
+            color: ui.color(),
+            width: ui.width(),
+            root: &ctx.layout.worktree_root,
+            home: home.as_deref(),
+        };
+        render_table(&mut *ui.out(), &rows, &view).context("cannot write to stdout")?;
     }
     ui.flush()?;
+    if rows.is_empty() && !args.json {
+        match hidden {
+            0 => ui.hint("no sessions yet; start one with `git bullpen spawn <id> -- <command>`"),
+            n => ui.hint(format!(
+                "no sessions but {n} collected; `git bullpen ls --all` shows them"
+            )),
+        }
+    }
     Ok(0)
 }

@@ -8,14 +8,17 @@ use anyhow::Result;
 use crate::cli::Command;
 use crate::ui::Ui;
 
+pub mod attach;
 pub mod gc;
 pub mod logs;
 pub mod ls;
 pub mod path;
 pub mod resume;
+pub mod rm;
 pub mod spawn;
 pub mod stop;
 pub mod supervise;
+pub mod wait;
 
 /// How a session's command is run: shared by `spawn` and `resume`.
 #[derive(Debug, clap::Args)]
@@ -24,8 +27,9 @@ pub struct RunArgs {
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 
-    /// Run in the background: a detached supervisor runs the command with its
-    /// output appended to the session's log; print the id and return at once.
+    /// Run in the background: a detached supervisor runs the command on a
+    /// terminal (`git bullpen attach` connects to it), its output appended to
+    /// the session's log; print the id and return at once.
     #[arg(long)]
     pub bg: bool,
 }
@@ -39,6 +43,9 @@ pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
         Command::Path(args) => path::run(args, cwd, ui),
         Command::Stop(args) => stop::run(args, cwd, ui),
         Command::Logs(args) => logs::run(args, cwd, ui),
+        Command::Attach(args) => attach::run(args, cwd, ui),
+        Command::Wait(args) => wait::run(args, cwd, ui),
+        Command::Rm(args) => rm::run(args, cwd, ui),
         Command::Supervise(args) => supervise::run(args, cwd, ui),
         Command::Gc(args) => gc::run(args, cwd, ui),
     }

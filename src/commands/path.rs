@@ -7,50 +7,92 @@ use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store;
-use crate::model::{SessionId, State};
-use crate::resume::decide::{decide, explain, Placement, Refusal};
+use crate::model::{Error, SessionId, State};
+use crate::resume::decide::{decide, explain, start_again_hint, Placement, Refusal};
 use crate::resume::facts::inspect;
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
-A program cannot change its parent shell's directory, so bullpen prints the path and \
-the shell does the rest:
-
+Examples:
   cd \"$(git bullpen path fix-login)\"
+  git bullpen path                      # inside a session's worktree: its path
+  code \"$(git bullpen path fix-login)\"
 
-The path is the one recorded for the session, printed on one line. When the directory \
-is not the session's worktree right now (deleted, occupied, collected) the path is \
-still printed and a warning says what is wrong; `git bullpen resume <id>` recreates a \
-deleted worktree. A recorded path outside the worktree root is not printed: records \
-can arrive from a fetch or a hand edit.";
+A program cannot change its parent shell's directory, so bullpen prints the path and \
+the shell does the rest. The path is the one recorded for the session, printed on one \
+line. Without an id, path means the session whose worktree the current directory is in.
+
+When there is no worktree to go to, path prints nothing and fails (exit 128): a \
+session collected by gc, and one whose worktree directory was deleted (`git bullpen \
+resume <id>` recreates it from its branch). When something else occupies the recorded \
+path, the path is printed and a warning says what is there. A recorded path outside \
+the worktree root is not printed unless this machine created the session there: \
+records can arrive from a fetch or a hand edit. In a bare repository (a remote the \
+records were pushed to), which has no worktrees of its own, the recorded path is printed \
+with a warning that it could not be checked.";
 
 /// Print a session's worktree path.
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
-    /// The session.
+    /// The session (default: the one whose worktree you are in).
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
-    pub id: SessionId,
+    pub id: Option<SessionId>,
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
-    let ctx = Ctx::discover(cwd, ui)?;
-    let stored = store::require(&ctx.repo, &args.id)?;
+    let ctx = Ctx::discover_records(cwd, ui)?;
+    let id = ctx.session_or_here(args.id, cwd, "path")?;
+    let stored = store::require(&ctx.repo, &id)?;
     let record = &stored.record;
+    if ctx.repo.is_bare() {
+        // No worktree is this repository's: the record's word is all there is.
+        ui.warn(format!(
+            "{} is a bare repository: this is where the record of session {} (made on {}) \
+             puts its worktree, unchecked",
+            ctx.repo.common_dir().display(),
+            record.id,
+            record.host
+        ));
+        writeln!(ui.out(), "{}", record.worktree).context("cannot write to stdout")?;
+        ui.flush()?;
+        return Ok(0);
+    }
     let facts = inspect(&ctx, record)?;
+    let gone = |why: &str, hint: String| -> anyhow::Error {
+        Error::failed(format!("session {id} has no worktree to go to: {why}"))
+            .hint(hint)
+            .into()
+    };
     match decide(&facts) {
         Placement::Refuse(why @ (Refusal::OutsideRoot | Refusal::ElsewhereInRoot)) => {
             return Err(explain(&why, &facts).into())
         }
-        _ if record.state == State::Collected => ui.warn(format!(
-            "session {} was collected by `git bullpen gc`; its worktree no longer exists",
-            record.id
-        )),
+        _ if record.state == State::Collected => {
+            return Err(gone(
+                "it was collected (`git bullpen gc` or `rm` removed its worktree)",
+                start_again_hint(&facts.id, facts.branch_exists, &facts.remote_branches),
+            ))
+        }
         Placement::Use => {}
-        Placement::Recreate { .. } => ui.warn(format!(
-            "{} does not exist; `git bullpen resume {}` recreates it",
-            record.worktree, record.id
-        )),
+        Placement::Recreate { .. } => {
+            return Err(gone(
+                &format!("{} does not exist", record.worktree),
+                format!(
+                    "`git bullpen resume {id}` recreates it from {}",
+                    facts.branch
+                ),
+            ))
+        }
+        Placement::Refuse(Refusal::Gone) => {
+            return Err(gone(
+                &format!(
+                    "{} does not exist, and neither does its branch {}",
+                    record.worktree, facts.branch
+                ),
+                start_again_hint(&facts.id, false, &facts.remote_branches),
+            ))
+        }
         Placement::Refuse(why) => {
             let e = explain(&why, &facts);
             ui.warn(e.message());

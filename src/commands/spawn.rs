@@ -6,28 +6,65 @@ use anyhow::Result;
 
 use super::RunArgs;
 use crate::context::Ctx;
-use crate::model::{config, Error, SessionId};
+use crate::model::agent::{AgentName, Form};
+use crate::model::SessionId;
 use crate::run::{self, env};
-use crate::spawn::{self, create_session};
+use crate::spawn::{self, create_session, Spec};
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
   git bullpen spawn fix-login -- claude
+  git bullpen spawn --agent claude fix-login          # then, any time: git bullpen resume fix-login
+  git bullpen spawn --agent codex tests -- --model o3 # extra arguments for the agent
   git bullpen spawn --base origin/main -- sh -c 'make test'
-  git bullpen spawn            # generated id, runs bullpen.command, $SHELL or /bin/sh
-  git bullpen spawn --bg fix-login -- claude -p 'fix the login bug'
+  git bullpen spawn            # generated id, runs bullpen.agent, bullpen.command, $SHELL or /bin/sh
+  git bullpen spawn --bg fix-login -- claude   # then: git bullpen attach fix-login
 
 The worktree is created under the worktree root ($BULLPEN_HOME/worktrees/<repo-key>/, \
 or git config bullpen.worktreeRoot) and its path is printed on stderr. The command runs \
-there with BULLPEN_SESSION, BULLPEN_BRANCH and BULLPEN_WORKTREE set; bullpen exits with \
-its status. Commits it made get a provenance note in refs/notes/bullpen.
+there with BULLPEN_SESSION, BULLPEN_BRANCH, BULLPEN_WORKTREE, BULLPEN_MAIN_WORKTREE (the \
+repository's main worktree) and BULLPEN_BASE (the commit it started from) set; bullpen \
+exits with its status. Commits it made get a provenance note in refs/notes/bullpen.
 
-With --bg, bullpen starts a detached supervisor (its own session, stdin from /dev/null, \
-output appended to <git common dir>/bullpen/logs/<id>.log) and returns as soon as the \
-command is recorded running: the id is printed on stdout, the worktree on stderr. The \
-run survives the terminal; see it with `git bullpen ls` and `git bullpen logs <id>`, \
-end it with `git bullpen stop <id>`. --bg needs a command (or bullpen.command).";
+Agents. --agent <name> runs an agent's profile, and the session remembers the agent: \
+a plain `git bullpen resume <id>` then continues the agent's most recent conversation in \
+the session's worktree (after the agent exited, a stop, a lost run or a reboot alike), \
+and `resume <id> --fresh` starts a new one. A profile is two shell lines, each run with \
+/bin/sh -c, with the words after -- appended as \"$@\" (as git runs a ! alias):
+  bullpen.agent.<name>.command  how to start the agent
+  bullpen.agent.<name>.resume  how to continue its most recent conversation in the current directory
+Built in, and overridden key by key by git config: claude (claude, claude --continue) and \
+codex (codex, codex resume --last). git config bullpen.agent names the agent a spawn \
+without a command runs (before bullpen.command). A profile is only ever read from this \
+machine's git config: the record keeps the agent's name, never what it runs.
+
+Claude Code, worked through: `git bullpen spawn --agent claude fix-login` runs `claude` in \
+the new worktree. After a reboot, `git bullpen resume fix-login` runs `claude --continue` \
+there, which reopens the most recent conversation of that directory: the session's own, \
+since the worktree is the session's. If there is none (the agent never saved one), \
+Claude Code says \"No conversation found to continue\" and exits 1; bullpen says how to \
+start a new one (--fresh) and starts nothing by itself.
+
+Codex, worked through: `git bullpen spawn --agent codex tests -- --model o3` runs `codex \
+--model o3` in the new worktree; `git bullpen resume tests` runs `codex resume --last \
+--model o3` there, which continues the most recent Codex session recorded for that \
+directory (Codex starts a new one when there is none).
+
+Ready worktrees. After `git worktree add`, and before the command runs:
+  .worktreeinclude  a file at the top of the main worktree, in gitignore syntax: the ignored files of the main worktree that match it are copied into the new worktree (.env, .envrc, local config; a directory git ignores itself, such as node_modules/, comes whole when it matches), as copy-on-write clones where the file system supports them, plain copies elsewhere, with their permissions. Never a tracked file, never over a file the new worktree has, never a symbolic link or through one; a pattern with a .. component is refused before anything is created.
+  bullpen.setup  git config, multi-valued (git config --add bullpen.setup 'npm ci'): commands run in the new worktree in order with /bin/sh -c and the session's environment, stdin from /dev/null, their output on stderr. If one fails, spawn fails and nothing of the session is left (record, branch, worktree, local state). --no-setup skips them. Setup is only ever read from git config, never from a file in the repository, so that cloning a repository never runs its code.
+For --bg, both happen before spawn returns (in the foreground), so a failure fails the \
+spawn as above.
+
+With --bg, bullpen starts a detached supervisor that runs the command on a terminal of \
+its own (a pseudo-terminal; everything written there is appended to <git common \
+dir>/bullpen/logs/<id>.log) and returns as soon as the command is recorded running: the \
+id is printed on stdout, the worktree on stderr. The run survives the terminal it was \
+started from; connect to it with `git bullpen attach <id>` (Ctrl-\\ detaches), see it \
+with `git bullpen ls` and `git bullpen logs <id>`, end it with `git bullpen stop <id>`. \
+Without a command, --bg starts bullpen.agent, bullpen.command or your shell, as in the \
+foreground.";
 
 /// Start a new session in its own worktree and branch, and run a command there.
 #[derive(Debug, clap::Args)]
@@ -38,8 +75,17 @@ pub struct Args {
     pub id: Option<SessionId>,
 
     /// Revision the session branch starts from.
-    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    #[arg(long, value_name = "REV", default_value = "HEAD", add = clap_complete::ArgValueCandidates::new(crate::complete::revision_candidates))]
     pub base: String,
+
+    /// Run this agent's profile (built in: claude, codex; or git config
+    /// bullpen.agent.<NAME>.command); what follows `--` is passed to it.
+    #[arg(long, value_name = "NAME", add = clap_complete::ArgValueCandidates::new(crate::complete::agent_candidates))]
+    pub agent: Option<AgentName>,
+
+    /// Do not run the bullpen.setup commands in the new worktree.
+    #[arg(long)]
+    pub no_setup: bool,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -48,26 +94,40 @@ pub struct Args {
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let ctx = Ctx::discover(cwd, ui)?;
     let RunArgs { bg, command } = args.run;
-    if bg && command.is_empty() && !env::has_configured_command(&ctx) {
-        return Err(Error::failed("spawn --bg needs a command")
-            .hint(format!(
-                "give one after `--`, or set git config {} (a background run has no \
-                 terminal for an interactive shell)",
-                config::COMMAND
-            ))
-            .into());
-    }
-    let command = if command.is_empty() {
-        env::default_command(&ctx)
-    } else {
-        command
+    // An agent (named, or git config bullpen.agent when no command is given)
+    // runs its profile's start form, with what follows `--` as its arguments.
+    let agent = match args.agent {
+        Some(name) => Some(name),
+        None if command.is_empty() => crate::agent::default_agent(&ctx)?,
+        None => None,
     };
-    let created = create_session(&ctx, args.id.as_ref(), &args.base, &command)?;
+    let (command, agent_args) = match &agent {
+        Some(name) => (
+            crate::agent::argv(&ctx, name, Form::Start, &command, None)?,
+            command,
+        ),
+        // A background run has a terminal too: the default command runs there.
+        None if command.is_empty() => (env::default_command(&ctx), Vec::new()),
+        None => (command, Vec::new()),
+    };
+    let spec = Spec {
+        base: &args.base,
+        command: &command,
+        agent: agent.as_ref().map(|name| (name, agent_args.as_slice())),
+        setup: !args.no_setup,
+    };
+    let created = create_session(&ctx, args.id.as_ref(), &spec)?;
     let record = &created.stored.record;
-    ui.info(format!(
-        "session {} on {} in {}",
-        record.id, record.branch, record.worktree
-    ));
+    match &agent {
+        Some(name) => ui.info(format!(
+            "session {} on {} in {} (agent {name})",
+            record.id, record.branch, record.worktree
+        )),
+        None => ui.info(format!(
+            "session {} on {} in {}",
+            record.id, record.branch, record.worktree
+        )),
+    }
     if bg {
         return spawn::start_background(&ctx, created, &command);
     }

@@ -31,7 +31,7 @@ foreground run belongs to the terminal that started it; stop refuses it and name
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
     /// The session to stop.
-    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
+    #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::running_session_id_candidates))]
     pub id: SessionId,
 
     /// Seconds to wait after SIGTERM before sending SIGKILL (decimals allowed).
@@ -39,10 +39,10 @@ pub struct Args {
     pub timeout: Duration,
 }
 
-fn parse_secs(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
     match s.parse::<f64>() {
         Ok(v) if (0.0..=1e9).contains(&v) => Ok(Duration::from_secs_f64(v)),
-        _ => Err(format!("{s:?} is not a number of seconds (e.g. 10 or 0.5)")),
+        _ => Err("not a number of seconds (e.g. 10 or 0.5)".to_string()),
     }
 }
 

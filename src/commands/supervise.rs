@@ -28,6 +28,10 @@ pub struct Args {
     #[arg(long, value_name = "FD")]
     pub ready_fd: Option<i32>,
 
+    /// The terminal's first window size.
+    #[arg(long, value_name = "ROWSxCOLS", value_parser = parse_size)]
+    pub size: Option<(u16, u16)>,
+
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -39,9 +43,24 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             expect: args.expect,
             event: args.event,
             ready_fd: args.ready_fd,
+            size: args.size.unwrap_or(crate::run::pty::DEFAULT_SIZE),
             argv: args.command,
         },
         cwd,
         ui,
     )
+}
+
+fn parse_size(s: &str) -> Result<(u16, u16), String> {
+    let bad = || {
+        format!(
+            "{} is not a window size (ROWSxCOLS, e.g. 24x80)",
+            crate::model::command::quoted(s)
+        )
+    };
+    let (r, c) = s.split_once('x').ok_or_else(bad)?;
+    match (r.parse::<u16>(), c.parse::<u16>()) {
+        (Ok(r), Ok(c)) if r > 0 && c > 0 => Ok((r, c)),
+        _ => Err(bad()),
+    }
 }

@@ -13,7 +13,7 @@ use super::plan::{
     self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
     Via,
 };
-use super::report::{collected_reason, removed_reason, Action, Entry};
+use super::report::{collected_reason, discarded_reason, removed_reason, rm_hint, Action, Entry};
 use super::teardown::{self, Target};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
@@ -26,6 +26,16 @@ use crate::sys::lock::Lock;
 use crate::sys::procfs;
 use crate::trust::local::Local;
 
+/// The hint for an entry left for the next gc because of `e`: what the error
+/// itself says to do (a stale lock: git's advice), else to run gc again.
+fn again(e: &anyhow::Error) -> String {
+    let (_, hints) = crate::model::error::classify(e);
+    match hints.is_empty() {
+        true => "run `git bullpen gc` again".to_owned(),
+        false => hints.join(" "),
+    }
+}
+
 /// How often busy sessions are looked at again under `--wait`.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -34,6 +44,33 @@ pub struct Options {
     pub dry_run: bool,
     /// How long to wait for busy sessions (`--wait`).
     pub wait: Duration,
+}
+
+/// `rm`: gc's rules, executor and teardown for these sessions only (no
+/// leftovers, no sweep, no expiry); with `force`, unpublished commits and
+/// uncommitted changes do not keep a session (`plan::plan_forced`), everything
+/// else does. The report, in the order given.
+pub fn remove_sessions(
+    ctx: &Ctx,
+    sessions: Vec<Stored>,
+    dry_run: bool,
+    force: bool,
+) -> Result<Vec<Entry>> {
+    let mode = Mode::Rm { force };
+    let mut gc = Gc {
+        ctx,
+        gather: Gatherer::new(ctx, mode.planner())?,
+        dry_run,
+        deadline: Instant::now(),
+        waiting: false,
+        mode,
+        seen_busy: HashSet::new(),
+        noted: HashSet::new(),
+        unwatched: Vec::new(),
+        expire: time::Expire::Never,
+        expire_value: String::new(),
+    };
+    gc.sessions(sessions)
 }
 
 /// Decide and act for every session and leftover; the report, in order.
@@ -57,10 +94,11 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
     }
     let mut gc = Gc {
         ctx,
-        gather: Gatherer::new(ctx)?,
+        gather: Gatherer::new(ctx, Mode::Gc.planner())?,
         dry_run: opts.dry_run,
         deadline: Instant::now() + opts.wait,
         waiting: opts.wait > Duration::ZERO && !opts.dry_run,
+        mode: Mode::Gc,
         seen_busy: HashSet::new(),
         noted: HashSet::new(),
         unwatched: Vec::new(),
@@ -77,6 +115,7 @@ struct Gc<'a> {
     deadline: Instant,
     /// `--wait` given (and not a dry run).
     waiting: bool,
+    mode: Mode,
     /// Sessions whose directory a `/proc` scan of this gc found in use: only
     /// there is a removal watched for a late writer.
     seen_busy: HashSet<SessionId>,
@@ -88,6 +127,26 @@ struct Gc<'a> {
     /// `bullpen.gc.expire`, read and as written.
     expire: time::Expire,
     expire_value: String,
+}
+
+/// Who runs the executor.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Gc,
+    /// `git bullpen rm [--force]`.
+    Rm {
+        force: bool,
+    },
+}
+
+impl Mode {
+    /// The plan for one session: gc's, or what `rm --force` may discard.
+    fn planner(self) -> fn(&SessionFacts) -> Decision {
+        match self {
+            Mode::Rm { force: true } => plan::plan_forced,
+            _ => plan::plan_session,
+        }
+    }
 }
 
 /// What handling one session came to.
@@ -257,7 +316,10 @@ impl Gc<'_> {
                     }
                 }
             }
-            if !self.dry_run {
+            // One notes commit for all that gc may remove. Not for `rm`: the
+            // few it names get theirs right before removal (`finish`), so a
+            // refusal changes nothing.
+            if !self.dry_run && self.mode == Mode::Gc {
                 self.note_where_work_went(&pending, &facts);
             }
             let mut deferred = Vec::new();
@@ -269,7 +331,7 @@ impl Gc<'_> {
                         format!("cannot tell what state it is in: {e:#}"),
                     ),
                     Ok(f) => {
-                        let decision = plan::plan_session(&f);
+                        let decision = self.decide(&f);
                         if waiting && decision.is_waitable() {
                             Step::Defer
                         } else if self.dry_run {
@@ -364,7 +426,7 @@ impl Gc<'_> {
         let mut tips = Vec::new();
         for (s, f) in sessions.iter().zip(facts) {
             let Ok(f) = f else { continue };
-            let d = plan::plan_session(f);
+            let d = self.decide(f);
             let likely = matches!(d, Decision::Remove { .. } | Decision::Collect { .. })
                 || d.needs_status()
                 || d.needs_nested();
@@ -462,6 +524,25 @@ impl Gc<'_> {
         )))
     }
 
+    fn decide(&self, f: &SessionFacts) -> Decision {
+        self.mode.planner()(f)
+    }
+
+    /// `rm --force`: what the removal discards (work gc would have kept).
+    fn discarded(&self, f: &SessionFacts, reason: String) -> String {
+        if self.mode != (Mode::Rm { force: true }) {
+            return reason;
+        }
+        let dirt = match &f.dirt {
+            Some(Ok(d)) => Some(d.clone()),
+            _ if f.on_disk == plan::OnDisk::Directory => {
+                self.ctx.repo.dirt(Path::new(&f.worktree)).ok()
+            }
+            _ => None,
+        };
+        discarded_reason(reason, &f.branch_state, dirt.as_ref(), &f.branch)
+    }
+
     /// The entry for a decision as planned (dry run, or a kept session).
     fn planned(&self, r: &Record, f: &SessionFacts, d: &Decision) -> Entry {
         let evidence = f.branch_state.evidence();
@@ -470,24 +551,30 @@ impl Gc<'_> {
                 "session",
                 Some(r),
                 Action::Removed,
-                removed_reason(*via, evidence, f.ignored.as_ref()),
+                self.discarded(f, removed_reason(*via, evidence, f.ignored.as_ref())),
             ),
             Decision::Collect { tip } => self.entry(
                 "session",
                 Some(r),
                 Action::Collected,
-                collected_reason(*tip, evidence),
+                self.discarded(f, collected_reason(*tip, evidence)),
             ),
-            Decision::Keep(reasons) => self.entry(
-                "session",
-                Some(r),
-                Action::Kept,
-                reasons
-                    .iter()
-                    .map(|x| x.describe(&r.id.branch()))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
+            Decision::Keep(reasons) => {
+                let mut e = self.entry(
+                    "session",
+                    Some(r),
+                    Action::Kept,
+                    reasons
+                        .iter()
+                        .map(|x| x.describe(&r.id.branch()))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                );
+                if let Mode::Rm { force } = self.mode {
+                    e.hint = rm_hint(&r.id, reasons, force, &plan::plan_forced(f));
+                }
+                e
+            }
         };
         e.published = evidence.cloned();
         if e.action != Action::Kept {
@@ -544,7 +631,7 @@ impl Gc<'_> {
             }
         };
         self.gather.complete(&mut facts);
-        let decision = plan::plan_session(&facts);
+        let decision = self.decide(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
             Decision::Keep(_) if idle_note(&facts, &decision) => {
@@ -567,8 +654,10 @@ impl Gc<'_> {
             }
             Decision::Collect { tip } => {
                 if let Some(reg) = facts.registration.as_ref().filter(|r| !r.locked) {
-                    // Exactly the session's own entry, registered for its path.
-                    let path = self.ctx.layout.worktree_path(&fresh.record.id);
+                    // Exactly the session's own entry, registered for its path
+                    // (under the root it was created in: `trust::session_layout`).
+                    let path = crate::trust::session_layout(&self.ctx.layout, &fresh.record)
+                        .worktree_path(&fresh.record.id);
                     match repo.remove_admin_entry(&reg.admin_id, &path) {
                         Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
                         Ok(EntryRemoval::Refused(why)) => {
@@ -584,12 +673,13 @@ impl Gc<'_> {
                             return self.degraded(
                                 &fresh.record,
                                 format!("its worktree entry could not be removed: {e:#}"),
-                                "run `git bullpen gc` again",
+                                again(&e),
                             )
                         }
                     }
                 }
-                let reason = collected_reason(tip, facts.branch_state.evidence());
+                let reason =
+                    self.discarded(&facts, collected_reason(tip, facts.branch_state.evidence()));
                 self.finish(fresh, &facts, tip, Action::Collected, reason)
             }
             Decision::Remove { via, tip } => self.remove(fresh, &facts, via, tip),
@@ -638,16 +728,18 @@ impl Gc<'_> {
                     return self.degraded(
                         &fresh.record,
                         format!("nothing removed: cannot record that teardown starts: {e:#}"),
-                        "run `git bullpen gc` again",
+                        again(&e),
                     );
                 }
             }
         };
         let path = PathBuf::from(&stored.record.worktree);
         let watch = self.seen_busy.contains(&stored.record.id);
+        // `rm --force` too: the teardown removes with `git worktree remove
+        // --force` once the plan (here, the forced one) let it.
         let outcome = teardown::remove_worktree(
             repo,
-            &self.ctx.layout,
+            &crate::trust::session_layout(&self.ctx.layout, &stored.record),
             &Target {
                 path: &path,
                 admin_id: &admin_id,
@@ -665,8 +757,10 @@ impl Gc<'_> {
                 for n in notes {
                     self.ctx.ui.info(format!("{}: {n}", stored.record.id));
                 }
-                let reason =
-                    removed_reason(via, facts.branch_state.evidence(), facts.ignored.as_ref());
+                let reason = self.discarded(
+                    facts,
+                    removed_reason(via, facts.branch_state.evidence(), facts.ignored.as_ref()),
+                );
                 let mut step = self.finish(stored, facts, Some(tip), Action::Removed, reason);
                 if let Step::Done(e) = &mut step {
                     e.ignored = facts.ignored.filter(|i| i.files > 0);
@@ -761,7 +855,7 @@ impl Gc<'_> {
                                 "the worktree is gone, but {} could not be deleted: {e:#}",
                                 r.id.branch()
                             ),
-                            "run `git bullpen gc` again",
+                            again(&e),
                         );
                     }
                 }
@@ -801,7 +895,7 @@ impl Gc<'_> {
                     "the worktree and branch are gone, but the record could not be marked \
                      collected: {e:#}"
                 ),
-                "run `git bullpen gc` again",
+                again(&e),
             ),
         }
     }

@@ -19,27 +19,20 @@ use crate::git::store::Stored;
 use crate::git::{
     Content, ContentQuery, DotGit, IntegrationRef, NestedTarget, StatusMap, Worktree,
 };
+use crate::model::command::quoted;
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::process::{same_process, Group};
 use crate::model::usage::{Busy, User};
 use crate::model::{Evidence, Oid, Process, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
+use crate::sys::paths;
 use crate::sys::procfs::{self, Scan};
 use crate::trust::{self, local::Local};
 
-/// The key paths are compared under: canonical when the path exists, else its
-/// canonical parent joined with its name, else lexically normalised.
+/// The key paths are compared under ([`paths::comparable`]).
 pub(crate) fn key(path: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(path) {
-        return c;
-    }
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
-        if let Ok(c) = std::fs::canonicalize(parent) {
-            return c.join(name);
-        }
-    }
-    normalize(path)
+    paths::comparable(path)
 }
 
 /// Owned versions of the places a recorded path must never be.
@@ -61,18 +54,18 @@ impl PlacePaths {
     }
 }
 
-fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
+fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
     let lexical = PlacePaths {
-        root: ctx.layout.worktree_root.clone(),
+        root: root.to_path_buf(),
         home: home.as_deref().map(normalize),
         repo: ctx.repo.main_worktree().to_path_buf(),
         git_dir: ctx.repo.common_dir().to_path_buf(),
     };
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| paths::canonical_or_self(p);
     let canonical = PlacePaths {
         root: canon(&lexical.root),
         home: lexical.home.as_deref().map(canon),
@@ -86,6 +79,9 @@ fn place_paths(ctx: &Ctx) -> (PlacePaths, PlacePaths) {
 /// must never be, the remote-tracking refs and the integration refs.
 pub(crate) struct Gatherer<'a> {
     ctx: &'a Ctx<'a>,
+    /// Where the costly facts (status, nested repositories) are needed: as gc's
+    /// plan says, or `rm --force`'s.
+    plan: fn(&SessionFacts) -> plan::Decision,
     lexical: PlacePaths,
     canonical: PlacePaths,
     /// Remote-tracking refs by the commit they point at (short names).
@@ -112,8 +108,11 @@ impl<'a> Gatherer<'a> {
     /// Read the remote-tracking refs and the integration refs once; what
     /// people should hear about them (a `bullpen.gc.integrationRef` that
     /// matches nothing) goes to stderr now.
-    pub(crate) fn new(ctx: &'a Ctx<'a>) -> Result<Gatherer<'a>> {
-        let (lexical, canonical) = place_paths(ctx);
+    pub(crate) fn new(
+        ctx: &'a Ctx<'a>,
+        plan: fn(&SessionFacts) -> plan::Decision,
+    ) -> Result<Gatherer<'a>> {
+        let (lexical, canonical) = place_paths(ctx, &ctx.layout.worktree_root);
         let short = |n: &str| n.strip_prefix("refs/remotes/").unwrap_or(n).to_owned();
         let remote_refs: Vec<(String, Oid)> = ctx
             .repo
@@ -139,6 +138,7 @@ impl<'a> Gatherer<'a> {
         }
         Ok(Gatherer {
             ctx,
+            plan,
             lexical,
             canonical,
             remote_at,
@@ -186,8 +186,7 @@ impl<'a> Gatherer<'a> {
             .enumerate()
             .filter_map(|(i, f)| f.as_ref().ok().map(|f| (i, f)))
             .filter(|(_, f)| {
-                plan::wants_status(f)
-                    && (depth == Depth::Whole || !plan::plan_session(f).needs_status())
+                plan::wants_status(f) && (depth == Depth::Whole || !(self.plan)(f).needs_status())
             })
             .map(|(i, _)| i)
             .collect();
@@ -196,10 +195,7 @@ impl<'a> Gatherer<'a> {
             let wanted: Vec<usize> = partial
                 .iter()
                 .enumerate()
-                .filter(|(_, f)| {
-                    f.as_ref()
-                        .is_ok_and(|f| plan::plan_session(f).needs_nested())
-                })
+                .filter(|(_, f)| f.as_ref().is_ok_and(|f| (self.plan)(f).needs_nested()))
                 .map(|(i, _)| i)
                 .collect();
             self.nested(&mut partial, &wanted);
@@ -267,10 +263,7 @@ impl<'a> Gatherer<'a> {
         if wants {
             self.status(&mut one, &[0]);
         }
-        if one[0]
-            .as_ref()
-            .is_ok_and(|f| plan::plan_session(f).needs_nested())
-        {
+        if one[0].as_ref().is_ok_and(|f| (self.plan)(f).needs_nested()) {
             self.nested(&mut one, &[0]);
         }
         if let Some(Ok(done)) = one.pop() {
@@ -558,7 +551,7 @@ fn own_process(p: &Process, pid: u32) -> bool {
 /// questions about a few sessions (`rm`).
 #[allow(dead_code)]
 pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionFacts>>> {
-    Gatherer::new(ctx)?.all(sessions, Depth::Whole)
+    Gatherer::new(ctx, plan::plan_session)?.all(sessions, Depth::Whole)
 }
 
 enum StatusVia {
@@ -617,6 +610,17 @@ fn session_facts(
     let path = PathBuf::from(&r.worktree);
     let branch_ref = r.id.branch_ref();
     let resolved = std::fs::canonicalize(&path).ok();
+    // A session this machine created under an earlier worktree root is checked
+    // against that root (`trust::session_layout`); any other record against the
+    // current one.
+    let own = crate::trust::session_layout(&ctx.layout, r);
+    let own_places;
+    let (lexical, canonical) = if own.worktree_root == ctx.layout.worktree_root {
+        (lexical, canonical)
+    } else {
+        own_places = place_paths(ctx, &own.worktree_root);
+        (&own_places.0, &own_places.1)
+    };
     let canonical_places = canonical.places();
     let mut untrusted = plan::untrusted(
         &path,
@@ -625,8 +629,8 @@ fn session_facts(
     );
     if untrusted.is_none() && r.branch != r.id.branch() {
         untrusted = Some(format!(
-            "it names branch {:?}, but the session's branch is {}",
-            r.branch,
+            "it names branch {}, but the session's branch is {}",
+            quoted(&r.branch),
             r.id.branch()
         ));
     }

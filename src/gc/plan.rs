@@ -7,7 +7,7 @@
 use std::path::{Component, Path};
 
 use crate::model::paths::is_strictly_inside;
-use crate::model::status::{dirt_words, nested_words, Ignored};
+use crate::model::status::{dirt_words, nested_words, nested_work, Ignored};
 use crate::model::usage::{describe_users, Busy, User};
 use crate::model::{Dirt, Evidence, Nested, Oid, State, Unmerged};
 
@@ -547,6 +547,22 @@ pub fn wants_status(f: &SessionFacts) -> bool {
         && via(f).is_some()
 }
 
+/// `rm --force`: gc's decision when unpublished commits and uncommitted changes
+/// do not count (they are what `--force` discards). Everything else still
+/// keeps the session: trust and the local proof, its own process running, other
+/// processes using it, a lock, the branch checked out elsewhere, repositories
+/// nested in it that hold work (they are not the session's to discard).
+pub fn plan_forced(f: &SessionFacts) -> Decision {
+    let mut f = f.clone();
+    // Its commits count for nothing, as at an interrupted spawn's base: no
+    // evidence of publishing is claimed for them.
+    if let Branch::Unpublished { tip, .. } = f.branch_state {
+        f.branch_state = Branch::AtBase { tip };
+    }
+    f.dirt = Some(Ok(Dirt::default()));
+    plan_session(&f)
+}
+
 /// Nested repositories that hold work keep the worktree. `true`: not looked for yet.
 fn nested_reasons(f: &SessionFacts, reasons: &mut Vec<Reason>) -> bool {
     match &f.nested {
@@ -744,18 +760,10 @@ pub fn plan_admin_entry(f: &AdminFacts) -> AdminDecision {
         Some(Err(why)) => AdminDecision::Keep(format!(
             "cannot tell whether its submodule git dirs hold work: {why}"
         )),
-        Some(Ok(repos)) => {
-            let work: Vec<String> = repos
-                .iter()
-                .filter(|n| n.holds_work())
-                .map(nested_words)
-                .collect();
-            if work.is_empty() {
-                AdminDecision::Prune
-            } else {
-                AdminDecision::Keep(work.join("; "))
-            }
-        }
+        Some(Ok(repos)) => match nested_work(repos) {
+            None => AdminDecision::Prune,
+            Some(work) => AdminDecision::Keep(work),
+        },
     }
 }
 

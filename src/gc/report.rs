@@ -5,8 +5,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::plan::Via;
-use crate::model::{Evidence, Ignored, Oid};
+use super::plan::{Branch, Decision, Reason, Via};
+use crate::model::{Dirt, Evidence, Ignored, Oid, SessionId};
 use crate::ui::Ui;
 
 /// What happened to one thing gc looked at.
@@ -152,7 +152,9 @@ pub fn summary(ui: &Ui, entries: &[Entry], dry_run: bool) {
 pub fn removed_reason(via: Via, evidence: Option<&Evidence>, ignored: Option<&Ignored>) -> String {
     let published = match evidence {
         Some(e) => format!("published ({})", e.words()),
-        None => "published".to_owned(),
+        // Only a branch that holds no commit of its own (an interrupted
+        // spawn's, at its base) goes without evidence.
+        None => "holds no commit of its own".to_owned(),
     };
     let mut reason = match via {
         Via::GitWorktreeRemove => format!("{published}, clean and idle"),
@@ -174,8 +176,68 @@ pub fn collected_reason(tip: Option<Oid>, evidence: Option<&Evidence>) -> String
             "the worktree is gone and the branch is published ({})",
             e.words()
         ),
-        (Some(_), None) => "the worktree is gone and the branch is published".to_owned(),
+        (Some(_), None) => {
+            "the worktree is gone and the branch holds no commit of its own".to_owned()
+        }
         (None, _) => "the worktree and the branch are already gone".to_owned(),
+    }
+}
+
+/// `rm --force`: the entry's reason says what the removal discards (`reason`,
+/// gc's own words, when it discards nothing).
+pub fn discarded_reason(
+    reason: String,
+    branch: &Branch,
+    dirt: Option<&Dirt>,
+    branch_name: &str,
+) -> String {
+    let mut parts = Vec::new();
+    if let Branch::Unpublished { ahead, found, .. } = branch {
+        parts.push(
+            Reason::Unpublished {
+                ahead: *ahead,
+                found: found.clone(),
+            }
+            .describe(branch_name),
+        );
+    }
+    if let Some(d) = dirt.filter(|d| !d.is_clean()) {
+        parts.push(Reason::Dirty(d.clone()).describe(branch_name));
+    }
+    if parts.is_empty() {
+        reason
+    } else {
+        format!("forced: discarded {}", parts.join(", "))
+    }
+}
+
+/// `rm`: what to do about a session it kept (`forced`: what `rm --force` would
+/// decide).
+pub fn rm_hint(
+    id: &SessionId,
+    reasons: &[Reason],
+    force: bool,
+    forced: &Decision,
+) -> Option<String> {
+    if reasons
+        .iter()
+        .any(|r| matches!(r, Reason::Alive { .. } | Reason::AliveUnknown))
+    {
+        return Some(format!(
+            "it is running: stop it first (`git bullpen stop {id}`), then rm it"
+        ));
+    }
+    // Kept under --force too, unless only for facts not gathered yet (what
+    // nothing but --force would have asked for).
+    let forced_keeps = matches!(forced, Decision::Keep(r) if !r.iter().all(|x| {
+        matches!(x, Reason::StatusNotChecked | Reason::NestedNotChecked)
+    }));
+    match forced {
+        _ if forced_keeps => None,
+        _ if !force => Some(format!(
+            "`git bullpen rm --force {id}` removes it anyway, discarding that work"
+        )),
+        _ => None,
     }
 }
 

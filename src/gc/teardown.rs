@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::plan::{Reason, Via};
 use crate::git::{DotGit, EntryRemoval, Repo, WorktreeRemoval};
-use crate::model::paths::{is_strictly_inside, normalize};
-use crate::model::status::nested_words;
+use crate::model::paths::is_strictly_inside;
+use crate::model::status::nested_work;
 use crate::model::usage::{describe_users, Busy};
 use crate::model::{Dirt, Oid};
 use crate::sys::layout::Layout;
@@ -223,13 +223,8 @@ fn holds_nothing_new(
     let nested = repo.nested_repositories(Some(t.path), admin).map_err(|e| {
         format!("cannot tell whether the repositories nested in it hold work: {e:#}")
     })?;
-    let work: Vec<String> = nested
-        .iter()
-        .filter(|n| n.holds_work())
-        .map(nested_words)
-        .collect();
-    if !work.is_empty() {
-        return Err(format!("changed during gc: {}", work.join("; ")));
+    if let Some(work) = nested_work(&nested) {
+        return Err(format!("changed during gc: {work}"));
     }
     Ok(())
 }
@@ -291,8 +286,9 @@ fn still_ours(
         DotGit::Ours { admin_id, .. } if admin_id == t.admin_id => {}
         other => {
             return Err(format!(
-                "{} no longer looks like the session's worktree ({other:?})",
-                t.path.display()
+                "{} no longer looks like the session's worktree ({})",
+                t.path.display(),
+                other.describe()
             ))
         }
     }
@@ -330,10 +326,7 @@ fn still_ours(
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => normalize(a) == normalize(b),
-    }
+    crate::sys::paths::same(a, b)
 }
 
 /// Strictly inside the worktree root as written and as resolved, and a real directory.

@@ -10,8 +10,7 @@ use anyhow::{Context, Result};
 use super::nested::nested_of;
 use super::worktrees::registered_path;
 use super::{DotGit, Repo};
-use crate::model::paths::normalize;
-use crate::model::status::nested_words;
+use crate::model::status::nested_work;
 
 /// What removing an admin entry came to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,22 +106,23 @@ impl Repo {
             }
         }
         let modules = admin_dir.join("modules");
-        let nested =
-            match nested_of(present.then_some(worktree), Some(&modules), None).map(|(n, _)| n) {
-                Ok(n) => n,
-                Err(e) => {
-                    return Ok(EntryRemoval::Refused(format!(
-                        "cannot tell whether its submodules hold work: {e:#}"
-                    )))
-                }
-            };
-        let work: Vec<String> = nested
-            .iter()
-            .filter(|n| n.holds_work())
-            .map(nested_words)
-            .collect();
-        if !work.is_empty() {
-            return Ok(EntryRemoval::Refused(work.join("; ")));
+        let nested = match nested_of(
+            present.then_some(worktree),
+            Some(&modules),
+            None,
+            &self.cli_config,
+        )
+        .map(|(n, _)| n)
+        {
+            Ok(n) => n,
+            Err(e) => {
+                return Ok(EntryRemoval::Refused(format!(
+                    "cannot tell whether its submodules hold work: {e:#}"
+                )))
+            }
+        };
+        if let Some(work) = nested_work(&nested) {
+            return Ok(EntryRemoval::Refused(work));
         }
         std::fs::remove_dir_all(&admin_dir)
             .with_context(|| format!("could not remove {}", admin_dir.display()))?;
@@ -143,16 +143,7 @@ impl Repo {
     }
 }
 
-/// A path as compared here: canonical when it exists, else its canonical parent
-/// joined with its name, else lexically normalised.
+/// A path as compared here ([`crate::sys::paths::comparable`]).
 fn place(path: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(path) {
-        return c;
-    }
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
-        if let Ok(c) = std::fs::canonicalize(parent) {
-            return c.join(name);
-        }
-    }
-    normalize(path)
+    crate::sys::paths::comparable(path)
 }

@@ -6,35 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::model::error::GitFailed;
+
 use super::{Oid, Repo};
-
-/// A git command that ran and failed: what it was, how it ended, its words.
-#[derive(Debug)]
-pub(super) struct GitFailed {
-    argv: String,
-    /// `None`: killed by a signal.
-    code: Option<i32>,
-    stderr: String,
-}
-
-impl std::fmt::Display for GitFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let status = match self.code {
-            Some(code) => format!("exit {code}"),
-            None => "killed by a signal".to_string(),
-        };
-        write!(f, "`{}` failed ({status}): {}", self.argv, self.stderr)
-    }
-}
-
-impl std::error::Error for GitFailed {}
-
-impl GitFailed {
-    /// Exit 1 without a word: how `git check-ignore` says "none of these".
-    pub(super) fn none_matched(&self) -> bool {
-        self.code == Some(1) && self.stderr.is_empty()
-    }
-}
 
 /// How `git worktree remove` ended, classified by git's own words (its
 /// messages in `builtin/worktree.c`, with `LC_ALL=C`). Each failure carries
@@ -92,7 +66,9 @@ impl Repo {
     /// The one place that runs the git CLI: `git -C <dir> <args>` with `LC_ALL=C`,
     /// plus `env` for the child, `input` on its stdin (else /dev/null) and output
     /// captured. Returns stdout; a failure names the argv and carries git's
-    /// stderr. `dir` defaults to the main worktree.
+    /// stderr. `dir` defaults to the main worktree. The repository git finds from
+    /// `dir` is the one bullpen opened: git's repository variables (`GIT_DIR`,
+    /// ...) left the environment when bullpen started (see `env.rs`).
     pub(super) fn run_git_input(
         &self,
         dir: Option<&Path>,
@@ -102,7 +78,7 @@ impl Repo {
     ) -> Result<Vec<u8>> {
         use std::io::Write;
         use std::process::Stdio;
-        let dir = dir.unwrap_or(&self.main_worktree);
+        let dir = dir.unwrap_or(self.main_worktree());
         let argv = std::iter::once("git".to_string())
             .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect::<Vec<_>>()
@@ -208,6 +184,94 @@ impl Repo {
                 }
             }
         }
+    }
+
+    /// `git worktree remove --force <path>`: the removal `rm --force` asks for,
+    /// discarding modified and untracked files (once `--force`: a locked
+    /// worktree is still refused, and git never removes one with submodules).
+    pub fn worktree_remove_forced(&self, path: &Path) -> Result<()> {
+        self.run_git(
+            None,
+            &[
+                "worktree".as_ref(),
+                "remove".as_ref(),
+                "--force".as_ref(),
+                path.as_os_str(),
+            ],
+        )
+        .map(drop)
+    }
+
+    /// The ignored files of the main worktree, as `git status --ignored` sees
+    /// them: paths relative to its top, an ignored directory as one entry
+    /// (`is_dir`), never a tracked file (`git ls-files --others --ignored
+    /// --exclude-standard --directory --no-empty-directory -z`).
+    pub fn ignored_entries(&self) -> Result<Vec<(std::path::PathBuf, bool)>> {
+        use std::os::unix::ffi::OsStrExt;
+        let out = self.run_git(
+            None,
+            &[
+                "ls-files".as_ref(),
+                "-z".as_ref(),
+                "--others".as_ref(),
+                "--ignored".as_ref(),
+                "--exclude-standard".as_ref(),
+                "--directory".as_ref(),
+                "--no-empty-directory".as_ref(),
+            ],
+        )?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let is_dir = p.ends_with(b"/");
+                let p = p.strip_suffix(b"/").unwrap_or(p);
+                (
+                    std::path::PathBuf::from(std::ffi::OsStr::from_bytes(p)),
+                    is_dir,
+                )
+            })
+            .collect())
+    }
+
+    /// Which of `paths` (relative to the main worktree) git's ignore rules
+    /// ignore themselves (`git check-ignore --stdin -z`; a directory by its
+    /// directory patterns too), as opposed to a directory whose contents alone
+    /// are ignored.
+    pub fn ignored_among(
+        &self,
+        paths: &[std::path::PathBuf],
+    ) -> Result<std::collections::HashSet<std::path::PathBuf>> {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        if paths.is_empty() {
+            return Ok(Default::default());
+        }
+        let mut input = Vec::new();
+        for p in paths {
+            input.extend_from_slice(p.as_os_str().as_bytes());
+            input.push(0);
+        }
+        let out = match self.run_git_input(
+            None,
+            &["check-ignore".as_ref(), "--stdin".as_ref(), "-z".as_ref()],
+            &[],
+            Some(&input),
+        ) {
+            Ok(out) => out,
+            // Exit 1: none of them is ignored.
+            Err(e)
+                if e.downcast_ref::<GitFailed>()
+                    .is_some_and(|f| f.code == Some(1) && f.stderr.is_empty()) =>
+            {
+                return Ok(Default::default())
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| std::path::PathBuf::from(std::ffi::OsString::from_vec(p.to_vec())))
+            .collect())
     }
 
     /// `git fetch --all --prune`.

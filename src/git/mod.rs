@@ -15,6 +15,7 @@
 mod admin;
 mod cli;
 mod content;
+mod env;
 mod history;
 mod nested;
 mod notes;
@@ -28,13 +29,16 @@ mod worktrees;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 pub use crate::model::{Dirt, Oid};
 pub use admin::EntryRemoval;
 pub use cli::WorktreeRemoval;
 pub use content::{Content, ContentQuery, IntegrationRef};
+pub use env::GitEnv;
 pub use status::{NestedTarget, StatusMap};
+
+use crate::model::Error;
 
 use worktrees::dot_git_file_target;
 
@@ -127,78 +131,90 @@ pub enum DotGit {
     Foreign { description: String },
 }
 
-/// The repository bullpen works on, discovered from a directory.
+impl DotGit {
+    /// What the entry is, for a message.
+    pub fn describe(&self) -> String {
+        match self {
+            DotGit::Absent => "no .git entry".to_string(),
+            DotGit::Directory => "a .git directory: the top of a repository".to_string(),
+            DotGit::Ours { admin_id, .. } => {
+                format!("a .git file for this repository's worktree entry {admin_id}")
+            }
+            DotGit::Foreign { description } => description.clone(),
+        }
+    }
+}
+
+/// The repository bullpen works on, discovered from a directory (or named by
+/// `GIT_DIR`).
 pub struct Repo {
     repo: gix::Repository,
     git: PathBuf,
     common_dir: PathBuf,
-    main_worktree: PathBuf,
+    /// The main worktree (canonical); `None` for a repository without one (bare,
+    /// or a linked worktree of a bare repository).
+    main_worktree: Option<PathBuf>,
+    /// `GIT_DIR` as given, when it named the repository.
+    git_dir_env: Option<std::ffi::OsString>,
+    /// The configuration of `git -c`, as gix takes it, for every repository
+    /// bullpen opens in-process (the session worktrees too).
+    cli_config: Vec<gix::bstr::BString>,
 }
 
 impl Repo {
-    /// Discover the repository containing `cwd` (also from inside a linked worktree).
-    /// Fails with a clear message outside a repository, in a bare repository, in a
-    /// reftable or SHA-256 repository, with `core.worktree` set elsewhere, or when
-    /// no `git` executable is on PATH.
+    /// The repository of `cwd`, as git finds it: the one `GIT_DIR` names (`git
+    /// --git-dir`), else the one containing `cwd` (also from inside a linked
+    /// worktree, honouring `GIT_CEILING_DIRECTORIES`), with the configuration
+    /// of `git -c` (`GIT_CONFIG_PARAMETERS`; gix reads `GIT_CONFIG_COUNT`). See
+    /// `env.rs` for how bullpen keeps every git it runs on the same repository.
+    ///
+    /// Fails with the cause and what to do outside a repository, in a reftable
+    /// or SHA-256 repository, with `core.worktree` set elsewhere, with a
+    /// `GIT_COMMON_DIR` that disagrees with the repository, or when no `git`
+    /// executable is on PATH. A bare repository opens (records can be read
+    /// there); [`Repo::require_worktree`] refuses it for commands that need one.
     pub fn discover(cwd: &Path) -> Result<Repo> {
-        let git =
-            which::which("git").map_err(|_| anyhow::anyhow!("git executable not found on PATH"))?;
+        Repo::discover_with(cwd, &GitEnv::current())
+    }
 
-        // gix cannot read reftable repositories: find out ourselves before gix gets a chance to fail.
-        if let Some(common) = find_reftable_upwards(cwd) {
-            bail!(
-                "reftable repositories are not supported yet (gix cannot read them): {}",
-                common.display()
-            );
-        }
+    /// [`Repo::discover`] with the environment given.
+    pub fn discover_with(cwd: &Path, env: &GitEnv) -> Result<Repo> {
+        let git = which::which("git").map_err(|_| {
+            Error::failed("git not found on PATH")
+                .hint("bullpen is a git extension: install git, or put it on PATH")
+        })?;
+        let cli_config = cli_config(env)?;
 
-        let (path, _trust) = match gix::discover::upwards(cwd) {
-            Ok(found) => found,
-            Err(err) => {
-                if let Some(gix::discover::upwards::Error::NoTrustedGitRepository {
-                    candidate,
-                    ..
-                }) = err.downcast_any_ref::<gix::discover::upwards::Error>()
-                {
-                    bail!(
-                        "the git repository at {} is not trusted (not owned by the current user): {}",
-                        candidate.display(),
-                        cwd.display()
-                    );
-                }
-                if err
-                    .downcast_any_ref::<gix::discover::upwards::Error>()
-                    .is_some()
-                    || err.is_not_found()
-                {
-                    bail!(
-                        "not a git repository (or any parent up to /): {}",
-                        cwd.display()
-                    );
-                }
-                return Err(anyhow::Error::new(err).context(format!(
-                    "could not look for a git repository from {}",
-                    cwd.display()
-                )));
-            }
+        let git_dir = match &env.git_dir {
+            Some(value) => explicit_git_dir(cwd, value)?,
+            None => discover_git_dir(cwd)?,
         };
-        let (git_dir, _) = path.into_repository_and_work_tree_directories();
         let common_guess = common_dir_of(&git_dir);
+        if let Some(value) = &env.common_dir {
+            check_common_dir(cwd, value, &git_dir, &common_guess)?;
+        }
         if is_reftable(&common_guess) {
-            bail!(
-                "reftable repositories are not supported yet (gix cannot read them): {}",
-                canonical_or_self(&common_guess).display()
-            );
+            return Err(reftable(&canonical_or_self(&common_guess)));
         }
         // What this build cannot work with is refused here, before gix opens the
         // repository (and fails in its own words) and before anything is created.
         refuse_unsupported(&canonical_or_self(&common_guess))?;
 
-        let mut repo = gix::discover(cwd).with_context(|| {
-            format!(
-                "could not open the git repository containing {}",
-                cwd.display()
-            )
+        let trust = gix::sec::Trust::from_path_ownership(&git_dir)
+            .with_context(|| format!("cannot read the owner of {}", git_dir.display()))?;
+        let options =
+            <gix::open::Options as gix::sec::trust::DefaultForLevel>::default_for_level(trust)
+                .cli_overrides(cli_config.clone())
+                .open_path_as_is(true);
+        let mut repo = gix::open_opts(&git_dir, options).map_err(|e| {
+            let common = canonical_or_self(&common_guess);
+            match e.downcast_any_ref::<gix::config::parse::Error>() {
+                Some(bad) => bad_config_line(&common, bad.line_number()),
+                None => anyhow::Error::new(e).context(format!(
+                    "cannot open the git repository {}",
+                    git_dir.display()
+                )),
+            }
         })?;
         repo.make_paths_absolute()
             .context("could not make the repository's paths absolute")?;
@@ -210,34 +226,59 @@ impl Repo {
                 repo.common_dir().display()
             )
         })?;
-        if repo.workdir().is_none() {
-            bail!(
-                "bullpen needs a working tree: {} is a bare repository",
-                common_dir.display()
-            );
-        }
-        let main_repo = repo
-            .main_repo()
-            .context("could not open the repository of the main worktree")?;
-        let Some(main_workdir) = main_repo.workdir() else {
-            bail!(
-                "bullpen needs a main working tree: {} is a bare repository (only linked worktrees have files)",
-                common_dir.display()
-            );
+        let main_worktree = match repo.workdir() {
+            None => None,
+            Some(_) => {
+                let main_repo = repo
+                    .main_repo()
+                    .context("could not open the repository of the main worktree")?;
+                match main_repo.workdir() {
+                    None => None,
+                    Some(dir) => Some(std::fs::canonicalize(dir).with_context(|| {
+                        format!("could not resolve the main worktree {}", dir.display())
+                    })?),
+                }
+            }
         };
-        let main_worktree = std::fs::canonicalize(main_workdir).with_context(|| {
-            format!(
-                "could not resolve the main worktree {}",
-                main_workdir.display()
-            )
-        })?;
 
         Ok(Repo {
             repo,
             git,
             common_dir,
             main_worktree,
+            git_dir_env: env.git_dir.clone(),
+            cli_config,
         })
+    }
+
+    /// Refuse a repository without a main working tree, for the commands that
+    /// create, run or remove worktrees: with the cause, and what to do.
+    pub fn require_worktree(&self) -> Result<()> {
+        if self.main_worktree.is_some() {
+            return Ok(());
+        }
+        let what = match self.repo.workdir() {
+            None => format!("{} is a bare repository", self.common_dir.display()),
+            Some(dir) => format!(
+                "{} is a worktree of the bare repository {}",
+                dir.display(),
+                self.common_dir.display()
+            ),
+        };
+        let mut e = Error::failed(format!(
+            "{what}; bullpen runs sessions only in a repository with a main working tree"
+        ))
+        .hint(
+            "in a repository without a main working tree bullpen only reads records: \
+             `git bullpen ls`, `logs` and `path` work here; run this in a clone with a working tree",
+        );
+        if let Some(value) = &self.git_dir_env {
+            e = e.hint(format!(
+                "GIT_DIR is set (to {}); unset it to use the repository of the current directory",
+                Path::new(value).display()
+            ));
+        }
+        Err(e.into())
     }
 
     /// The canonical common git dir (shared by all worktrees).
@@ -245,12 +286,19 @@ impl Repo {
         &self.common_dir
     }
 
-    /// The main worktree's top-level directory (canonical).
+    /// The main worktree's top-level directory (canonical). For a repository
+    /// without one (see [`Repo::require_worktree`]), the common dir, which is
+    /// what git lists first in `git worktree list` there too.
     pub fn main_worktree(&self) -> &Path {
-        &self.main_worktree
+        self.main_worktree.as_deref().unwrap_or(&self.common_dir)
     }
 
-    /// A git config value (any scope), `None` when unset.
+    /// Whether the repository has no main working tree (a bare repository).
+    pub fn is_bare(&self) -> bool {
+        self.main_worktree.is_none()
+    }
+
+    /// A git config value (any scope, `git -c` included), `None` when unset.
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.repo
             .config_snapshot()
@@ -258,23 +306,281 @@ impl Repo {
             .map(|v| v.to_string())
     }
 
-    /// Resolve a revision (e.g. `HEAD`, `main~2`, an oid) to a commit.
-    pub fn resolve_commit(&self, rev: &str) -> Result<Oid> {
-        let id = self
-            .repo
-            .rev_parse_single(rev)
-            .with_context(|| format!("could not resolve revision {rev:?}"))?;
-        let commit = id
-            .object()
-            .with_context(|| format!("could not read the object {rev:?} names"))?
+    /// Every value of a multi-valued git config key, in git's order (files from
+    /// system to local, then `git -c`); an empty value clears the ones before
+    /// it, as for git's own lists (`credential.helper`).
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        let values = self.repo.config_snapshot().strings(key).unwrap_or_default();
+        let mut out = Vec::new();
+        for v in values {
+            if v.is_empty() {
+                out.clear();
+            } else {
+                out.push(v.to_string());
+            }
+        }
+        out
+    }
+
+    /// The subsection names of every `[<section> "<subsection>"]` in git config
+    /// (`git -c` included), each once, in the order git reads them.
+    pub fn config_subsections(&self, section: &str) -> Vec<String> {
+        let snapshot = self.repo.config_snapshot();
+        let mut out: Vec<String> = Vec::new();
+        for s in snapshot
+            .plumbing()
+            .sections_by_name(section)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(sub) = s.header().subsection_name() {
+                let sub = sub.to_string();
+                if !out.contains(&sub) {
+                    out.push(sub);
+                }
+            }
+        }
+        out
+    }
+
+    /// A git config value with the key alone told apart: `None` when unset,
+    /// `Some(None)` for a key given without `=` (git reads that as true).
+    pub fn config_value(&self, key: &str) -> Option<Option<String>> {
+        self.repo
+            .config_snapshot()
+            .plumbing()
+            .string_implicit(key)
+            .map(|v| v.map(|v| v.to_string()))
+    }
+
+    /// Resolve a revision (e.g. `HEAD`, `main~2`, an oid) to a commit; when it
+    /// does not name one, why, in git's terms (see [`Unresolved`]).
+    pub fn resolve_commit(&self, rev: &str) -> std::result::Result<Oid, Unresolved> {
+        let id = match self.repo.rev_parse_single(rev) {
+            Ok(id) => id,
+            Err(_) => {
+                // `HEAD` on a branch with no commit yet: from `HEAD`, or by the
+                // branch's name, there is nothing to start from.
+                let unborn = self.repo.head().ok().filter(|h| h.is_unborn());
+                let branch = unborn
+                    .as_ref()
+                    .and_then(|h| h.referent_name())
+                    .map(|n| n.shorten().to_string());
+                if unborn.is_some() && (names_head(rev) || branch.as_deref() == Some(rev)) {
+                    return Err(Unresolved::NoCommitYet { branch });
+                }
+                return Err(Unresolved::Unknown);
+            }
+        };
+        let object = id.object().map_err(|e| {
+            Unresolved::Unreadable(
+                anyhow::Error::new(e).context(format!("could not read the object '{rev}' names")),
+            )
+        })?;
+        let kind = object.kind;
+        object
             .peel_to_commit()
-            .with_context(|| format!("{rev:?} does not name a commit"))?;
-        Ok(oid(commit.id))
+            .map(|commit| oid(commit.id))
+            .map_err(|_| Unresolved::NotACommit {
+                kind: String::from_utf8_lossy(kind.as_bytes()).into_owned(),
+            })
     }
 }
 
+/// Why a revision names no commit.
+#[derive(Debug)]
+pub enum Unresolved {
+    /// It starts from `HEAD`, and `HEAD` is on a branch with no commit yet.
+    NoCommitYet { branch: Option<String> },
+    /// No such revision (an unknown name, `main~5` past the first commit, ...).
+    Unknown,
+    /// It names an object of another kind (`tree`, `blob`, a `tag` of one).
+    NotACommit { kind: String },
+    /// The object could not be read.
+    Unreadable(anyhow::Error),
+}
+
+impl fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unresolved::NoCommitYet { branch: Some(b) } => {
+                write!(f, "there is no commit yet (branch {b} has none)")
+            }
+            Unresolved::NoCommitYet { branch: None } => f.write_str("there is no commit yet"),
+            Unresolved::Unknown => f.write_str("unknown revision"),
+            Unresolved::NotACommit { kind } => write!(f, "a {kind}, not a commit"),
+            Unresolved::Unreadable(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+impl std::error::Error for Unresolved {}
+
+/// Whether a revision starts from `HEAD` (`HEAD`, `@`, `HEAD~2`, `@^`, ...).
+fn names_head(rev: &str) -> bool {
+    let rest = rev
+        .strip_prefix("HEAD")
+        .or_else(|| rev.strip_prefix('@'))
+        .unwrap_or("x");
+    rest.is_empty() || rest.starts_with(['~', '^', '@', ':'])
+}
+
+/// The configuration of `git -c` (`GIT_CONFIG_PARAMETERS`) as gix takes it:
+/// `key=value`, or `key` alone for a boolean true. gix splits at the first `=`,
+/// as `git -c` does, so a key holding `=` (which only a hand-written
+/// `GIT_CONFIG_PARAMETERS` can give, in a subsection bullpen never reads) is
+/// left to the git commands, which get the variable as it is.
+fn cli_config(env: &GitEnv) -> Result<Vec<gix::bstr::BString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(text) = &env.config_parameters else {
+        return Ok(Vec::new());
+    };
+    let parameters = crate::model::params::parse(text.as_bytes()).map_err(|e| {
+        Error::failed(format!("unable to parse command-line config: {e}")).hint(
+            "GIT_CONFIG_PARAMETERS is what `git -c <key>=<value>` passes to the commands it runs; \
+             correct or unset it",
+        )
+    })?;
+    Ok(parameters
+        .into_iter()
+        .filter(|p| !p.key.contains(&b'='))
+        .map(|p| {
+            let mut entry = p.key;
+            if let Some(value) = p.value {
+                entry.push(b'=');
+                entry.extend(value);
+            }
+            entry.into()
+        })
+        .collect())
+}
+
+/// The git dir `GIT_DIR` names (relative to `cwd`, as git takes it; a `.git`
+/// file is followed), or why it is not one, in git's words.
+fn explicit_git_dir(cwd: &Path, value: &std::ffi::OsStr) -> Result<PathBuf> {
+    let shown = Path::new(value).display().to_string();
+    let not_a_repository = || -> anyhow::Error {
+        Error::failed(format!("not a git repository: '{shown}'"))
+            .hint(format!(
+                "GIT_DIR (set by `git --git-dir` too) is {shown}; point it at a repository's \
+                 git directory, or unset it to use the repository of the current directory"
+            ))
+            .into()
+    };
+    if value.is_empty() {
+        return Err(not_a_repository());
+    }
+    let path = cwd.join(value);
+    let path = match path.metadata() {
+        Ok(m) if m.is_file() => {
+            gix::discover::path::from_gitdir_file(&path).map_err(|_| not_a_repository())?
+        }
+        Ok(_) => path,
+        Err(_) => return Err(not_a_repository()),
+    };
+    // gix cannot read reftable repositories: say so before it fails in its words.
+    let common = common_dir_of(&path);
+    if is_reftable(&common) {
+        return Err(reftable(&canonical_or_self(&common)));
+    }
+    gix::discover::is_git(&path).map_err(|_| not_a_repository())?;
+    Ok(path)
+}
+
+/// The git dir of the repository containing `cwd`, found as git finds it.
+fn discover_git_dir(cwd: &Path) -> Result<PathBuf> {
+    // gix cannot read reftable repositories: find out ourselves before gix gets a chance to fail.
+    if let Some(common) = find_reftable_upwards(cwd) {
+        return Err(reftable(&common));
+    }
+    let mut options = gix::discover::upwards::Options {
+        // Like git: a GIT_CEILING_DIRECTORIES that does not contain `cwd` is no error.
+        match_ceiling_dir_or_error: false,
+        ..Default::default()
+    }
+    .apply_environment();
+    if let Some(value) = std::env::var_os("GIT_DISCOVERY_ACROSS_FILESYSTEM") {
+        use std::os::unix::ffi::OsStrExt;
+        if let Ok(b) = gix::config::Boolean::try_from(gix::bstr::BString::from(value.as_bytes())) {
+            options.cross_fs = b.0;
+        }
+    }
+    match gix::discover::upwards_opts(cwd, options) {
+        Ok((path, _trust)) => Ok(path.into_repository_and_work_tree_directories().0),
+        Err(err) => {
+            if let Some(gix::discover::upwards::Error::NoTrustedGitRepository {
+                candidate, ..
+            }) = err.downcast_any_ref::<gix::discover::upwards::Error>()
+            {
+                return Err(Error::failed(format!(
+                    "the git repository at {} is not trusted (not owned by the current user)",
+                    candidate.display()
+                ))
+                .hint(format!(
+                    "if it is yours to use: git config --global --add safe.directory {}",
+                    candidate.display()
+                ))
+                .into());
+            }
+            if err
+                .downcast_any_ref::<gix::discover::upwards::Error>()
+                .is_some()
+                || err.is_not_found()
+            {
+                return Err(Error::failed(format!(
+                    "not a git repository (or any parent up to /): {}",
+                    cwd.display()
+                ))
+                .hint("run bullpen inside a git repository (or name one with `git --git-dir`)")
+                .into());
+            }
+            Err(anyhow::Error::new(err).context(format!(
+                "could not look for a git repository from {}",
+                cwd.display()
+            )))
+        }
+    }
+}
+
+/// `GIT_COMMON_DIR` is honoured when it names the common dir the repository at
+/// `git_dir` has anyway. gix opens a git dir with the common dir its
+/// `commondir` file names and no other, so one that disagrees is refused
+/// rather than followed by git alone.
+fn check_common_dir(
+    cwd: &Path,
+    value: &std::ffi::OsStr,
+    git_dir: &Path,
+    common: &Path,
+) -> Result<()> {
+    let given = cwd.join(value);
+    if canonical_or_self(&given) == canonical_or_self(common) {
+        return Ok(());
+    }
+    Err(Error::failed(format!(
+        "GIT_COMMON_DIR names {}, but the common directory of {} is {}; bullpen follows \
+         GIT_COMMON_DIR only where it agrees",
+        Path::new(value).display(),
+        git_dir.display(),
+        canonical_or_self(common).display()
+    ))
+    .hint("unset GIT_COMMON_DIR")
+    .into())
+}
+
+fn reftable(common: &Path) -> anyhow::Error {
+    Error::failed(format!(
+        "{} stores its refs in the reftable format, which bullpen cannot read yet",
+        common.display()
+    ))
+    .hint(
+        "nothing was changed; convert the repository with `git refs migrate --ref-format=files` \
+         (git 2.46 or later), or work in a clone made with `git clone --ref-format=files`",
+    )
+    .into()
+}
+
 fn canonical_or_self(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    crate::sys::paths::canonical_or_self(path)
 }
 
 /// The common dir of a git dir: what its `commondir` file says (read whole, as
@@ -305,6 +611,25 @@ fn common_dir_of(git_dir: &Path) -> PathBuf {
 /// alone); `None` when it cannot be read, and gix will say why when it opens it.
 fn repository_config(common: &Path) -> Option<gix::config::File> {
     gix::config::File::from_path_no_includes(common.join("config"), gix::config::Source::Local).ok()
+}
+
+/// A config file git cannot parse either, as git words it (`bad config line 6 in
+/// file .git/config`). gix names the line but not the file: it is the
+/// repository's own when that one does not parse, else one of the others.
+fn bad_config_line(common: &Path, line: usize) -> anyhow::Error {
+    let own = common.join("config");
+    let own_is_bad = matches!(
+        gix::config::File::from_path_no_includes(own.clone(), gix::config::Source::Local),
+        Err(e) if e.downcast_any_ref::<gix::config::parse::Error>().is_some()
+    );
+    match own_is_bad {
+        true => Error::failed(format!("bad config line {line} in file {}", own.display()))
+            .hint("correct it, or see what git says: git config --list --show-origin"),
+        false => Error::failed(format!("bad config line {line} in a git config file")).hint(
+            "`git config --list --show-origin` names the file (a global, system or included one)",
+        ),
+    }
+    .into()
 }
 
 /// Whether the repository with this common dir stores its refs in reftable format.

@@ -28,6 +28,7 @@ impl Repo {
             worktree,
             admin_id.map(|a| self.modules_dir(a)).as_deref(),
             None,
+            &self.cli_config,
         )
         .map(|(nested, _)| nested)
     }
@@ -49,6 +50,7 @@ pub(super) fn nested_of(
     worktree: Option<&Path>,
     modules: Option<&Path>,
     map: Option<&StatusMap>,
+    cli_config: &[gix::bstr::BString],
 ) -> Result<(Vec<Nested>, Ignored)> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
@@ -73,7 +75,7 @@ pub(super) fn nested_of(
                 },
                 unpublished: unpublished_refs(&repo)
                     .with_context(|| format!("could not read the history of {}", dir.display()))?,
-                dirt: Some(dirt_of(&dir)?),
+                dirt: Some(dirt_of(&dir, cli_config)?),
             });
         }
     }
@@ -97,7 +99,7 @@ pub(super) fn nested_of(
 }
 
 fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+    crate::sys::paths::canonical_or_self(p)
 }
 
 /// A git dir on its own: its checkout (`core.worktree`) may be gone.

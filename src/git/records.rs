@@ -4,6 +4,7 @@
 use anyhow::{bail, Context, Result};
 
 use super::{gid, oid, CasConflict, Expect, Oid, Repo};
+use crate::model::command::quoted;
 
 impl Repo {
     /// The commit a ref (full name) points at, peeled; `None` when the ref does not exist.
@@ -19,6 +20,41 @@ impl Repo {
             .peel_to_commit()
             .with_context(|| format!("ref {refname} does not point at a commit"))?;
         Ok(Some(oid(commit.id)))
+    }
+
+    /// The full name of the ref a revision names, following symbolic refs
+    /// (`HEAD` on main → `refs/heads/main`, `origin/main` →
+    /// `refs/remotes/origin/main`); `None` for anything else (an object id, a
+    /// detached HEAD, `main~2`).
+    pub fn named_ref(&self, rev: &str) -> Option<String> {
+        let mut reference = self.repo.try_find_reference(rev).ok()??;
+        for _ in 0..5 {
+            match reference.target() {
+                gix::refs::TargetRef::Object(_) => {
+                    return Some(reference.name().as_bstr().to_string())
+                }
+                gix::refs::TargetRef::Symbolic(name) => {
+                    let name = name.as_bstr().to_string();
+                    reference = self.repo.try_find_reference(name.as_str()).ok()??;
+                }
+            }
+        }
+        None
+    }
+
+    /// The full names of the refs under `prefix`, sorted, whatever they point at
+    /// (for completion: nothing is read but the refs).
+    pub fn ref_names_with_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .with_context(|| format!("could not list refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for reference in iter.flatten() {
+            out.push(reference.name().as_bstr().to_string());
+        }
+        out.sort();
+        Ok(out)
     }
 
     /// Every ref whose full name starts with `prefix`, with the commit it points at.
@@ -79,7 +115,7 @@ impl Repo {
     ) -> Result<Oid> {
         if file_name.is_empty() || file_name.contains('/') || file_name == "." || file_name == ".."
         {
-            bail!("invalid record file name {file_name:?}");
+            bail!("invalid record file name {}", quoted(file_name));
         }
         let blob = self
             .repo
@@ -270,7 +306,8 @@ fn lock_exists(err: &gix::Error) -> bool {
 }
 
 fn full_name(refname: &str) -> Result<gix::refs::FullName> {
-    gix::refs::FullName::try_from(refname).with_context(|| format!("invalid ref name {refname:?}"))
+    gix::refs::FullName::try_from(refname)
+        .with_context(|| format!("invalid ref name {}", quoted(refname)))
 }
 
 /// Reflog messages must be a single line.

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::cli::GitFailed;
 use super::nested::nested_of;
 use super::{Dirt, Oid, Repo};
+use crate::model::error::GitFailed;
 use crate::model::{Hiding, Ignored, Nested};
 
 /// What [`Repo::nested_many`] looks at for one session.
@@ -48,7 +48,7 @@ impl Repo {
     /// worktree changes (including deletions and conflicts), `staged` covers
     /// HEAD tree vs. index changes.
     pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
-        dirt_of(worktree)
+        dirt_of(worktree, &self.cli_config)
     }
 
     /// Dirt of a directory that was a linked worktree of this repository but has
@@ -256,7 +256,8 @@ impl Repo {
     /// [`Repo::dirt`] of many worktrees, on a few threads: with hundreds of
     /// sessions the status walks dominate gc's time.
     pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
-        on_threads(worktrees, |w| dirt_of(w))
+        let config = &self.cli_config;
+        on_threads(worktrees, |w| dirt_of(w, config))
     }
 
     /// [`Repo::nested_repositories`] of many (worktree, admin entry, ignored
@@ -268,8 +269,9 @@ impl Repo {
             .map(|t| t.admin_id.as_deref().map(|a| self.modules_dir(a)))
             .collect();
         let items: Vec<(&NestedTarget, &Option<PathBuf>)> = targets.iter().zip(&modules).collect();
+        let config = &self.cli_config;
         on_threads(&items, |(t, m)| {
-            nested_of(t.worktree.as_deref(), m.as_deref(), t.map.as_ref())
+            nested_of(t.worktree.as_deref(), m.as_deref(), t.map.as_ref(), config)
         })
     }
 }
@@ -323,15 +325,17 @@ fn temp_index_pid(name: &str) -> Option<u32> {
 }
 
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
-/// (a gix repository is not `Sync`; each call opens its worktree anyway).
+/// (a gix repository is not `Sync`; each call opens its worktree anyway), with
+/// the configuration of `git -c` (`cli_config`).
 /// Beyond what `git status` shows: `.gitignore` files not in the index that hide
 /// files ([`Dirt::hiding`]), and skip-worktree or assume-unchanged entries whose
 /// file differs from the index ([`Dirt::unseen`]).
-pub(super) fn dirt_of(worktree: &Path) -> Result<Dirt> {
+pub(super) fn dirt_of(worktree: &Path, cli_config: &[gix::bstr::BString]) -> Result<Dirt> {
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
     use gix::status::index_worktree::Item;
-    let repo = gix::open(worktree).with_context(|| {
+    let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
+    let repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",
             worktree.display()

@@ -5,6 +5,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::{CasConflict, Expect, Oid, Repo};
+use crate::model::command::quoted;
 use crate::model::id::{NOTES_REF, RECORD_PREFIX};
 use crate::model::{time, Record, SessionId};
 
@@ -46,10 +47,12 @@ pub fn load(repo: &Repo, id: &SessionId) -> Result<Option<Stored>> {
     };
     let record = read_commit(repo, &refname, commit)?;
     if &record.id != id {
-        bail!(
-            "{refname} holds a record for {:?}, not \"{id}\"; the record was edited by hand",
-            record.id.as_str()
-        );
+        return Err(crate::model::Error::failed(format!(
+            "{refname} holds the record of session {}, not of '{id}' (edited by hand)",
+            quoted(record.id.as_str())
+        ))
+        .hint(format!("see it with `git show {refname}:{RECORD_FILE}`"))
+        .into());
     }
     Ok(Some(Stored { record, commit }))
 }
@@ -64,7 +67,10 @@ pub fn load_all(repo: &Repo) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
             Ok(record) if record.id.as_str() == expected => ok.push(Stored { record, commit }),
             Ok(record) => bad.push(Unreadable {
                 refname,
-                error: anyhow!("holds a record for {:?}", record.id.as_str()),
+                error: anyhow!(
+                    "it holds the record of session {} (edited by hand)",
+                    quoted(record.id.as_str())
+                ),
             }),
             Err(error) => bad.push(Unreadable { refname, error }),
         }
@@ -188,7 +194,7 @@ pub fn try_update(
 /// right id.
 pub fn require(repo: &Repo, id: &SessionId) -> Result<Stored> {
     load(repo, id)?.ok_or_else(|| {
-        crate::model::Error::failed(format!("no session named \"{id}\""))
+        crate::model::Error::failed(format!("no session named '{id}'"))
             .hint("see `git bullpen ls --all` for the sessions there are")
             .into()
     })

@@ -8,14 +8,15 @@ use anyhow::{Context, Result};
 use super::{canonical_or_self, common_dir_of, DotGit, PathRepo, Repo, Worktree};
 
 impl Repo {
-    /// All registered worktrees, the main one first.
+    /// All registered worktrees, the main one first (in a bare repository, the
+    /// repository itself, as `git worktree list` shows it).
     pub fn worktrees(&self) -> Result<Vec<Worktree>> {
         let mut out = vec![Worktree {
-            path: self.main_worktree.clone(),
+            path: self.main_worktree().to_path_buf(),
             admin_id: None,
             head_ref: read_head_ref(&self.common_dir),
             locked: false,
-            exists: self.main_worktree.is_dir(),
+            exists: self.main_worktree().is_dir(),
         }];
         let admin_root = self.common_dir.join("worktrees");
         let entries = match std::fs::read_dir(&admin_root) {
@@ -77,7 +78,7 @@ impl Repo {
     pub fn inspect_path(&self, path: &Path) -> Result<PathRepo> {
         let canonical = std::fs::canonicalize(path)
             .with_context(|| format!("could not resolve {}", path.display()))?;
-        if canonical == self.main_worktree {
+        if self.main_worktree.as_deref() == Some(canonical.as_path()) {
             return Ok(PathRepo::OurWorktree {
                 head_ref: read_head_ref(&self.common_dir),
             });

@@ -1,41 +1,68 @@
 //! ls: every session with its observed state. `table` turns records and facts
-//! into rows and the table (pure); this file gathers the facts.
+//! into rows and the table (pure); this file gathers the facts. Plain `ls`
+//! costs reading the records (and one short walk per session for `ahead`);
+//! `--status` adds what decides a clean-up, from the facts gc uses: one
+//! publish walk for all sessions, and the status of every worktree, in
+//! parallel.
 
 pub mod table;
 
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::context::Ctx;
+use crate::context::{session_at, Ctx};
 use crate::git::store::{self, Stored};
-use crate::model::{Oid, SessionId, State};
+use crate::model::{Dirt, Oid, SessionId, State};
+use crate::sys::paths::canonical_or_self as canonical;
 use crate::sys::procfs;
-use table::{row, Facts, Row};
+use crate::trust::local::Local;
+use table::{row, Facts, Row, StatusFacts};
 
 /// The sessions to list: the named ones (each must exist), or all (collected
 /// ones only with `all`). A record that cannot be read is reported and skipped.
-pub fn sessions(ctx: &Ctx, ids: &[SessionId], all: bool) -> Result<Vec<Stored>> {
+/// Also how many collected sessions were left out.
+pub fn sessions(ctx: &Ctx, ids: &[SessionId], all: bool) -> Result<(Vec<Stored>, usize)> {
     if ids.is_empty() {
         let (mut sessions, unreadable) = store::load_all(&ctx.repo)?;
         for u in &unreadable {
             ctx.ui
                 .warn(format!("skipping {}: {:#}", u.refname, u.error));
         }
+        let before = sessions.len();
         if !all {
             sessions.retain(|s| s.record.state != State::Collected);
         }
-        Ok(sessions)
+        let hidden = before - sessions.len();
+        Ok((sessions, hidden))
     } else {
-        ids.iter().map(|id| store::require(&ctx.repo, id)).collect()
+        let named = ids
+            .iter()
+            .map(|id| store::require(&ctx.repo, id))
+            .collect::<Result<_>>()?;
+        Ok((named, 0))
     }
 }
 
-/// The rows for these sessions.
-pub fn rows(ctx: &Ctx, sessions: &[Stored]) -> Vec<Row> {
+/// The rows for these sessions; `cwd` decides which one is marked current;
+/// `status` adds what decides a clean-up.
+pub fn rows(ctx: &Ctx, sessions: &[Stored], cwd: &Path, status: bool) -> Vec<Row> {
+    let current = session_at(sessions, cwd);
+    let mut status = if status {
+        gather_status(ctx, sessions)
+    } else {
+        Vec::new()
+    };
     sessions
         .iter()
-        .map(|s| row(&s.record, &gather(ctx, s)))
+        .enumerate()
+        .map(|(i, s)| {
+            let mut f = gather(ctx, s);
+            f.current = current == Some(i);
+            f.status = (!status.is_empty()).then(|| std::mem::take(&mut status[i]));
+            row(&s.record, &f)
+        })
         .collect()
 }
 
@@ -63,9 +90,141 @@ fn gather(ctx: &Ctx, s: &Stored) -> Facts {
         ));
         None
     });
+    let session_command = r
+        .agent
+        .is_some()
+        .then(|| crate::resume::command::shown_command(ctx, r));
+    let attached = r
+        .process
+        .as_ref()
+        .filter(|p| alive && p.terminal)
+        .map(|p| is_attached(ctx, s, p));
+    // An empty log has had no output yet (the dispatcher creates it).
+    let last_output = std::fs::metadata(ctx.layout.log_path(&r.id))
+        .ok()
+        .filter(|m| m.len() > 0)
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64);
     Facts {
         alive,
         worktree_exists,
         ahead,
+        current: false,
+        status: None,
+        session_command,
+        attached,
+        last_output,
     }
+}
+
+/// Whether a terminal is attached to the run: the supervisor's `attached.json`
+/// names a client that lives as recorded, and that supervisor is the run's.
+fn is_attached(ctx: &Ctx, s: &Stored, p: &crate::model::Process) -> bool {
+    match Local::of(&ctx.layout, &s.record.id).attached() {
+        Ok(Some(a)) => {
+            Some(a.supervisor_pid) == p.supervisor_pid
+                && a.client.is(&procfs::identity(a.client.pid))
+        }
+        _ => false,
+    }
+}
+
+/// `--status`: for every session, its uncommitted work, how far its base ref
+/// moved past it, and whether its tip is on a remote. One publish walk for all
+/// (`Repo::unpublished`, as gc), the status of the worktrees in parallel
+/// (`Repo::dirt_many`, as gc), and only of registered worktrees of this
+/// repository on the session's branch: a record's path alone is not looked
+/// into. What cannot be told is reported once and left unknown.
+fn gather_status(ctx: &Ctx, sessions: &[Stored]) -> Vec<StatusFacts> {
+    let repo = &ctx.repo;
+    let tips: Vec<Option<Oid>> = sessions
+        .iter()
+        .map(|s| repo.ref_target(&s.record.id.branch_ref()).ok().flatten())
+        .collect();
+    let present: Vec<Oid> = tips.iter().flatten().copied().collect();
+    // One walk for all tips: the commits of each that no remote-tracking ref
+    // reaches (none: published).
+    let walked = repo
+        .unpublished_commits(&present)
+        .map_err(|e| ctx.ui.warn(format!("cannot tell what is published: {e:#}")))
+        .ok();
+    let unpublished: Option<HashSet<Oid>> = walked.as_ref().map(|w| {
+        w.iter()
+            .filter(|(_, commits)| !commits.is_empty())
+            .map(|(tip, _)| *tip)
+            .collect()
+    });
+    let counts: HashMap<Oid, usize> = walked
+        .iter()
+        .flatten()
+        .map(|(tip, commits)| (*tip, commits.len()))
+        .collect();
+
+    // Registered worktrees by resolved path, with the ref their HEAD is on.
+    let registered: HashMap<PathBuf, Option<String>> = repo
+        .worktrees()
+        .map_err(|e| ctx.ui.warn(format!("cannot list the worktrees: {e:#}")))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|w| w.exists && w.admin_id.is_some())
+        .map(|w| (canonical(&w.path), w.head_ref))
+        .collect();
+    let looked_into: Vec<(usize, PathBuf)> = sessions
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.record.state != State::Collected)
+        .filter_map(|(i, s)| {
+            let path = canonical(Path::new(&s.record.worktree));
+            let head = registered.get(&path)?;
+            (head.as_deref() == Some(s.record.id.branch_ref().as_str())).then_some((i, path))
+        })
+        .collect();
+    let paths: Vec<PathBuf> = looked_into.iter().map(|(_, p)| p.clone()).collect();
+    let mut dirt: Vec<Option<Dirt>> = vec![None; sessions.len()];
+    for ((i, _), d) in looked_into.iter().zip(repo.dirt_many(&paths)) {
+        match d {
+            Ok(d) => dirt[*i] = Some(d),
+            Err(e) => ctx.ui.warn(format!(
+                "{}: cannot tell whether its worktree is clean: {e:#}",
+                sessions[*i].record.id
+            )),
+        }
+    }
+
+    sessions
+        .iter()
+        .zip(tips)
+        .zip(dirt)
+        .map(|((s, tip), dirt)| {
+            let published = tip.and_then(|t| Some(!unpublished.as_ref()?.contains(&t)));
+            let unpublished = match (tip, published) {
+                (Some(_), Some(true)) => Some(0),
+                (Some(t), Some(false)) => counts.get(&t).copied(),
+                _ => None,
+            };
+            StatusFacts {
+                dirt,
+                behind: tip.and_then(|t| behind(ctx, &s.record, t)),
+                published,
+                unpublished,
+            }
+        })
+        .collect()
+}
+
+/// Commits on the session's base ref (where it is now) that its tip lacks.
+fn behind(ctx: &Ctx, r: &crate::model::Record, tip: Oid) -> Option<usize> {
+    let base_ref = r.base_ref.as_deref()?;
+    let base_tip = ctx.repo.ref_target(base_ref).ok()??;
+    ctx.repo
+        .commits_between(base_tip, &[tip])
+        .map(|c| c.len())
+        .map_err(|e| {
+            ctx.ui.warn(format!(
+                "{}: cannot count the commits on {base_ref} it lacks: {e:#}",
+                r.id
+            ))
+        })
+        .ok()
 }

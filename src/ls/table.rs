@@ -1,12 +1,16 @@
 //! What `ls` shows, as pure functions of records and facts: the row (also the
-//! JSON object) and the table for people.
+//! JSON object) and the table for people, fitted to a width.
 
 use std::io::Write;
+use std::path::Path;
 
 use serde::Serialize;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::model::agent::AgentName;
+use crate::model::command::quoted;
 use crate::model::record::observed_state;
-use crate::model::{time, Observed, Record, State};
+use crate::model::{time, Dirt, Observed, Record, State};
 
 /// One line of `ls`, also the JSON object. Keys are a compatibility surface:
 /// add, never rename or remove.
@@ -17,6 +21,7 @@ pub struct Row {
     pub branch: String,
     pub base: String,
     pub worktree: String,
+    /// The command of the latest run (what it really ran).
     pub command: Vec<String>,
     pub created_at: String,
     pub exit_code: Option<i32>,
@@ -27,27 +32,97 @@ pub struct Row {
     /// The background log (absolute path), or null if the session never ran in
     /// the background.
     pub log: Option<String>,
+    /// The session's own command: what a plain `resume` runs (for an agent
+    /// session, this machine's profile of its agent).
+    pub session_command: Vec<String>,
+    /// The agent the session runs (null: a plain session).
+    pub agent: Option<String>,
+    /// The current directory is inside this session's worktree.
+    pub current: bool,
+    /// When the latest run started / ended (RFC 3339), null if never / not yet.
+    pub run_started_at: Option<String>,
+    pub run_ended_at: Option<String>,
+    /// The ref `--base` named at creation (null: a commit, or an older record).
+    pub base_ref: Option<String>,
+    /// With `--status` (else null): commits on `base_ref` the branch lacks,
+    /// uncommitted work, and whether the tip is on a remote.
+    pub behind: Option<usize>,
+    /// Modified tracked files (skip-worktree and assume-unchanged ones too).
+    pub modified: Option<usize>,
+    pub staged: Option<usize>,
+    /// Untracked files, those an untracked `.gitignore` hides too.
+    pub untracked: Option<usize>,
+    pub deleted: Option<usize>,
+    pub published: Option<bool>,
+    /// Commits on the branch that no `refs/remotes/*` ref reaches.
+    pub unpublished: Option<usize>,
+    /// Whether a terminal is attached to the run (`git bullpen attach`); null
+    /// unless the session is running in the background on a terminal.
+    pub attached: Option<bool>,
+    /// When the session's background log was last written (RFC 3339), i.e. the
+    /// last time its command wrote output; null when it has no log, or an empty one.
+    pub last_output_at: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
+    /// When the shown state began (unix seconds), for the table.
+    #[serde(skip)]
+    pub since: Option<i64>,
+    /// Whether `--status` facts were gathered (the table's extra columns).
+    #[serde(skip)]
+    pub with_status: bool,
 }
 
 /// Facts gathered for one session.
+#[derive(Clone, Debug, Default)]
 pub struct Facts {
     pub alive: bool,
     pub worktree_exists: bool,
     pub ahead: Option<usize>,
+    pub current: bool,
+    /// `Some` with `--status`.
+    pub status: Option<StatusFacts>,
+    /// What a plain `resume` would run, when it is not the record's `command`
+    /// (an agent session: its profile's form on this machine).
+    pub session_command: Option<Vec<String>>,
+    /// Running on a terminal: whether one is attached now.
+    pub attached: Option<bool>,
+    /// When the log was last written (unix seconds).
+    pub last_output: Option<i64>,
+}
+
+/// What decides a clean-up (`ls --status`): each `None` when it cannot be told
+/// (no worktree, no branch, an error, already reported).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusFacts {
+    pub dirt: Option<Dirt>,
+    pub behind: Option<usize>,
+    pub published: Option<bool>,
+    pub unpublished: Option<usize>,
 }
 
 /// Pure: the row for a record and its facts.
 pub fn row(r: &Record, f: &Facts) -> Row {
     let observed = observed_state(r.state, f.alive, f.worktree_exists);
+    let run_started_at = r.process.as_ref().map(|p| p.started_at.clone());
+    let run_ended_at = r.exit.as_ref().map(|e| e.at.clone());
+    let since = match observed {
+        Observed::Stored(State::Running) | Observed::Lost => run_started_at.as_deref(),
+        Observed::Stored(State::Exited | State::Stopped) | Observed::Missing => {
+            run_ended_at.as_deref().or(Some(&r.created_at))
+        }
+        Observed::Stored(State::Collected) => Some(r.updated_at.as_str()),
+        Observed::Stored(State::Ready | State::Provisioning) => Some(r.created_at.as_str()),
+    }
+    .and_then(time::parse_rfc3339);
+    let status = f.status.clone().unwrap_or_default();
+    let dirt = status.dirt.as_ref();
     Row {
         id: r.id.to_string(),
         state: observed.as_str().to_owned(),
         branch: r.id.branch(),
         base: r.base.clone(),
         worktree: r.worktree.clone(),
-        command: r.command.clone(),
+        command: r.run_command().to_vec(),
         created_at: r.created_at.clone(),
         exit_code: r.exit.as_ref().and_then(|e| e.code),
         signal: r.exit.as_ref().and_then(|e| e.signal),
@@ -55,15 +130,80 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         host: r.host.clone(),
         ahead: f.ahead,
         log: r.log.clone(),
+        session_command: f
+            .session_command
+            .clone()
+            .unwrap_or_else(|| r.command.clone()),
+        agent: r.agent.clone(),
+        current: f.current,
+        run_started_at,
+        run_ended_at,
+        base_ref: r.base_ref.clone(),
+        behind: status.behind,
+        modified: dirt.map(|d| d.modified + d.unseen),
+        staged: dirt.map(|d| d.staged),
+        untracked: dirt.map(|d| d.untracked + d.hiding.iter().map(|h| h.files).sum::<usize>()),
+        deleted: dirt.map(|d| d.deleted),
+        published: status.published,
+        unpublished: status.unpublished,
+        attached: f
+            .attached
+            .filter(|_| observed == Observed::Stored(State::Running)),
+        last_output_at: f.last_output.map(time::rfc3339),
         observed: Some(observed),
+        since,
+        with_status: f.status.is_some(),
     }
 }
 
-fn state_cell(r: &Row) -> String {
-    match (r.observed, r.exit_code, r.signal) {
+/// How the table is laid out.
+pub struct View<'a> {
+    pub now: i64,
+    pub color: bool,
+    /// The widest a line may be (`None`: as wide as it takes).
+    pub width: Option<usize>,
+    /// The repository's worktree root: worktrees inside it are shown relative
+    /// to it, and it is shown once, under the table.
+    pub root: &'a Path,
+    /// `$HOME`, shown as `~`.
+    pub home: Option<&'a Path>,
+}
+
+/// `exited 0 2h ago`, `running 5m`, `ready 3d ago`, ...; a background run on a
+/// terminal says what it is doing after that: `running 5m (attached, idle 3m)`.
+fn state_cell(r: &Row, now: i64) -> String {
+    let what = match (r.observed, r.exit_code, r.signal) {
         (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
         (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
         _ => r.state.clone(),
+    };
+    let when = match (r.observed, r.since) {
+        (_, None) => what,
+        (Some(Observed::Stored(State::Running)), Some(t)) => {
+            format!("{what} {}", time::age(now - t))
+        }
+        (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
+    };
+    match r.observed {
+        Some(Observed::Stored(State::Running)) if r.attached.is_some() => {
+            format!("{when} ({})", activity(r, now))
+        }
+        _ => when,
+    }
+}
+
+/// Pure: what a run on a terminal is doing: `attached, idle 3m`, `idle 12s`.
+fn activity(r: &Row, now: i64) -> String {
+    let idle = r
+        .last_output_at
+        .as_deref()
+        .and_then(time::parse_rfc3339)
+        .map(|t| format!("idle {}", time::age(now - t)));
+    match (r.attached, idle) {
+        (Some(true), Some(idle)) => format!("attached, {idle}"),
+        (Some(true), None) => "attached".to_owned(),
+        (_, Some(idle)) => idle,
+        (_, None) => "no output yet".to_owned(),
     }
 }
 
@@ -77,61 +217,599 @@ fn color_of(r: &Row) -> &'static str {
     }
 }
 
-/// The human table. Padding is computed on plain text so colour never misaligns.
-pub fn render_table(
-    out: &mut dyn Write,
-    rows: &[Row],
-    now: i64,
-    color: bool,
-) -> std::io::Result<()> {
+/// `+3`, `+3 -2` (with `--status`: behind its base ref), `gone`.
+fn branch_cell(r: &Row) -> String {
+    match (r.ahead, r.behind) {
+        (None, _) => "gone".to_owned(),
+        (Some(a), Some(b)) if b > 0 => format!("+{a} -{b}"),
+        (Some(a), _) => format!("+{a}"),
+    }
+}
+
+/// `clean`, `2M 1D 1S 4?` (modified, deleted, staged, untracked), `-` when unknown.
+fn changes_cell(r: &Row) -> String {
+    let (Some(m), Some(d), Some(s), Some(u)) = (r.modified, r.deleted, r.staged, r.untracked)
+    else {
+        return "-".to_owned();
+    };
+    let parts: Vec<String> = [(m, "M"), (d, "D"), (s, "S"), (u, "?")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, l)| format!("{n}{l}"))
+        .collect();
+    if parts.is_empty() {
+        "clean".to_owned()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// The agent's name, `-` for a plain session; a name from a record that is no
+/// valid agent name is shown with its control characters escaped.
+fn agent_cell(r: &Row) -> String {
+    match r.agent.as_deref() {
+        None => "-".to_owned(),
+        Some(a) if a.parse::<AgentName>().is_ok() => a.to_owned(),
+        Some(a) => quoted(a),
+    }
+}
+
+fn published_cell(r: &Row) -> String {
+    match r.published {
+        Some(true) => "yes".to_owned(),
+        Some(false) => "no".to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+/// Pure: a path for people: relative to `root` when strictly inside it, else
+/// with `$HOME` as `~`.
+pub fn shorten(path: &Path, root: &Path, home: Option<&Path>) -> String {
+    if path != root {
+        if let Ok(rel) = path.strip_prefix(root) {
+            return rel.display().to_string();
+        }
+    }
+    tilde(path, home)
+}
+
+fn tilde(path: &Path, home: Option<&Path>) -> String {
+    match home.filter(|h| h.parent().is_some()) {
+        Some(h) if path == h => "~".to_owned(),
+        Some(h) => match path.strip_prefix(h) {
+            Ok(rest) => format!("~/{}", rest.display()),
+            Err(_) => path.display().to_string(),
+        },
+        None => path.display().to_string(),
+    }
+}
+
+/// Pure: `s` cut to at most `width` columns, the cut marked with `…` at the
+/// end (`from_start`: at the start, keeping the end, for paths).
+pub fn truncate(s: &str, width: usize, from_start: bool) -> String {
+    if s.width() <= width {
+        return s.to_owned();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut kept = String::new();
+    let mut used = 1; // the ellipsis
+    let take = |c: char, kept: &mut String, used: &mut usize| -> bool {
+        let w = c.width().unwrap_or(0);
+        if *used + w > width {
+            return false;
+        }
+        *used += w;
+        kept.push(c);
+        true
+    };
+    if from_start {
+        for c in s.chars().rev() {
+            if !take(c, &mut kept, &mut used) {
+                break;
+            }
+        }
+        let kept: String = kept.chars().rev().collect();
+        format!("…{kept}")
+    } else {
+        for c in s.chars() {
+            if !take(c, &mut kept, &mut used) {
+                break;
+            }
+        }
+        format!("{kept}…")
+    }
+}
+
+/// A column of the table: its header, whether it may be cut to fit, and where.
+struct Column {
+    header: &'static str,
+    /// The narrowest it is cut to (`None`: never cut).
+    min: Option<usize>,
+    from_start: bool,
+}
+
+const GAP: usize = 2;
+/// The mark before each row: `* ` for the session the current directory is in.
+const MARK: usize = 2;
+
+/// Pure: the widths that fit `limit`, cutting the widest cuttable columns first.
+fn fit(natural: &[usize], columns: &[Column], limit: Option<usize>) -> Vec<usize> {
+    let mut width = natural.to_vec();
+    let Some(limit) = limit else {
+        return width;
+    };
+    let total = |w: &[usize]| MARK + w.iter().sum::<usize>() + GAP * w.len().saturating_sub(1);
+    while total(&width) > limit {
+        let widest = (0..width.len())
+            .filter(|&i| columns[i].min.is_some_and(|m| width[i] > m))
+            .max_by_key(|&i| (width[i], i));
+        match widest {
+            Some(i) => width[i] -= 1,
+            None => break,
+        }
+    }
+    width
+}
+
+/// The human table: a mark, ID, STATE, BRANCH, (with `--status`) CHANGES and
+/// PUBLISHED, WORKTREE; then the worktree root. Fitted to `view.width`: the ID
+/// and WORKTREE cells are cut first (with `…`), then whole lines; a line never
+/// wraps. Padding is computed on plain text so colour never misaligns.
+pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    let cells: Vec<[String; 5]> = rows
-        .iter()
-        .map(|r| {
-            let branch = match r.ahead {
-                Some(n) => format!("{} +{n}", r.branch),
-                None => format!("{} (gone)", r.branch),
-            };
-            let age = time::parse_rfc3339(&r.created_at)
-                .map(|t| time::age(now - t))
-                .unwrap_or_else(|| "?".into());
-            [r.id.clone(), state_cell(r), branch, age, r.worktree.clone()]
-        })
-        .collect();
-    let header = ["ID", "STATE", "BRANCH", "AGE", "WORKTREE"];
-    let mut width = header.map(str::len);
-    for c in &cells {
-        for (w, cell) in width.iter_mut().zip(c.iter()) {
-            *w = (*w).max(cell.chars().count());
+    let with_status = rows.iter().any(|r| r.with_status);
+    let with_agent = rows.iter().any(|r| r.agent.is_some());
+    let mut columns = vec![Column {
+        header: "ID",
+        min: Some(6),
+        from_start: false,
+    }];
+    if with_agent {
+        columns.push(Column {
+            header: "AGENT",
+            min: None,
+            from_start: false,
+        });
+    }
+    columns.extend([
+        Column {
+            header: "STATE",
+            min: None,
+            from_start: false,
+        },
+        Column {
+            header: "BRANCH",
+            min: None,
+            from_start: false,
+        },
+    ]);
+    if with_status {
+        for header in ["CHANGES", "PUBLISHED"] {
+            columns.push(Column {
+                header,
+                min: None,
+                from_start: false,
+            });
         }
     }
-    let line = |out: &mut dyn Write, c: &[String], paint: &str| -> std::io::Result<()> {
-        let pad = |i: usize| " ".repeat(width[i] - c[i].chars().count());
-        let (on, off) = if paint.is_empty() {
-            ("", "")
-        } else {
-            (paint, "\x1b[0m")
-        };
-        writeln!(
-            out,
-            "{}{}  {on}{}{off}{}  {}{}  {}{}  {}",
-            c[0],
-            pad(0),
-            c[1],
-            pad(1),
-            c[2],
-            pad(2),
-            c[3],
-            pad(3),
-            c[4]
-        )
+    columns.push(Column {
+        header: "WORKTREE",
+        min: Some(8),
+        from_start: true,
+    });
+    let relative = rows.iter().any(|r| {
+        Path::new(&r.worktree).starts_with(view.root) && Path::new(&r.worktree) != view.root
+    });
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut c = vec![r.id.clone()];
+            if with_agent {
+                c.push(agent_cell(r));
+            }
+            c.extend([state_cell(r, view.now), branch_cell(r)]);
+            if with_status {
+                c.push(changes_cell(r));
+                c.push(published_cell(r));
+            }
+            c.push(shorten(Path::new(&r.worktree), view.root, view.home));
+            c
+        })
+        .collect();
+    let natural: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, col)| {
+            cells
+                .iter()
+                .map(|c| c[i].width())
+                .chain([col.header.width()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let width = fit(&natural, &columns, view.width);
+    let last = columns.len() - 1;
+    let state_col = if with_agent { 2 } else { 1 };
+    let line = |out: &mut dyn Write, mark: &str, c: &[String], paint: &str| {
+        let mut text = String::from(mark);
+        let mut plain = String::from(mark);
+        for (i, cell) in c.iter().enumerate() {
+            let cell = truncate(cell, width[i], columns[i].from_start);
+            let pad = " ".repeat(width[i].saturating_sub(cell.width()));
+            let (on, off) = match (i == state_col, paint.is_empty()) {
+                (true, false) => (paint, "\x1b[0m"),
+                _ => ("", ""),
+            };
+            text.push_str(&format!("{on}{cell}{off}"));
+            plain.push_str(&cell);
+            if i < last {
+                text.push_str(&pad);
+                text.push_str(&" ".repeat(GAP));
+                plain.push_str(&pad);
+                plain.push_str(&" ".repeat(GAP));
+            }
+        }
+        // Still too wide (a terminal narrower than the columns that are never
+        // cut): the line itself is cut, colour and all.
+        match view.width {
+            Some(limit) if plain.width() > limit => {
+                writeln!(out, "{}", truncate(&plain, limit, false))
+            }
+            _ => writeln!(out, "{text}"),
+        }
     };
-    let head: Vec<String> = header.iter().map(|s| s.to_string()).collect();
-    line(out, &head, "")?;
+    let head: Vec<String> = columns.iter().map(|c| c.header.to_owned()).collect();
+    line(out, "  ", &head, "")?;
     for (c, r) in cells.iter().zip(rows) {
-        line(out, c, if color { color_of(r) } else { "" })?;
+        let mark = if r.current { "* " } else { "  " };
+        line(out, mark, c, if view.color { color_of(r) } else { "" })?;
+    }
+    if relative {
+        let root = format!("worktree root: {}", tilde(view.root, view.home));
+        let root = match view.width {
+            Some(limit) => truncate(&root, limit, false),
+            None => root,
+        };
+        writeln!(out, "{root}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: &str = "/home/me/.local/share/bullpen/worktrees/app-1a2b3c4d";
+    const NOW: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+    fn record(id: &str, state: State) -> Record {
+        serde_json::from_value(serde_json::json!({
+            "schema": 1, "id": id, "branch": format!("bullpen/{id}"),
+            "worktree": format!("{ROOT}/{id}"),
+            "base": "0".repeat(40), "command": ["claude"], "state": state.as_str(),
+            "host": "h", "created_at": time::rfc3339(NOW - 3 * 86_400),
+            "updated_at": time::rfc3339(NOW - 3600),
+        }))
+        .unwrap()
+    }
+
+    fn ended(mut r: Record, code: Option<i32>, signal: Option<i32>, ago: i64) -> Record {
+        r.exit = Some(crate::model::Exit {
+            code,
+            signal,
+            at: time::rfc3339(NOW - ago),
+        });
+        r
+    }
+
+    fn running(mut r: Record, ago: i64) -> Record {
+        r.process = Some(
+            serde_json::from_value(serde_json::json!({
+                "pid": 42, "started_at": time::rfc3339(NOW - ago),
+            }))
+            .unwrap(),
+        );
+        r
+    }
+
+    fn facts(ahead: usize) -> Facts {
+        Facts {
+            alive: true,
+            worktree_exists: true,
+            ahead: Some(ahead),
+            ..Facts::default()
+        }
+    }
+
+    fn table(rows: &[Row], width: Option<usize>) -> String {
+        let mut out = Vec::new();
+        let view = View {
+            now: NOW,
+            color: false,
+            width,
+            root: Path::new(ROOT),
+            home: Some(Path::new("/home/me")),
+        };
+        render_table(&mut out, rows, &view).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn each_state_says_what_happened_last_and_when() {
+        let lost = Facts {
+            alive: false,
+            ..facts(0)
+        };
+        let gone = Facts {
+            worktree_exists: false,
+            ahead: None,
+            ..facts(0)
+        };
+        let table = [
+            (
+                running(record("a", State::Running), 300),
+                facts(3),
+                "running 5m",
+            ),
+            (
+                ended(record("b", State::Exited), Some(0), None, 7200),
+                facts(1),
+                "exited 0 2h ago",
+            ),
+            (
+                ended(record("c", State::Exited), None, Some(15), 60),
+                facts(0),
+                "exited sig15 1m ago",
+            ),
+            (
+                ended(record("d", State::Stopped), None, Some(15), 86_400),
+                facts(0),
+                "stopped 1d ago",
+            ),
+            (record("e", State::Ready), facts(0), "ready 3d ago"),
+            (
+                running(record("f", State::Running), 120),
+                lost,
+                "lost 2m ago",
+            ),
+            (
+                ended(record("g", State::Exited), Some(0), None, 30),
+                gone,
+                "missing 30s ago",
+            ),
+            (record("h", State::Collected), facts(0), "collected 1h ago"),
+        ];
+        for (r, f, want) in table {
+            assert_eq!(state_cell(&row(&r, &f), NOW), want, "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn a_run_on_a_terminal_says_whether_it_is_attached_and_how_long_it_is_idle() {
+        let on_terminal = |attached: bool, last_output: Option<i64>| Facts {
+            attached: Some(attached),
+            last_output,
+            ..facts(0)
+        };
+        let r = running(record("a", State::Running), 600);
+        let table = [
+            (
+                on_terminal(true, Some(NOW - 180)),
+                "running 10m (attached, idle 3m)",
+            ),
+            (on_terminal(false, Some(NOW - 12)), "running 10m (idle 12s)"),
+            (on_terminal(true, None), "running 10m (attached)"),
+            (on_terminal(false, None), "running 10m (no output yet)"),
+            // A run not on a terminal (an older bullpen's) says nothing more.
+            (facts(0), "running 10m"),
+        ];
+        for (f, want) in table {
+            assert_eq!(state_cell(&row(&r, &f), NOW), want);
+        }
+        // Only a running session is attached; a lost one is not.
+        let lost = row(
+            &r,
+            &Facts {
+                alive: false,
+                ..on_terminal(true, Some(NOW - 5))
+            },
+        );
+        assert_eq!(lost.attached, None);
+        assert_eq!(state_cell(&lost, NOW), "lost 10m ago");
+        assert_eq!(
+            lost.last_output_at.as_deref(),
+            Some(time::rfc3339(NOW - 5).as_str())
+        );
+    }
+
+    #[test]
+    fn the_table_marks_the_current_session_and_shows_the_root_once() {
+        let mut current = facts(3);
+        current.current = true;
+        let mut elsewhere = ended(record("old", State::Exited), Some(0), None, 60);
+        elsewhere.worktree = "/home/me/old-root/old".into();
+        let rows = [
+            row(&running(record("fix-login", State::Running), 300), &current),
+            row(
+                &ended(record("tests", State::Exited), Some(1), None, 7200),
+                &facts(0),
+            ),
+            row(&elsewhere, &facts(0)),
+        ];
+        assert_eq!(
+            table(&rows, None),
+            "  ID         STATE            BRANCH  WORKTREE\n\
+             * fix-login  running 5m       +3      fix-login\n  \
+               tests      exited 1 2h ago  +0      tests\n  \
+               old        exited 0 1m ago  +0      ~/old-root/old\n\
+             worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
+        );
+    }
+
+    #[test]
+    fn status_columns_say_what_decides_a_clean_up() {
+        let with = |ahead, status: StatusFacts| Facts {
+            status: Some(status),
+            ..facts(ahead)
+        };
+        let dirty = StatusFacts {
+            dirt: Some(Dirt {
+                modified: 2,
+                staged: 1,
+                untracked: 4,
+                ..Dirt::default()
+            }),
+            behind: Some(5),
+            published: Some(false),
+            unpublished: Some(3),
+        };
+        let clean = StatusFacts {
+            dirt: Some(Dirt::default()),
+            behind: Some(0),
+            published: Some(true),
+            unpublished: Some(0),
+        };
+        let rows = [
+            row(
+                &ended(record("a", State::Exited), Some(0), None, 60),
+                &with(3, dirty),
+            ),
+            row(
+                &ended(record("b", State::Exited), Some(0), None, 60),
+                &with(1, clean),
+            ),
+            row(
+                &ended(record("c", State::Exited), Some(0), None, 60),
+                &Facts {
+                    ahead: None,
+                    worktree_exists: false,
+                    ..with(0, StatusFacts::default())
+                },
+            ),
+        ];
+        assert_eq!(
+            table(&rows, None),
+            "  ID  STATE            BRANCH  CHANGES   PUBLISHED  WORKTREE\n  \
+               a   exited 0 1m ago  +3 -5   2M 1S 4?  no         a\n  \
+               b   exited 0 1m ago  +1      clean     yes        b\n  \
+               c   missing 1m ago   gone    -         -          c\n\
+             worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
+        );
+    }
+
+    #[test]
+    fn a_long_id_is_cut_to_fit_and_no_line_is_wider_than_the_terminal() {
+        let id = "a-very-long-session-id-".repeat(3);
+        let id = &id[..60];
+        let rows = [
+            row(&running(record(id, State::Running), 300), &facts(12)),
+            row(&record("short", State::Ready), &facts(0)),
+        ];
+        let text = table(&rows, Some(80));
+        for line in text.lines() {
+            assert!(line.width() <= 80, "{} columns: {line:?}", line.width());
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        // The two cuttable columns share the cut; the others are whole.
+        assert!(
+            lines[1].starts_with("  a-very-long-session-id-a-v…  running 5m  "),
+            "{text}"
+        );
+        assert!(lines[1].contains("  +12  "), "{text}");
+        assert!(
+            lines[1].ends_with("  …-session-id-a-very-long-se"),
+            "{text}"
+        );
+        assert!(lines[2].starts_with("  short  "), "{text}");
+        assert_eq!(lines[1].width(), 80, "{text}");
+        // Narrower than what is never cut: each line is cut, never wrapped.
+        for line in table(&rows, Some(20)).lines() {
+            assert!(line.width() <= 20, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn paths_and_cells_are_cut_by_display_width() {
+        assert_eq!(truncate("abcdef", 4, false), "abc…");
+        assert_eq!(truncate("/a/b/c/dd", 5, true), "…c/dd");
+        assert_eq!(truncate("short", 9, false), "short");
+        // Wide characters take two columns each.
+        assert_eq!(truncate("日本語のid", 5, false), "日本…");
+        assert_eq!(truncate("abc", 0, false), "");
+        let root = Path::new("/r/w");
+        let home = Some(Path::new("/home/me"));
+        assert_eq!(shorten(Path::new("/r/w/x"), root, home), "x");
+        assert_eq!(shorten(Path::new("/home/me/x"), root, home), "~/x");
+        assert_eq!(
+            shorten(Path::new("/elsewhere/x"), root, home),
+            "/elsewhere/x"
+        );
+        assert_eq!(shorten(Path::new("/r/w"), root, home), "/r/w");
+        // A home of `/` shortens nothing.
+        assert_eq!(shorten(Path::new("/x"), root, Some(Path::new("/"))), "/x");
+    }
+
+    #[test]
+    fn an_agent_column_appears_when_a_session_runs_an_agent() {
+        let mut a = ended(record("a", State::Exited), Some(0), None, 60);
+        a.agent = Some("claude".into());
+        let mut forged = ended(record("f", State::Exited), Some(0), None, 60);
+        forged.agent = Some("x\u{1b}[31m".into());
+        let rows = [
+            row(&a, &facts(1)),
+            row(
+                &ended(record("b", State::Exited), Some(1), None, 60),
+                &facts(0),
+            ),
+            row(&forged, &facts(0)),
+        ];
+        assert_eq!(
+            table(&rows, None),
+            "  ID  AGENT        STATE            BRANCH  WORKTREE\n  \
+               a   claude       exited 0 1m ago  +1      a\n  \
+               b   -            exited 1 1m ago  +0      b\n  \
+               f   'x\\033[31m'  exited 0 1m ago  +0      f\n\
+             worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
+        );
+        assert_eq!(rows[0].agent.as_deref(), Some("claude"));
+        // Without agents, no column.
+        assert!(!table(&rows[1..2], None).contains("AGENT"));
+        // The state is still the painted cell.
+        let mut out = Vec::new();
+        let view = View {
+            now: NOW,
+            color: true,
+            width: None,
+            root: Path::new(ROOT),
+            home: None,
+        };
+        render_table(&mut out, &rows[1..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
+        let mut out = Vec::new();
+        render_table(&mut out, &rows[..2], &view).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\x1b[33mexited 1 1m ago\x1b[0m"), "{text:?}");
+    }
+
+    #[test]
+    fn json_keeps_the_latest_runs_command_and_adds_the_sessions_own() {
+        let mut r = running(record("a", State::Running), 10);
+        if let Some(p) = r.process.as_mut() {
+            p.command = Some(vec!["git".into(), "log".into()]);
+        }
+        let row = row(&r, &facts(0));
+        assert_eq!(row.command, ["git", "log"]);
+        assert_eq!(row.session_command, ["claude"]);
+        assert_eq!(
+            row.run_started_at.as_deref(),
+            Some(time::rfc3339(NOW - 10).as_str())
+        );
+    }
 }

@@ -11,6 +11,20 @@ pub const GC_INTEGRATION_REF: &str = "bullpen.gc.integrationRef";
 /// How long gc keeps the records (and logs, local state) of collected sessions:
 /// `90.days`, `2.weeks.ago`, `never`, `now`... as `gc.reflogExpire` takes them.
 pub const GC_EXPIRE: &str = "bullpen.gc.expire";
+/// The agent a new session runs when no command is given (before `bullpen.command`).
+pub const AGENT: &str = "bullpen.agent";
+/// `bullpen.agent.<name>.command` and `.resume`: an agent's profile.
+pub fn agent_key(name: &str, form: super::agent::Form) -> String {
+    format!("{AGENT}.{name}.{}", form.key())
+}
+/// Commands run in a new worktree before the session's command (multi-valued,
+/// in order; an empty value clears the ones before it). Only from git config.
+pub const SETUP: &str = "bullpen.setup";
+/// The file at the top of the main worktree naming the ignored files to copy
+/// into a new worktree (gitignore syntax).
+pub const WORKTREE_INCLUDE: &str = ".worktreeinclude";
+/// The key that detaches `git bullpen attach` (default Ctrl-\\).
+pub const DETACH_KEY: &str = "bullpen.detachKey";
 
 /// Overrides the platform data dir (e.g. `~/.local/share/bullpen`).
 pub const ENV_HOME: &str = "BULLPEN_HOME";
@@ -18,7 +32,55 @@ pub const ENV_HOME: &str = "BULLPEN_HOME";
 pub const ENV_SESSION: &str = "BULLPEN_SESSION";
 pub const ENV_BRANCH: &str = "BULLPEN_BRANCH";
 pub const ENV_WORKTREE: &str = "BULLPEN_WORKTREE";
+/// Set for the session's command and setup: the repository's main worktree,
+/// and the commit the session started from.
+pub const ENV_MAIN_WORKTREE: &str = "BULLPEN_MAIN_WORKTREE";
+pub const ENV_BASE: &str = "BULLPEN_BASE";
+
+/// How wide `ls`'s table may be (as git reads it), before the terminal's width.
+pub const ENV_COLUMNS: &str = "COLUMNS";
 
 /// Set to a shell's name (bash, zsh, fish) by the completion scripts: `git-bullpen`
 /// then prints completions instead of running (see `complete.rs`).
 pub const ENV_COMPLETE: &str = "GIT_BULLPEN_COMPLETE";
+
+/// Whether stdout gets colour, as git decides it: `color.bullpen` first, then
+/// `color.ui` (`always`, `never`, `auto`, or a boolean: true means `auto`).
+pub const COLOR_BULLPEN: &str = "color.bullpen";
+pub const COLOR_UI: &str = "color.ui";
+/// Set and not empty: no colour where it would be automatic (`auto`); an
+/// explicit `always` (option or config) still colours.
+pub const ENV_NO_COLOR: &str = "NO_COLOR";
+
+/// What `git -c <key>=<value>` passes to the commands it runs (see `params`).
+pub const ENV_CONFIG_PARAMETERS: &str = "GIT_CONFIG_PARAMETERS";
+/// The repository to use instead of discovering one (`git --git-dir` sets it).
+pub const ENV_GIT_DIR: &str = "GIT_DIR";
+/// The common directory of the repository at `GIT_DIR` (normally read from its
+/// `commondir` file).
+pub const ENV_COMMON_DIR: &str = "GIT_COMMON_DIR";
+/// The working tree of the current directory's repository (`git --work-tree`).
+pub const ENV_WORK_TREE: &str = "GIT_WORK_TREE";
+
+/// The variables that tie a git process to one repository and one working tree:
+/// git's own `local_repo_env` (`environment.c`), which git clears whenever it
+/// runs a command in another repository, without the ones that carry
+/// configuration (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`), which apply to
+/// every repository. bullpen reads them once and removes them from its own
+/// environment, so every git command it runs, and every session command,
+/// finds its repository from the directory it runs in.
+pub const REPOSITORY_ENV: &[&str] = &[
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_OBJECT_DIRECTORY",
+    ENV_GIT_DIR,
+    ENV_WORK_TREE,
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    ENV_COMMON_DIR,
+];

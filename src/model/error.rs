@@ -92,6 +92,51 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A git command that failed: what ran, how it ended, and what git said on
+/// stderr. Shown whole in reports (its `Display`); at the top of an error,
+/// [`crate::ui::Ui::error`] prints git's own words first, as they came, and
+/// then bullpen's line with the command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GitFailed {
+    /// `git <args>` as run.
+    pub argv: String,
+    /// Its exit code; `None`: killed by a signal.
+    pub code: Option<i32>,
+    /// git's stderr, trimmed at the end.
+    pub stderr: String,
+}
+
+impl GitFailed {
+    /// `exit 128`, `killed by a signal`.
+    pub fn status(&self) -> String {
+        match self.code {
+            Some(code) => format!("exit {code}"),
+            None => "killed by a signal".to_owned(),
+        }
+    }
+
+    /// The line without git's stderr: "`git ...` failed (exit 1)".
+    pub fn summary(&self) -> String {
+        format!("`{}` failed ({})", self.argv, self.status())
+    }
+
+    /// Exit 1 without a word: how `git check-ignore` says "none of these".
+    pub fn none_matched(&self) -> bool {
+        self.code == Some(1) && self.stderr.is_empty()
+    }
+}
+
+impl fmt::Display for GitFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.stderr.is_empty() {
+            true => f.write_str(&self.summary()),
+            false => write!(f, "{}: {}", self.summary(), self.stderr),
+        }
+    }
+}
+
+impl std::error::Error for GitFailed {}
+
 /// The kind of an error and its hints: the innermost [`Error`] in the chain
 /// decides the kind (an untyped error is [`Kind::Failed`]); hints come from
 /// every [`Error`] in the chain, outermost first, without repeats.

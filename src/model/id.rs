@@ -65,8 +65,9 @@ impl FromStr for SessionId {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = |why: &str| {
             Err(InvalidId(format!(
-                "invalid session id {s:?}: {why} (ids match [a-z0-9][a-z0-9._-]{{0,62}}, \
-                 with no \"..\", not ending in \".lock\" or \".\")"
+                "invalid session id {}: {why} (ids match [a-z0-9][a-z0-9._-]{{0,62}}, \
+                 with no '..', not ending in '.lock' or '.')",
+                crate::model::command::quoted(s)
             )))
         };
         let bytes = s.as_bytes();

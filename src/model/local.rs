@@ -30,19 +30,51 @@ pub struct Created {
 pub struct LocalCommand {
     pub schema: u32,
     pub argv: Vec<String>,
+    /// The agent this machine recorded for the session, and its extra
+    /// arguments: a plain `resume` runs this machine's profile of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_args: Vec<String>,
     pub recorded_at: String,
 }
 
-/// `run.json`: a run this machine started, written after its claim landed in the
-/// record and before its command was let past the gate. The authority to signal.
+/// `run-<pid>.json`: a run this machine started, written while its command is
+/// held at the gate, before the claim lands in the record. The authority to signal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalRun {
     pub schema: u32,
-    /// The command; in a background run also the leader of its process group.
+    /// The command; in a background run also the leader of its process group
+    /// (and, with `terminal`, of its session).
     pub command: ProcessRef,
-    /// The supervisor (background runs), whose pid is also the session id of
-    /// the command's process group (it called `setsid`).
+    /// The supervisor (background runs). Without `terminal` its pid is also the
+    /// session id of the command's process group (it called `setsid`).
     pub supervisor: Option<ProcessRef>,
     pub background: bool,
     pub started_at: String,
+    /// The command runs on a pseudo-terminal held by the supervisor, and leads
+    /// its own session: the group's session id is the command's pid, and the
+    /// supervisor is a child subreaper, so every process of the run descends
+    /// from it while it lives. Absent (false) in runs of an older bullpen.
+    #[serde(default)]
+    pub terminal: bool,
+    /// The supervisor's Unix socket (`git bullpen attach` connects to it),
+    /// chosen by the supervisor on this machine (`sys::socket`). Never taken
+    /// from a record: only this file names it.
+    #[serde(default)]
+    pub socket: Option<String>,
+}
+
+/// `attached.json`: the terminal attached to a run right now, written by the
+/// run's supervisor when a client attaches and removed when it detaches (or
+/// the run ends). Status, not proof: `ls` believes it only while the run's
+/// supervisor (`supervisor_pid`) and the client both live as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attached {
+    pub schema: u32,
+    /// The supervisor that accepted the client.
+    pub supervisor_pid: u32,
+    /// The `git bullpen attach` process.
+    pub client: ProcessRef,
+    pub since: String,
 }

@@ -3,14 +3,17 @@
 //! directory), config keys, time, errors with hints. Every plan and decision in
 //! the crate imports only this module (enforced by `tests/cli/layout.rs`).
 
+pub mod agent;
 pub mod command;
 pub mod config;
 pub mod error;
 pub mod evidence;
 pub mod id;
+pub mod keys;
 pub mod local;
 pub mod names;
 pub mod oid;
+pub mod params;
 pub mod paths;
 pub mod process;
 pub mod record;

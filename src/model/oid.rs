@@ -58,7 +58,11 @@ pub struct InvalidOid(String);
 
 impl fmt::Display for InvalidOid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "not an object id: {:?}", self.0)
+        write!(
+            f,
+            "not an object id: {}",
+            crate::model::command::quoted(&self.0)
+        )
     }
 }
 

@@ -77,6 +77,8 @@ pub struct Stat {
     pub pid: u32,
     /// `R`, `S`, `D`, `Z` (zombie), `X` (dead), ...
     pub state: char,
+    /// The parent's pid (field 4).
+    pub ppid: u32,
     pub pgrp: u32,
     pub session: u32,
     pub start_time: u64,
@@ -94,11 +96,12 @@ impl Stat {
 pub fn parse_stat(pid: u32, text: &str) -> Option<Stat> {
     let rest = text.get(text.rfind(')')? + 1..)?;
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // f[0] is field 3 (state), f[2] field 5 (pgrp), f[3] field 6 (session),
-    // f[19] field 22 (starttime).
+    // f[0] is field 3 (state), f[1] field 4 (ppid), f[2] field 5 (pgrp), f[3]
+    // field 6 (session), f[19] field 22 (starttime).
     Some(Stat {
         pid,
         state: f.first()?.chars().next()?,
+        ppid: f.get(1)?.parse().ok()?,
         pgrp: f.get(2)?.parse().ok()?,
         session: f.get(3)?.parse().ok()?,
         start_time: f.get(19)?.parse().ok()?,
@@ -107,39 +110,96 @@ pub fn parse_stat(pid: u32, text: &str) -> Option<Stat> {
 
 /// The process group of a background run, identified so that a reused pid can
 /// never be mistaken for it: members have the recorded group id (the command's
-/// pid), live in the supervisor's session (the supervisor called `setsid`, so
-/// the session id is its pid), and started no earlier than the command did.
+/// pid), live in the run's session, and started no earlier than the command did.
+///
+/// The session: a run on a pseudo-terminal (`Process::terminal`) has its command
+/// lead a session of its own, so the session id is the command's pid too; an
+/// older run's command stayed in its supervisor's session (the supervisor called
+/// `setsid`), so the session id is the supervisor's pid.
+///
+/// `ancestor`: when set, a member must also descend from that process (the
+/// run's supervisor, a child subreaper: every orphan of the command is
+/// re-parented to it, so the run's processes all descend from it while it
+/// lives). Group and session ids alone are not proof enough once the command
+/// that leads them is gone: its pid may then be reused by an unrelated process
+/// that starts a session (and so a group) of the same id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Group {
     pub pgid: u32,
     pub session: u32,
     pub not_before: u64,
+    pub ancestor: Option<u32>,
 }
 
 impl Group {
     /// The group of a recorded background run, if the record says enough.
+    /// (For refusals only: this is the record's word.)
     pub fn of(recorded: &Process) -> Option<Group> {
         match (
             recorded.background,
             recorded.supervisor_pid,
             recorded.start_time,
         ) {
-            (true, Some(session), Some(not_before)) => Some(Group {
+            (true, Some(supervisor), Some(not_before)) => Some(Group {
                 pgid: recorded.pid,
-                session,
+                session: if recorded.terminal {
+                    recorded.pid
+                } else {
+                    supervisor
+                },
                 not_before,
+                ancestor: None,
             }),
             _ => None,
         }
     }
 
-    /// Pure: is `p` a living member?
+    /// Pure: could `p` be a living member (ids, start time and state; the
+    /// ancestry, when required, is checked by [`Group::members`])?
     pub fn has_member(&self, p: &Stat) -> bool {
         p.pgrp == self.pgid
             && p.session == self.session
             && p.start_time >= self.not_before
             && !p.is_dead()
     }
+
+    /// Pure: the living members among `all` (every process visible now), in
+    /// the order given. With an `ancestor`, only those that descend from it.
+    pub fn members(&self, all: &[Stat]) -> Vec<u32> {
+        let parents: std::collections::HashMap<u32, u32> =
+            all.iter().map(|p| (p.pid, p.ppid)).collect();
+        all.iter()
+            .filter(|p| self.has_member(p))
+            .filter(|p| match self.ancestor {
+                None => true,
+                Some(a) => descends_from(p.pid, a, &parents),
+            })
+            .map(|p| p.pid)
+            .collect()
+    }
+}
+
+/// Pure: is `pid` a descendant of `ancestor`, following `parents` (pid → ppid)?
+/// A chain that breaks, loops or reaches pid 0 or 1 first is not.
+pub fn descends_from(
+    pid: u32,
+    ancestor: u32,
+    parents: &std::collections::HashMap<u32, u32>,
+) -> bool {
+    let mut at = pid;
+    for _ in 0..parents.len() + 1 {
+        let Some(&parent) = parents.get(&at) else {
+            return false;
+        };
+        if parent == ancestor {
+            return true;
+        }
+        if parent <= 1 {
+            return false;
+        }
+        at = parent;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -156,6 +216,8 @@ mod tests {
             started_at: String::new(),
             supervisor_start_time: None,
             stop_requested_at: None,
+            terminal: false,
+            command: None,
         }
     }
 
@@ -185,10 +247,12 @@ mod tests {
             pgid: 100,
             session: 99,
             not_before: 50,
+            ancestor: None,
         };
         let p = |pgrp, session, start_time, state| Stat {
             pid: 7,
             state,
+            ppid: 1,
             pgrp,
             session,
             start_time,
@@ -205,12 +269,64 @@ mod tests {
     }
 
     #[test]
+    fn members_of_a_terminal_run_must_descend_from_its_supervisor() {
+        // The command 100 leads session and group 100; its supervisor is 99.
+        let g = Group {
+            pgid: 100,
+            session: 100,
+            not_before: 50,
+            ancestor: Some(99),
+        };
+        let p = |pid, ppid| Stat {
+            pid,
+            state: 'S',
+            ppid,
+            pgrp: 100,
+            session: 100,
+            start_time: 60,
+        };
+        let supervisor = Stat {
+            pgrp: 99,
+            session: 99,
+            ..p(99, 1)
+        };
+        let all = [
+            supervisor,
+            p(100, 99),  // the command
+            p(101, 100), // its child
+            p(102, 99),  // an orphan, re-parented to the supervisor (subreaper)
+            p(103, 101), // a grandchild
+            p(200, 1),   // pid 100 reused: a new session 100 of an unrelated process
+            p(201, 200), // and its child
+            p(300, 301), // a parent loop
+            p(301, 300),
+        ];
+        assert_eq!(g.members(&all), [100, 101, 102, 103]);
+        let any = Group {
+            ancestor: None,
+            ..g
+        };
+        assert_eq!(any.members(&all), [100, 101, 102, 103, 200, 201, 300, 301]);
+    }
+
+    #[test]
+    fn a_terminal_runs_group_is_in_the_commands_own_session() {
+        let mut r = rec(Some(10), Some("b"));
+        r.pid = 100;
+        r.background = true;
+        r.supervisor_pid = Some(99);
+        assert_eq!(Group::of(&r).map(|g| g.session), Some(99));
+        r.terminal = true;
+        assert_eq!(Group::of(&r).map(|g| g.session), Some(100));
+    }
+
+    #[test]
     fn parses_stat_with_awkward_names() {
         let line = "42 (a) b (c) S 1 40 39 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
         let s = parse_stat(42, line).unwrap();
         assert_eq!(
-            (s.state, s.pgrp, s.session, s.start_time),
-            ('S', 40, 39, 777)
+            (s.state, s.ppid, s.pgrp, s.session, s.start_time),
+            ('S', 1, 40, 39, 777)
         );
         assert_eq!(parse_stat(1, "garbage"), None);
     }

@@ -68,6 +68,17 @@ pub struct Process {
     /// supervisor records `stopped` rather than `exited`.
     #[serde(default)]
     pub stop_requested_at: Option<String>,
+    /// `true` when the command runs on a pseudo-terminal the supervisor holds
+    /// (every `--bg` run since `attach` exists): the command then leads its own
+    /// session (its process group's session id is its own pid, not the
+    /// supervisor's), and `git bullpen attach` can connect to it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminal: bool,
+    /// The command this run runs (argv): the session's own `command`, or what
+    /// `resume <id> -- <cmd>` named for this run only. Absent in records from
+    /// before runs recorded it (their run ran `command`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
 }
 
 /// How a command ended.
@@ -119,8 +130,25 @@ pub struct Record {
     pub worktree: String,
     /// The base commit (full hex oid).
     pub base: String,
-    /// The command the session runs (argv).
+    /// The ref `--base` named when the session was created (`refs/heads/main`
+    /// for `--base HEAD` on main, `refs/remotes/origin/main`, ...); `None` for a
+    /// commit, a detached HEAD, or a record older than this key. `ls --status`
+    /// counts the commits it gained since that the session lacks (`behind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_ref: Option<String>,
+    /// The session's own command (argv): what spawn ran and a plain `resume`
+    /// runs again. A one-off `resume <id> -- <cmd>` leaves it as it is (its argv
+    /// is the run's, in `process.command`); `resume --save` replaces it.
     pub command: Vec<String>,
+    /// The agent the session runs (`spawn --agent`, or `bullpen.agent`): a name
+    /// only. What it runs comes from this machine's profile of that name (see
+    /// `model::agent`); absent for a plain session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The extra arguments given after `--` to `spawn --agent`, passed to both
+    /// forms of the profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_args: Vec<String>,
     pub state: State,
     pub host: String,
     /// RFC 3339, UTC.
@@ -188,6 +216,14 @@ impl Record {
         }
     }
 
+    /// The command of the current (or last) run: what it really ran.
+    pub fn run_command(&self) -> &[String] {
+        self.process
+            .as_ref()
+            .and_then(|p| p.command.as_deref())
+            .unwrap_or(&self.command)
+    }
+
     pub fn to_json(&self) -> serde_json::Result<Vec<u8>> {
         let mut v = serde_json::to_vec_pretty(self)?;
         v.push(b'\n');
@@ -237,7 +273,10 @@ mod tests {
             branch: "bullpen/demo".into(),
             worktree: "/tmp/wt/demo".into(),
             base: "0".repeat(40),
+            base_ref: None,
             command: vec!["sh".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state: State::Exited,
             host: "h".into(),
             created_at: "2026-01-01T00:00:00Z".into(),

@@ -174,6 +174,17 @@ pub fn dirt_words(d: &Dirt) -> String {
     parts.join(", ")
 }
 
+/// Those of `nested` that hold work, in words ("submodule lib holds work: ...; ..."),
+/// `None` when none does.
+pub fn nested_work(nested: &[Nested]) -> Option<String> {
+    let work: Vec<String> = nested
+        .iter()
+        .filter(|n| n.holds_work())
+        .map(nested_words)
+        .collect();
+    (!work.is_empty()).then(|| work.join("; "))
+}
+
 /// "submodule lib: HEAD and main are on none of its remotes; 1 untracked file".
 pub fn nested_words(n: &Nested) -> String {
     let what = match n.kind {

@@ -142,6 +142,18 @@ pub fn age(seconds: i64) -> String {
     }
 }
 
+/// How long something took, for people: `0.3s`, `12s`, `5m 3s`, `2h 5m`, `3d 4h`.
+pub fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=9 => format!("{:.1}s", d.as_secs_f64()),
+        10..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {}s", s / 60, s % 60),
+        3600..=86_399 => format!("{}h {}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d {}h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
 // Howard Hinnant's civil calendar algorithms.
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
@@ -242,5 +254,15 @@ mod tests {
         ] {
             assert!(parse_expire(bad, now).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration as D;
+        assert_eq!(duration(D::from_millis(340)), "0.3s");
+        assert_eq!(duration(D::from_secs(12)), "12s");
+        assert_eq!(duration(D::from_secs(303)), "5m 3s");
+        assert_eq!(duration(D::from_secs(7500)), "2h 5m");
+        assert_eq!(duration(D::from_secs(86_400 * 3 + 3600 * 4)), "3d 4h");
     }
 }

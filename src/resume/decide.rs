@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use crate::model::command::quoted;
 use crate::model::Error;
 
 /// Where the recorded path lies relative to the worktree root.
@@ -223,9 +224,9 @@ pub fn explain(refusal: &Refusal, f: &Facts) -> Error {
         ))
         .hint(start_again),
         Refusal::ForeignBranch => Error::refused(format!(
-            "cannot resume session {id}: its record names branch {recorded:?}, but session \
+            "cannot resume session {id}: its record names branch {recorded}, but session \
              {id}'s branch is {branch}; the record was edited by hand or is corrupt",
-            recorded = f.recorded_branch
+            recorded = quoted(&f.recorded_branch)
         ))
         .hint(format!(
             "inspect its history with `git log -p refs/bullpen/sessions/{id}`"

@@ -13,10 +13,13 @@ use crate::model::Record;
 /// Gather the facts for [`super::decide::decide`]. Read-only: it changes nothing on disk.
 pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
     let path = PathBuf::from(&record.worktree);
-    let root = &ctx.layout.worktree_root;
-    let place = if !ctx.layout.is_confined(&path) {
+    // The root this machine created the session under, if the record's path is
+    // the one it created; else the current one.
+    let layout = crate::trust::session_layout(&ctx.layout, record);
+    let root = &layout.worktree_root;
+    let place = if !layout.is_confined(&path) {
         Place::OutsideRoot
-    } else if path == ctx.layout.worktree_path(&record.id) {
+    } else if path == layout.worktree_path(&record.id) {
         Place::Expected
     } else {
         Place::ElsewhereInRoot
@@ -108,15 +111,5 @@ fn at_path(ctx: &Ctx, path: &Path) -> Result<AtPath> {
 /// The same path, also when it is gone: compared as given, then with the
 /// parent resolved (git records real paths; the record may not).
 fn same_path(a: &Path, b: &Path) -> bool {
-    if a == b {
-        return true;
-    }
-    let resolved = |p: &Path| -> Option<PathBuf> {
-        Some(
-            std::fs::canonicalize(p.parent()?)
-                .ok()?
-                .join(p.file_name()?),
-        )
-    };
-    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
+    crate::sys::paths::same(a, b)
 }

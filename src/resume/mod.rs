@@ -3,6 +3,7 @@
 //! path, the branch exists); anything else is refused. `facts` gathers what is at
 //! the recorded path, `decide` (pure) says where to run or why not.
 
+pub mod command;
 pub mod decide;
 pub mod facts;
 
@@ -13,12 +14,14 @@ use anyhow::{anyhow, Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::EntryRemoval;
+use crate::model::agent::Form;
 use crate::model::command::render_command;
 use crate::model::{Error, SessionId, State};
 use crate::run;
 use crate::sys::lock::Lock;
-use crate::trust::decide::{created_here, may_run_recorded, Distrust};
+use crate::trust::decide::created_here;
 use crate::trust::local::Local;
+use command::plain_command;
 use decide::{decide, explain, start_again_hint, Placement};
 
 /// What to resume, and how.
@@ -27,6 +30,13 @@ pub struct Request {
     /// The command to run; empty: the recorded one.
     pub command: Vec<String>,
     pub bg: bool,
+    /// Make `command` the session's own command (`--save`): recorded, and
+    /// written to this machine's `command.json`, before it runs.
+    pub save: bool,
+    /// An agent session's new conversation: its profile's start form (`--fresh`).
+    pub fresh: bool,
+    /// Run `bullpen.setup` in a worktree that resume recreates (not `--no-setup`).
+    pub setup: bool,
 }
 
 /// Resume a session; the shell-style status of its command.
@@ -36,21 +46,47 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     run::liveness::ensure_provisioned(ctx, &stored.record)?;
     run::liveness::ensure_not_running(ctx, &stored)?;
     note_lost(ctx, &stored);
-    let argv = if req.command.is_empty() {
-        ensure_recorded_here(ctx, &stored)?;
-        stored.record.command.clone()
+    let (argv, agent) = if req.command.is_empty() {
+        let plain = plain_command(ctx, &stored.record, req.fresh)?;
+        (plain.argv, plain.agent)
     } else {
-        req.command
+        (req.command, None)
     };
-    let stored = place(ctx, stored)?;
-    ctx.ui.info(format!(
-        "resuming session {} on {} in {}",
-        stored.record.id, stored.record.branch, stored.record.worktree
-    ));
+    let mut stored = place(ctx, stored, req.setup)?;
+    if req.save {
+        stored = save_command(ctx, stored, &argv)?;
+    }
+    let id = stored.record.id.clone();
+    match &agent {
+        Some((name, form)) => ctx.ui.info(format!(
+            "resuming session {id} on {} in {}: agent {name}, {}",
+            stored.record.branch,
+            stored.record.worktree,
+            match form {
+                Form::Resume => "continuing its conversation",
+                Form::Start => "a new conversation",
+            }
+        )),
+        None => ctx.ui.info(format!(
+            "resuming session {id} on {} in {}",
+            stored.record.branch, stored.record.worktree
+        )),
+    }
     if req.bg {
         return run::run_background(ctx, stored, &argv, "resumed");
     }
-    run::run_foreground(ctx, stored, &argv, "resumed")
+    let status = run::run_foreground(ctx, stored, &argv, "resumed")?;
+    // Not after a signal (Ctrl-C ends the agent with 128 + 2): that is no failure to find.
+    if let (Some((name, Form::Resume)), true) = (&agent, status != 0 && status < 128) {
+        // The agent may have found no conversation to continue (Claude Code:
+        // "No conversation found to continue", exit 1); its own words are on
+        // the terminal. Starting a new one unasked could follow a real failure.
+        ctx.ui.hint(format!(
+            "agent {name} exited {status}; if it had no conversation to continue in this \
+             worktree, start a new one: git bullpen resume {id} --fresh"
+        ));
+    }
+    Ok(status)
 }
 
 /// A collected session has no worktree to go back to: say so, and how to start
@@ -61,45 +97,33 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
     }
     let f = facts::inspect(ctx, &stored.record)?;
     Err(Error::refused(format!(
-        "session {} was collected by `git bullpen gc` (its worktree was removed after its \
-         work was published); there is nothing to resume",
+        "session {} was collected (`git bullpen gc` or `rm` removed its worktree); there \
+         is nothing to resume",
         stored.record.id
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
     .into())
 }
 
-/// A plain resume runs the record's command only when this machine recorded
-/// exactly that command: a record may come from a fetch or a hand edit.
-fn ensure_recorded_here(ctx: &Ctx, stored: &Stored) -> Result<()> {
-    let record = &stored.record;
-    let local = Local::of(&ctx.layout, &record.id).command();
-    let local = local
-        .as_ref()
-        .map(Option::as_ref)
-        .map_err(|e| format!("{e:#}"));
-    let Err(why) = may_run_recorded(&record.command, local) else {
-        return Ok(());
-    };
-    let id = &record.id;
-    let shown = match render_command(&record.command) {
-        s if s.is_empty() => "(none)".to_owned(),
-        s => s,
-    };
-    let mut e = Error::refused(format!(
-        "not running the recorded command of session {id}, `{shown}`: {}",
-        why.describe()
-    ))
-    .hint(format!(
-        "if you mean to run it, name it: git bullpen resume {id} -- {shown}"
+/// `resume --save`: the command becomes the session's own, in the record and in
+/// this machine's local proof, so that a plain `resume` runs it from now on.
+fn save_command(ctx: &Ctx, stored: Stored, argv: &[String]) -> Result<Stored> {
+    let id = stored.record.id.clone();
+    // A saved command replaces the agent: a plain resume runs it from now on.
+    let saved = store::update(&ctx.repo, &stored, "command saved", |r| {
+        r.command = argv.to_vec();
+        r.agent = None;
+        r.agent_args.clear();
+    })
+    .with_context(|| format!("cannot record the new command of session {id}"))?;
+    Local::of(&ctx.layout, &id)
+        .write_command(argv, None)
+        .with_context(|| format!("cannot record the new command of session {id} locally"))?;
+    ctx.ui.info(format!(
+        "session {id}'s command is now `{}`",
+        render_command(argv)
     ));
-    if let Distrust::CommandDiffers { local } = &why {
-        e = e.hint(format!(
-            "the command this machine recorded for it: git bullpen resume {id} -- {}",
-            render_command(local)
-        ));
-    }
-    Err(e.into())
+    Ok(saved)
 }
 
 /// A session recorded running whose process is gone (lost) may be resumed: say so.
@@ -115,18 +139,21 @@ fn note_lost(ctx: &Ctx, stored: &Stored) {
 
 /// Decide where the session runs; recreate its worktree when that is the decision.
 /// Refusals change nothing (not even the lock file).
-fn place(ctx: &Ctx, stored: Stored) -> Result<Stored> {
+fn place(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     let f = facts::inspect(ctx, &stored.record)?;
     match decide(&f) {
         Placement::Use => Ok(stored),
         Placement::Refuse(why) => Err(explain(&why, &f).into()),
-        Placement::Recreate { .. } => recreate(ctx, stored),
+        Placement::Recreate { .. } => recreate(ctx, stored, setup),
     }
 }
 
 /// `git worktree add <path> bullpen/<id>` under the per-repository lock, after
 /// deciding again under it (another process may have got there first).
-fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
+fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
+    // What to copy is read (and refused, when a pattern reaches outside the
+    // worktree) before anything is made.
+    let include = crate::spawn::include::Include::load(ctx)?;
     let path = Path::new(&stored.record.worktree).to_path_buf();
     let parent = path
         .parent()
@@ -200,6 +227,19 @@ fn recreate(ctx: &Ctx, stored: Stored) -> Result<Stored> {
         )));
     }
     drop(lock);
+    // A recreated worktree is a new one: the ignored files `.worktreeinclude`
+    // names, and setup, as spawn does. If that fails the worktree goes again
+    // (the branch and the record stay) and nothing runs.
+    if let Err(e) = crate::spawn::ready::make_ready(ctx, &stored.record, &include, setup) {
+        match Lock::acquire(&ctx.layout.lock_path()) {
+            Ok(_lock) => crate::spawn::undo::undo_failed_add(ctx, &path),
+            Err(undo) => ctx.ui.warn(format!("{undo:#}")),
+        }
+        return Err(e.context(format!(
+            "the recreated worktree of session {} was removed again; nothing was run",
+            stored.record.id
+        )));
+    }
     store::update(&ctx.repo, &stored, "worktree recreated", |_| {})
         .context("the worktree was recreated but its record could not be updated")
 }

@@ -20,6 +20,7 @@ use super::gate;
 use super::liveness::ensure_not_running;
 use crate::context::Ctx;
 use crate::git::store::Stored;
+use crate::model::command::quoted;
 use crate::model::SessionId;
 
 /// Run `argv` in the session's worktree in the background: a detached supervisor
@@ -52,13 +53,17 @@ pub fn dispatch(ctx: &Ctx, stored: &Stored, argv: &[String], event: &str) -> Res
     let exe = std::env::current_exe()
         .context("cannot find the git-bullpen executable to start the supervisor")?;
     let (ready_r, ready_w) = gate::pipe()?;
-    let args = supervisor_args(
+    let mut args = supervisor_args(
         id,
         &stored.commit.to_string(),
         event,
         ready_w.as_raw_fd(),
         argv,
     );
+    // The run's terminal starts with the size of the one it was started from.
+    if let Some((rows, cols)) = caller_window_size() {
+        args.splice(1..1, ["--size".into(), format!("{rows}x{cols}").into()]);
+    }
     let worktree = PathBuf::from(&stored.record.worktree);
     gate::spawn_detached(&exe, &args, &worktree, &log, ready_w.as_raw_fd())
         .with_context(|| format!("cannot start the supervisor of session {id}"))?;
@@ -77,6 +82,12 @@ pub fn dispatch(ctx: &Ctx, stored: &Stored, argv: &[String], event: &str) -> Res
             log_path.display()
         )
     })
+}
+
+/// The window size of the terminal bullpen was started from, if any.
+fn caller_window_size() -> Option<(u16, u16)> {
+    crate::sys::term::window_size(rustix::stdio::stdin())
+        .or_else(|| crate::sys::term::window_size(rustix::stdio::stderr()))
 }
 
 /// How long the dispatcher waits for the supervisor's report. It normally comes
@@ -147,7 +158,7 @@ fn supervisor_args(
 
 /// Open (create) the log for appending. Readable by the owner only: an agent's
 /// output may contain secrets.
-fn open_log(path: &Path) -> Result<File> {
+pub(crate) fn open_log(path: &Path) -> Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
@@ -169,7 +180,7 @@ pub fn parse_report(report: &str) -> Result<u32, String> {
         return pid
             .trim()
             .parse()
-            .map_err(|_| format!("the supervisor sent a malformed report: {report:?}"));
+            .map_err(|_| format!("the supervisor sent a malformed report: {}", quoted(report)));
     }
     if let Some(why) = report.strip_prefix("error ") {
         return Err(why.to_owned());
@@ -178,7 +189,8 @@ pub fn parse_report(report: &str) -> Result<u32, String> {
         return Err("the supervisor ended without reporting".to_owned());
     }
     Err(format!(
-        "the supervisor sent a malformed report: {report:?}"
+        "the supervisor sent a malformed report: {}",
+        quoted(report)
     ))
 }
 

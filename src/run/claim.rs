@@ -1,37 +1,51 @@
-//! Claiming a run: the one compare-and-swap that makes a record say `running`
-//! with the command's pid, then the local proof that this machine started it
-//! (`trust::local`), both while the command is still held at the gate.
+//! Claiming a run: the local proof that this machine started it (`trust::local`,
+//! `run-<pid>.json`), then the one compare-and-swap that makes a record say
+//! `running` with the command's pid, both while the command is still held at
+//! the gate.
+//!
+//! The claim records what this run runs in `process.command` and leaves the
+//! session's own `command` (and the local `command.json`) as they are: a
+//! one-off `resume <id> -- <cmd>` does not change what a plain `resume` runs.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::local::{LocalRun, LOCAL_SCHEMA};
 use crate::model::process::ProcessRef;
-use crate::model::{Exit, Oid, Process, State};
+use crate::model::{Oid, Process, State};
 use crate::trust::local::Local;
 
 /// What a run's claim writes into the record.
 pub struct Claim<'a> {
     /// The event name in the record's history (`running`, `resumed`).
     pub event: &'a str,
+    /// What this run runs (recorded as `process.command`).
     pub argv: &'a [String],
     pub process: Process,
     /// The branch tip when the run starts (its notes cover what comes after).
     pub run_start: Option<Oid>,
     /// The background log, when there is one.
     pub log: Option<String>,
+    /// The supervisor's socket (runs on a terminal): local proof only.
+    pub socket: Option<String>,
 }
 
-/// Claim the run against exactly `stored` (no retry: a lost race runs nothing),
-/// then write the local proof. If the proof cannot be written the command must
-/// not run: the record is ended again (exit 127) and the error returned.
+/// Claim the run against exactly `stored` (no retry: a lost race runs nothing).
+/// The local proof of the run is written first, so that it exists as soon as the
+/// record says `running` (a `stop` right then must find it); a lost claim takes
+/// it away again. If the proof cannot be written the command must not run.
 pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
     let id = &stored.record.id;
-    let process = c.process.clone();
+    let local = Local::of(&ctx.layout, id);
+    let run = local_run(&c.process, c.socket.clone());
+    local.write_run(&run).with_context(|| {
+        format!("cannot write what this machine knows about session {id}'s run; nothing was run")
+    })?;
+    let mut process = c.process.clone();
+    process.command = Some(c.argv.to_vec());
     let claimed = store::try_update(&ctx.repo, stored, c.event, |r| {
         r.state = State::Running;
-        r.command = c.argv.to_vec();
         r.process = Some(process);
         r.exit = None;
         r.run_start = c.run_start.map(|o| o.to_string());
@@ -40,6 +54,9 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
         }
     })
     .map_err(|e| {
+        if let Err(undo) = local.remove_run(run.command.pid) {
+            ctx.ui.warn(format!("{undo:#}"));
+        }
         if store::is_conflict(&e) {
             e.context(format!(
                 "session {id} changed while this run was starting (another start or stop got \
@@ -49,27 +66,19 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
             e.context(format!("cannot record that session {id} is running"))
         }
     })?;
-    let local = Local::of(&ctx.layout, id);
-    let proven = local
-        .write_run(&local_run(&c.process))
-        .and_then(|()| local.write_command(c.argv));
-    if let Err(e) = proven {
-        let ended = store::try_update(&ctx.repo, &claimed, "exited (exit 127)", |r| {
-            r.state = State::Exited;
-            r.exit = Some(Exit::now(Some(127), None));
-        });
-        if let Err(undo) = ended {
-            ctx.ui.warn(format!("{undo:#}"));
+    // The run this claim replaced is over for good (nothing of it lives: the
+    // start checked, and the claim landed on exactly that record): its proof
+    // authorises nothing now, and a socket its killed supervisor left goes.
+    if let Some(previous) = &stored.record.process {
+        if previous.pid != run.command.pid {
+            super::finish::forget_run(ctx, id, previous.pid);
         }
-        return Err(e.context(format!(
-            "cannot write what this machine knows about session {id}'s run; nothing was run"
-        )));
     }
     Ok(claimed)
 }
 
 /// The local proof of the run a record's process describes.
-fn local_run(p: &Process) -> LocalRun {
+fn local_run(p: &Process, socket: Option<String>) -> LocalRun {
     LocalRun {
         schema: LOCAL_SCHEMA,
         command: ProcessRef {
@@ -84,5 +93,7 @@ fn local_run(p: &Process) -> LocalRun {
         }),
         background: p.background,
         started_at: p.started_at.clone(),
+        terminal: p.terminal,
+        socket,
     }
 }

@@ -6,12 +6,18 @@ use std::ffi::OsString;
 use crate::context::Ctx;
 use crate::model::{config, Record};
 
-/// The environment a session's command gets.
-pub fn session_env(record: &Record) -> Vec<(&'static str, OsString)> {
+/// The environment a session's command (and its setup) gets: where it is,
+/// where the repository's main worktree is, and what it started from.
+pub fn session_env(ctx: &Ctx, record: &Record) -> Vec<(&'static str, OsString)> {
     vec![
         (config::ENV_SESSION, record.id.as_str().into()),
         (config::ENV_BRANCH, record.branch.clone().into()),
         (config::ENV_WORKTREE, record.worktree.clone().into()),
+        (
+            config::ENV_MAIN_WORKTREE,
+            ctx.repo.main_worktree().as_os_str().to_owned(),
+        ),
+        (config::ENV_BASE, record.base.clone().into()),
     ]
 }
 
@@ -32,10 +38,4 @@ fn configured_command(ctx: &Ctx) -> Option<String> {
     ctx.repo
         .config_string(config::COMMAND)
         .filter(|c| !c.trim().is_empty())
-}
-
-/// Whether git config `bullpen.command` names a command (else the default is an
-/// interactive shell, which makes no sense without a terminal).
-pub fn has_configured_command(ctx: &Ctx) -> bool {
-    configured_command(ctx).is_some()
 }

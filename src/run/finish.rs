@@ -5,8 +5,10 @@ use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
-use crate::model::command::render_command;
-use crate::model::{Exit, Oid, Record, State};
+use crate::model::command::{quoted, render_command};
+use crate::model::{Exit, Oid, Record, SessionId, State};
+use crate::sys::{procfs, socket};
+use crate::trust::local::Local;
 
 /// Record the end of a run and write the provenance notes for the commits it made.
 pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<Stored> {
@@ -59,7 +61,34 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
     if let Err(e) = notes_result {
         ctx.ui.warn(format!("{e:#}"));
     }
+    // The run has ended: its local proof has nothing left to authorise.
+    if let Some(p) = &record.process {
+        forget_run(ctx, &record.id, p.pid);
+    }
     Ok(done)
+}
+
+/// Forget a run that is over (its end is recorded, or a newer run's claim
+/// replaced it): its local proof has nothing left to authorise. The socket it
+/// names goes with it when the supervisor that made it is gone (killed; a
+/// living supervisor removes its own before it records the end), so a killed
+/// run leaves nothing behind. The path comes from the local proof only.
+pub fn forget_run(ctx: &Ctx, id: &SessionId, pid: u32) {
+    let local = Local::of(&ctx.layout, id);
+    if let Ok(Some(run)) = local.run(pid) {
+        let dead = run
+            .supervisor
+            .as_ref()
+            .is_some_and(|s| !s.is(&procfs::identity(s.pid)));
+        if let (true, Some(path)) = (dead, &run.socket) {
+            if let Err(e) = socket::remove_socket(std::path::Path::new(path)) {
+                ctx.ui.warn(format!("{e:#}"));
+            }
+        }
+    }
+    if let Err(e) = local.remove_run(pid) {
+        ctx.ui.warn(format!("{e:#}"));
+    }
 }
 
 fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
@@ -72,11 +101,9 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
     };
     let mut hidden = Vec::new();
     if let Some(start) = record.run_start.as_deref() {
-        hidden.push(
-            start
-                .parse::<Oid>()
-                .with_context(|| format!("the record's run_start {start:?} is not a commit"))?,
-        );
+        hidden.push(start.parse::<Oid>().with_context(|| {
+            format!("the record's run_start {} is not a commit", quoted(start))
+        })?);
     } else if let Ok(base) = record.base.parse::<Oid>() {
         hidden.push(base);
     }
@@ -84,7 +111,7 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
     let text = format!(
         "bullpen-session: {}\nbullpen-command: {}\nbullpen-exit: {}\n",
         record.id,
-        render_command(&record.command),
+        render_command(record.run_command()),
         exit.describe()
     );
     store::add_provenance(&ctx.repo, &commits, &text, &record.id)

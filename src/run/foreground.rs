@@ -22,7 +22,7 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
     let spec = Spec {
         argv,
         cwd: &worktree,
-        env: super::env::session_env(&stored.record),
+        env: super::env::session_env(ctx, &stored.record),
     };
     // What bullpen printed so far must reach the terminal before the command does.
     ctx.ui.flush()?;
@@ -40,6 +40,7 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
                 process: foreground_process(pid),
                 run_start,
                 log: None,
+                socket: None,
             },
         )
     })?;
@@ -88,5 +89,7 @@ fn foreground_process(pid: u32) -> Process {
         started_at: time::now_rfc3339(),
         supervisor_start_time: procfs::start_time(me),
         stop_requested_at: None,
+        terminal: false,
+        command: None,
     }
 }

@@ -8,6 +8,8 @@ use std::process::{Command, ExitStatus};
 
 use anyhow::{Context, Result};
 
+use crate::model::command::quoted;
+
 /// How the session's command is run.
 pub struct Spec<'a> {
     pub argv: &'a [String],
@@ -23,7 +25,7 @@ pub struct IgnoreInterrupts {
 }
 
 impl IgnoreInterrupts {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // SAFETY: setting a signal disposition to SIG_IGN is async-signal-safe and
         // has no memory-safety preconditions.
         unsafe {
@@ -52,9 +54,12 @@ pub enum Attach {
     /// SIGINT/SIGQUIT while it runs so that Ctrl-C reaches only the command and
     /// bullpen lives to record the outcome.
     Terminal,
-    /// Background: its own process group (so `stop` can end all of it), stdin
-    /// from /dev/null.
-    OwnGroup,
+    /// Background: on the pseudo-terminal whose slave side is this descriptor
+    /// (its stdin, stdout and stderr), as the leader of a session and process
+    /// group of its own (so `stop` can end all of it) with the terminal as its
+    /// controlling terminal. The caller keeps the descriptor open until
+    /// [`start_gated`] returns.
+    Pty(std::os::fd::RawFd),
 }
 
 /// (code, signal) of an exit status.
@@ -186,18 +191,29 @@ pub fn start_gated<T>(
     );
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(spec.cwd);
-    let own_group = attach == Attach::OwnGroup;
-    if own_group {
-        cmd.stdin(std::process::Stdio::null());
-    }
+    let pty = match attach {
+        Attach::Pty(slave) => {
+            // SAFETY: the caller keeps `slave` open until we return.
+            let slave = unsafe { std::os::fd::BorrowedFd::borrow_raw(slave) };
+            let dup = || -> Result<std::process::Stdio> {
+                Ok(slave
+                    .try_clone_to_owned()
+                    .context("cannot duplicate the pseudo-terminal")?
+                    .into())
+            };
+            cmd.stdin(dup()?).stdout(dup()?).stderr(dup()?);
+            true
+        }
+        Attach::Terminal => false,
+    };
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
     let interrupts = (attach == Attach::Terminal).then(IgnoreInterrupts::new);
     let held = held_signals();
-    // SAFETY: only async-signal-safe calls (sigprocmask, signal, setpgid, close,
-    // getpid, write, read) between fork and exec; the closure captures plain
-    // integers and a sigset_t by value.
+    // SAFETY: only async-signal-safe calls (sigprocmask, signal, setsid, ioctl,
+    // close, getpid, write, read) between fork and exec; the closure captures
+    // plain integers and a sigset_t by value.
     unsafe {
         cmd.pre_exec(move || {
             // The signals a terminal and `stop` send are blocked from the fork on
@@ -212,8 +228,11 @@ pub fn start_gated<T>(
             for sig in HELD_SIGNALS {
                 libc::signal(sig, libc::SIG_DFL);
             }
-            if own_group && libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
+            // On a pseudo-terminal (already on fds 0-2): a session and process
+            // group of its own, led by the command, the terminal its controlling
+            // one (so a Ctrl-C typed through `attach` reaches its group).
+            if pty {
+                super::pty::take_as_controlling_terminal()?;
             }
             libc::close(pid_r_fd);
             libc::close(go_w_fd);
@@ -271,8 +290,13 @@ pub fn start_gated<T>(
             '_,
             std::io::Result<std::process::Child>,
         >| match s.join() {
-            Ok(r) => r.with_context(|| format!("cannot run {program:?} in {}", spec.cwd.display())),
-            Err(_) => Err(anyhow::anyhow!("the thread starting {program:?} panicked")),
+            Ok(r) => r.with_context(|| {
+                format!("cannot run {} in {}", quoted(program), spec.cwd.display())
+            }),
+            Err(_) => Err(anyhow::anyhow!(
+                "the thread starting {} panicked",
+                quoted(program)
+            )),
         };
         let mut buf = [0u8; 4];
         let mut pid_pipe = std::fs::File::from(pid_r);

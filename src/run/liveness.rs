@@ -86,6 +86,11 @@ pub fn live_process(record: &Record) -> Option<u32> {
         return None;
     }
     let p = record.process.as_ref()?;
+    // Started before the last reboot: nothing of that run lives, whatever
+    // processes now hold its ids.
+    if p.boot_id.is_some() && p.boot_id != procfs::boot_id() {
+        return None;
+    }
     if procfs::is_alive(p) {
         return Some(p.pid);
     }

@@ -11,7 +11,12 @@ pub mod foreground;
 pub mod gate;
 pub mod group;
 pub mod liveness;
+pub mod plain;
+pub mod pty;
+pub mod relay;
+pub mod setup;
 pub mod supervisor;
+pub mod wire;
 
 pub use background::run_background;
 pub use foreground::run_foreground;

@@ -3,15 +3,23 @@
 //!
 //! 1. It re-reads the record and refuses if a process of the session is alive or
 //!    the record is no longer the one the dispatcher saw (`--expect`);
-//! 2. forks the command in its own process group and holds it before exec
-//!    ([`gate::start_gated`]) while it claims the record with one
-//!    compare-and-swap: state `running`, the command's pid and start time, its own
-//!    pid and start time, the boot id. Two concurrent starts cannot both win, and
-//!    the loser's command never runs;
-//! 3. reports `running <pid>` (or `error <why>`) to the dispatcher on an inherited
+//! 2. becomes a child subreaper (every orphan of the run is re-parented to it,
+//!    so the run's processes all descend from it while it lives), opens the
+//!    run's pseudo-terminal (`pty`) and listens on its socket (`sys::socket`);
+//! 3. forks the command on the terminal, leading a session and process group of
+//!    its own, and holds it before exec ([`gate::start_gated`]) while it writes
+//!    the run's local proof (`run-<pid>.json`, the socket's path included) and
+//!    claims the record with one compare-and-swap: state `running`, the
+//!    command's pid and start time, its own pid and start time, the boot id.
+//!    Two concurrent starts cannot both win, and the loser's command never runs;
+//! 4. reports `running <pid>` (or `error <why>`) to the dispatcher on an inherited
 //!    pipe, so the dispatcher returns only once `ls` shows the run as running;
-//! 4. waits, and records the end with [`finish`] (provenance notes included). If
-//!    `stop` asked for the end first, the state is `stopped`.
+//! 5. relays the terminal (`relay`): output to the log and to the attached
+//!    client, the client's keys to the command, until the command ends;
+//! 6. removes the socket, appends its end line to the log (`end_line`, after
+//!    all of the command's output), records the end with [`finish`] (provenance
+//!    notes included; `stopped` if `stop` asked for it), and only then tells the
+//!    attached client how the run ended.
 
 use std::fs::File;
 use std::io::Write;
@@ -24,10 +32,14 @@ use super::claim::{claim, Claim};
 use super::finish::finish;
 use super::gate::{self, Attach, Spec};
 use super::liveness::ensure_not_running;
+use super::relay::{self, Relay};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::model::command::quoted;
+use crate::model::local::{Attached, LOCAL_SCHEMA};
 use crate::model::{time, Exit, Oid, Process, SessionId, State};
-use crate::sys::procfs;
+use crate::sys::{procfs, socket};
+use crate::trust::local::Local;
 use crate::ui::Ui;
 
 /// What the supervisor was asked to do.
@@ -37,6 +49,8 @@ pub struct Request {
     pub expect: String,
     pub event: String,
     pub ready_fd: Option<RawFd>,
+    /// The terminal's first window size (rows, columns).
+    pub size: (u16, u16),
     pub argv: Vec<String>,
 }
 
@@ -69,55 +83,137 @@ impl Ready {
     }
 }
 
-/// The supervisor: claim the record, run the command, record the end. Its stdout
-/// and stderr are the session's log, so whatever it says lands there.
+/// The run's socket file, removed when this goes (every path out of the
+/// supervisor that gets past `listen`).
+struct SocketFile(PathBuf);
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let _ = socket::remove_socket(&self.0);
+    }
+}
+
+/// A started run: its record, its terminal and socket, its command's pid.
+struct Started<'ui> {
+    ctx: Ctx<'ui>,
+    running: Stored,
+    pid: u32,
+    master: OwnedFd,
+    listener: std::os::unix::net::UnixListener,
+    socket: SocketFile,
+}
+
+/// The supervisor: claim the record, run the command on its terminal, relay
+/// it, record the end. Its stdout and stderr are the session's log, so
+/// whatever it says lands there.
 pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     let mut ready = Ready::take(req.ready_fd)?;
-    let (ctx, running, child) = match start(&req, cwd, ui) {
+    let started = match start(&req, cwd, ui) {
         Ok(started) => started,
         Err(e) => {
-            ready.send(&format!("error {e:#}").replace('\n', " "));
+            ready.send(&format!("error {}", crate::ui::one_line(&e)));
             return Err(e);
         }
     };
-    let pid = child.id();
+    let Started {
+        ctx,
+        running,
+        pid,
+        master,
+        listener,
+        socket,
+    } = started;
     ready.send(&format!("running {pid}"));
     drop(ready);
-    let status = wait(child);
-    let (code, signal) = match status {
-        Ok(status) => gate::split_status(status),
-        Err(e) => {
+    let began = std::time::Instant::now();
+    let local = Local::of(&ctx.layout, &req.id);
+    let me = std::process::id();
+    let log = super::background::open_log(&ctx.layout.log_path(&req.id))?;
+    let on_attach: relay::OnAttach = Box::new(|client: Option<(u32, &str)>| {
+        let written = match client {
+            Some((pid, since)) => local.write_attached(&Attached {
+                schema: LOCAL_SCHEMA,
+                supervisor_pid: me,
+                client: procfs::process_ref(pid),
+                since: since.to_owned(),
+            }),
+            None => local.remove_attached(),
+        };
+        if let Err(e) = written {
             ui.warn(format!("{e:#}"));
-            (None, None)
         }
-    };
-    finish(&ctx, &running, Exit::now(code, signal), State::Exited)?;
+    });
+    let relay = Relay::new(master, listener, log, pid, on_attach)
+        .context("cannot relay the session's terminal")?;
+    let ended = relay.run();
+    // No new client from here on; the one attached hears how it ended below.
+    drop(socket);
+    let (code, signal) = ended.status.unwrap_or_else(|| {
+        ui.warn("cannot tell how the session's command ended");
+        (None, None)
+    });
+    let exit = Exit::now(code, signal);
+    // The relay has copied all the command's output: the end line comes after it.
+    end_line(&ctx, &running.record.id, &exit, began.elapsed());
+    let recorded = finish(&ctx, &running, exit.clone(), State::Exited);
+    relay::farewell(ended.client, &exit);
+    if let Err(e) = Local::of(&ctx.layout, &req.id).remove_attached() {
+        ui.warn(format!("{e:#}"));
+    }
+    recorded?;
     Ok(0)
 }
 
-fn wait(mut child: std::process::Child) -> Result<std::process::ExitStatus> {
-    child
-        .wait()
-        .context("cannot wait for the session's command")
+/// The log's last line, bullpen's own: how the run ended and after how long
+/// (`bullpen: session a exited (exit 5) after 1.2s`), on a line of its own even
+/// when the command's output did not end with one. Written after the relay has
+/// copied the last of the terminal's output and before the end is recorded, so
+/// whoever sees the end in the record finds the log complete.
+fn end_line(ctx: &Ctx, id: &SessionId, exit: &Exit, took: std::time::Duration) {
+    // As `finish` will decide: `stopped` if stop asked for the end.
+    let state = match store::load(&ctx.repo, id) {
+        Ok(Some(now)) => super::finish::final_state(State::Exited, &now.record),
+        _ => State::Exited,
+    };
+    let log = ctx.layout.log_path(id);
+    let ends_a_line = (|| -> std::io::Result<bool> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = File::open(&log)?;
+        if f.seek(SeekFrom::End(0))? == 0 {
+            return Ok(true);
+        }
+        f.seek(SeekFrom::End(-1))?;
+        let mut last = [0u8; 1];
+        f.read_exact(&mut last)?;
+        Ok(last[0] == b'\n')
+    })()
+    .unwrap_or(true);
+    if !ends_a_line {
+        // stdout and stderr are the same log (appended): this ends the command's line.
+        let _ = writeln!(ctx.ui.out());
+        let _ = ctx.ui.flush();
+    }
+    ctx.ui.info(format!(
+        "session {id} {} ({}) after {}",
+        state.as_str(),
+        exit.describe(),
+        time::duration(took)
+    ));
 }
 
 /// Everything up to a running, recorded command.
-fn start<'ui>(
-    req: &Request,
-    cwd: &Path,
-    ui: &'ui Ui,
-) -> Result<(Ctx<'ui>, Stored, std::process::Child)> {
+fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let ctx = Ctx::discover(cwd, ui)?;
     let id = &req.id;
     let fresh = store::load(&ctx.repo, id)?
-        .ok_or_else(|| anyhow!("no session named {id:?}: its record is gone"))?;
+        .ok_or_else(|| anyhow!("no session named '{id}': its record is gone"))?;
     ensure_not_running(&ctx, &fresh)?;
     // The claim below replaces exactly the record the dispatcher saw, or nothing:
     // if another start or a stop got there first, the compare-and-swap fails.
     let expect: Oid = req
         .expect
         .parse()
-        .with_context(|| format!("--expect {:?} is not a commit id", req.expect))?;
+        .with_context(|| format!("--expect {} is not a commit id", quoted(&req.expect)))?;
     let stored = Stored {
         record: fresh.record,
         commit: expect,
@@ -127,12 +223,22 @@ fn start<'ui>(
     let log = ctx.layout.log_path(id).to_string_lossy().into_owned();
     let me = std::process::id();
     let me_started = procfs::start_time(me);
+    // Every orphan of the run becomes our child, so that while we live every
+    // process of the run descends from us (the proof `stop` needs to signal its
+    // processes one by one once the command is gone: trust::decide).
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
+        .context("cannot become the subreaper of the session's processes")?;
+    let socket_path = socket::path_for(me, me_started.unwrap_or(0))?;
+    let listener = socket::listen(&socket_path)?;
+    let socket_file = SocketFile(socket_path.clone());
+    let pty = super::pty::open(req.size.0, req.size.1)?;
     let spec = Spec {
         argv: &req.argv,
         cwd: &worktree,
-        env: super::env::session_env(&stored.record),
+        env: super::env::session_env(&ctx, &stored.record),
     };
-    let gated = gate::start_gated(&spec, Attach::OwnGroup, |pid| {
+    let socket_str = socket_path.to_string_lossy().into_owned();
+    let gated = gate::start_gated(&spec, Attach::Pty(pty.slave.as_raw_fd()), |pid| {
         let ident = procfs::identity(pid);
         let proc_rec = Process {
             pid,
@@ -143,6 +249,8 @@ fn start<'ui>(
             started_at: time::now_rfc3339(),
             supervisor_start_time: me_started,
             stop_requested_at: None,
+            terminal: true,
+            command: None,
         };
         claim(
             &ctx,
@@ -153,11 +261,23 @@ fn start<'ui>(
                 process: proc_rec,
                 run_start,
                 log: Some(log.clone()),
+                socket: Some(socket_str.clone()),
             },
         )
     })?;
+    // Only the command holds the slave side now: when every process of the run
+    // has closed it, reading the master says so.
+    drop(pty.slave);
     match (gated.admitted, gated.child) {
-        (Some(running), Ok(child)) => Ok((ctx, running, child)),
+        (Some(running), Ok(child)) => Ok(Started {
+            ctx,
+            running,
+            // Waited for by the relay (waitpid), not through `child`.
+            pid: child.id(),
+            master: pty.master,
+            listener,
+            socket: socket_file,
+        }),
         (Some(running), Err(e)) => {
             // Claimed, but the command could not be executed: a shell says 127.
             if let Err(undo) = finish(&ctx, &running, Exit::now(Some(127), None), State::Exited) {

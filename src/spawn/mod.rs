@@ -5,6 +5,8 @@
 //! path), create the record (`provisioning`: the arbiter for the id under races),
 //! then `git worktree add -b` under the per-repository lock, and mark it `ready`.
 
+pub mod include;
+pub mod ready;
 pub mod undo;
 
 use std::path::{Path, PathBuf};
@@ -13,6 +15,8 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
+use crate::git::Unresolved;
+use crate::model::agent::AgentName;
 use crate::model::local::{Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
@@ -30,23 +34,38 @@ pub struct Provisioned {
     pub created_dirs: Vec<PathBuf>,
 }
 
-/// Create the record, branch and worktree of a new session, leaving it `ready`.
-/// On failure nothing it created is left behind. With no `id`, ids are generated
-/// until one is free (the record's create-if-absent is the arbiter under races).
-pub fn create_session(
-    ctx: &Ctx,
-    id: Option<&SessionId>,
-    base: &str,
-    command: &[String],
-) -> Result<Provisioned> {
+/// What a new session runs, and how its worktree is made ready.
+pub struct Spec<'a> {
+    pub base: &'a str,
+    /// The session's own command (for an agent: its profile's start form).
+    pub command: &'a [String],
+    /// The agent it runs and its extra arguments (`spawn --agent`, `bullpen.agent`).
+    pub agent: Option<(&'a AgentName, &'a [String])>,
+    /// Run `bullpen.setup` in the new worktree (not `--no-setup`).
+    pub setup: bool,
+}
+
+/// Create the record, branch and worktree of a new session and make the
+/// worktree ready (`.worktreeinclude`, setup), leaving it `ready`. On failure
+/// nothing it created is left behind. With no `id`, ids are generated until one
+/// is free (the record's create-if-absent is the arbiter under races).
+pub fn create_session(ctx: &Ctx, id: Option<&SessionId>, spec: &Spec) -> Result<Provisioned> {
+    let base = spec.base;
     let base_oid = ctx
         .repo
         .resolve_commit(base)
-        .with_context(|| format!("cannot resolve --base {base:?} to a commit"))?;
+        .map_err(|why| base_error(base, why))?;
+    // The branch (or tag) it names, for `ls --status` to say how far behind it
+    // the session falls.
+    let base_ref = ctx.repo.named_ref(base);
+    // What to copy into the worktree is read, and refused when a pattern
+    // reaches outside it, before anything is created.
+    let include = include::Include::load(ctx)?;
+    let provision = |id: &SessionId| provision(ctx, id, base_oid, base_ref.clone(), spec, &include);
     match id {
         Some(id) => {
             check_free(ctx, id)?;
-            provision(ctx, id, base_oid, command)
+            provision(id)
         }
         None => {
             for _ in 0..32 {
@@ -54,13 +73,36 @@ pub fn create_session(
                 if taken(ctx, &id)?.is_some() {
                     continue;
                 }
-                match provision(ctx, &id, base_oid, command) {
+                match provision(&id) {
                     Err(e) if store::is_conflict(&e) => continue,
                     other => return other,
                 }
             }
             bail!("could not find a free session id after 32 tries; pass one explicitly")
         }
+    }
+}
+
+/// Why `--base` names no commit, and what to do.
+fn base_error(base: &str, why: Unresolved) -> anyhow::Error {
+    match why {
+        Unresolved::NoCommitYet { branch } => Error::failed(format!(
+            "there is no commit yet: {} has none to start a session from",
+            branch.map_or("HEAD".to_string(), |b| format!("branch {b}"))
+        ))
+        .hint("make a first commit (`git commit`), then spawn again")
+        .into(),
+        Unresolved::Unknown => Error::failed(format!("invalid --base '{base}': unknown revision"))
+            .hint(
+                "--base takes a revision as `git rev-parse` does: a branch, a tag, a commit id, \
+                 HEAD~2, origin/main",
+            )
+            .into(),
+        Unresolved::NotACommit { kind } => Error::failed(format!(
+            "invalid --base '{base}': it names a {kind}, not a commit"
+        ))
+        .into(),
+        Unresolved::Unreadable(e) => e.context(format!("cannot resolve --base '{base}'")),
     }
 }
 
@@ -77,7 +119,7 @@ fn check_free(ctx: &Ctx, id: &SessionId) -> Result<()> {
 fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     if store::load(&ctx.repo, id)?.is_some() {
         return Ok(Some(
-            Error::refused(format!("session id \"{id}\" is already in use"))
+            Error::refused(format!("session id '{id}' is already in use"))
                 .hint(format!("see `git bullpen ls --all {id}`; pick another id")),
         ));
     }
@@ -97,7 +139,15 @@ fn taken(ctx: &Ctx, id: &SessionId) -> Result<Option<Error>> {
     Ok(None)
 }
 
-fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result<Provisioned> {
+fn provision(
+    ctx: &Ctx,
+    id: &SessionId,
+    base: Oid,
+    base_ref: Option<String>,
+    spec: &Spec,
+    include: &Option<include::Include>,
+) -> Result<Provisioned> {
+    let command = spec.command;
     let path = ctx.layout.worktree_path(id);
     let now = time::now_rfc3339();
     let record = Record {
@@ -106,7 +156,10 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
         branch: id.branch(),
         worktree: path.to_string_lossy().into_owned(),
         base: base.to_string(),
+        base_ref,
         command: command.to_vec(),
+        agent: spec.agent.map(|(name, _)| name.to_string()),
+        agent_args: spec.agent.map(|(_, a)| a.to_vec()).unwrap_or_default(),
         state: State::Provisioning,
         host: procfs::hostname(),
         created_at: now.clone(),
@@ -129,7 +182,7 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
     let stored = store::create(&ctx.repo, record, "provisioning").map_err(|e| {
         if store::is_conflict(&e) {
             e.context(Error::refused(format!(
-                "session id \"{id}\" is already in use"
+                "session id '{id}' is already in use"
             )))
         } else {
             e
@@ -149,7 +202,10 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
                 spawner,
             })
         })
-        .and_then(|()| local.write_command(command));
+        .and_then(|()| {
+            let agent = spec.agent.map(|(name, args)| (name.as_str(), args));
+            local.write_command(command, agent)
+        });
     let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base)) {
         Ok(dirs) => dirs,
         Err(e) => {
@@ -157,6 +213,20 @@ fn provision(ctx: &Ctx, id: &SessionId, base: Oid, command: &[String]) -> Result
             return Err(e);
         }
     };
+    // Ready to work in: the ignored files `.worktreeinclude` names, then setup,
+    // while the record still says `provisioning` (gc and resume leave it to
+    // this spawn). A failure takes everything away again.
+    if let Err(e) = ready::make_ready(ctx, &stored.record, include, spec.setup) {
+        match Lock::acquire(&ctx.layout.lock_path()) {
+            Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
+            Err(undo) => ctx.ui.warn(format!("{undo:#}")),
+        }
+        remove_empty_dirs(&created_dirs);
+        forget(ctx, &stored, &local);
+        return Err(e.context(format!(
+            "session {id} was not created; nothing of it is left"
+        )));
+    }
     // One compare-and-swap from the record this spawn created: if anything
     // changed it meanwhile, the session is not this spawn's to hand out.
     match store::try_update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready) {

@@ -70,7 +70,10 @@ pub fn stop(ctx: &Ctx, id: &SessionId, timeout: Duration) -> Result<i32> {
 fn authority(ctx: &Ctx, stored: &Stored) -> Result<Authority> {
     let record = &stored.record;
     let id = &record.id;
-    let local = Local::of(&ctx.layout, id).run();
+    let local = match &record.process {
+        Some(p) => Local::of(&ctx.layout, id).run(p.pid),
+        None => Ok(None),
+    };
     let decided = match (&local, &record.process) {
         (Err(e), _) => Err(Distrust::NoLocalRun(Some(format!("{e:#}")))),
         (Ok(_), None) => Err(Distrust::RunMismatch),
@@ -142,6 +145,7 @@ fn stop_orphaned(
         "session {id} is lost (its supervisor is gone); ending what is left of it"
     ));
     let how = terminate(&id, authority, timeout)?;
+    // `finish` forgets the run, and the socket its killed supervisor left.
     let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
     report(ctx, &done.record, how);
     Ok(0)
@@ -243,9 +247,13 @@ fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<
         return Ok(Signalled::Kill);
     }
     bail!(
-        "processes {:?} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
+        "processes {} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
          run stop again later",
-        procfs::group_members(&group),
+        procfs::group_members(&group)
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         KILL_GRACE.as_secs()
     )
 }

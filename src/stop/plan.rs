@@ -57,7 +57,10 @@ mod tests {
             branch: "bullpen/a".into(),
             worktree: "/w/a".into(),
             base: "0".repeat(40),
+            base_ref: None,
             command: vec!["sleep".into()],
+            agent: None,
+            agent_args: Vec::new(),
             state,
             host: "h".into(),
             created_at: String::new(),
@@ -81,6 +84,8 @@ mod tests {
             started_at: String::new(),
             supervisor_start_time: background.then_some(4),
             stop_requested_at: None,
+            terminal: false,
+            command: None,
         }
     }
 

@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use crate::git::Repo;
+use crate::model::command::quoted;
 use crate::model::config;
 use crate::model::paths::{is_strictly_inside, normalize};
-use crate::model::SessionId;
+use crate::model::{Error, SessionId};
 
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -27,11 +28,17 @@ impl Layout {
             Some(dir) if !dir.trim().is_empty() => {
                 let dir = expand_tilde(dir.trim());
                 if !dir.is_absolute() {
-                    bail!(
-                        "git config {} must be an absolute path, got {:?}",
+                    return Err(Error::failed(format!(
+                        "git config {} is {}, which is not an absolute path",
                         config::WORKTREE_ROOT,
-                        dir
-                    );
+                        quoted(&dir.to_string_lossy())
+                    ))
+                    .hint(format!(
+                        "set it to an absolute directory (a leading ~/ is expanded), e.g. \
+                         `git config {} ~/worktrees/<repo>`, or unset it",
+                        config::WORKTREE_ROOT
+                    ))
+                    .into());
                 }
                 normalize(&dir)
             }
@@ -76,7 +83,17 @@ fn bullpen_home() -> Result<PathBuf> {
     if let Some(h) = std::env::var_os(config::ENV_HOME).filter(|h| !h.is_empty()) {
         let h = PathBuf::from(h);
         if !h.is_absolute() {
-            bail!("{} must be an absolute path, got {:?}", config::ENV_HOME, h);
+            return Err(Error::failed(format!(
+                "{} is {}, which is not an absolute path",
+                config::ENV_HOME,
+                quoted(&h.to_string_lossy())
+            ))
+            .hint(format!(
+                "set {} to an absolute directory, or unset it for {}",
+                config::ENV_HOME,
+                "the default (~/.local/share/bullpen on Linux)"
+            ))
+            .into());
         }
         return Ok(normalize(&h));
     }

@@ -85,11 +85,7 @@ pub fn is_session_alive(recorded: &Process) -> bool {
 
 /// The living members of a process group now (zombies do not count: they have ended).
 pub fn group_members(group: &Group) -> Vec<u32> {
-    all_processes()
-        .iter()
-        .filter(|p| group.has_member(p))
-        .map(|p| p.pid)
-        .collect()
+    group.members(&all_processes())
 }
 
 /// This process's process group.
@@ -132,7 +128,7 @@ impl Scan {
 
 /// The key a directory is matched under: canonical when it exists.
 fn key(dir: &Path) -> PathBuf {
-    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+    super::paths::canonical_or_self(dir)
 }
 
 /// Scan all processes once for uses of any of `dirs`. This process is never

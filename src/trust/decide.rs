@@ -7,7 +7,10 @@
 //! under the common git dir, which no fetch brings), checked against what the
 //! live system shows now.
 
+use std::path::{Path, PathBuf};
+
 use crate::model::local::{Created, LocalCommand, LocalRun};
+use crate::model::paths::is_strictly_inside;
 use crate::model::process::{Group, Identity, ProcessRef};
 use crate::model::Process;
 
@@ -24,10 +27,18 @@ pub enum Distrust {
     NoLocalCommand(Option<String>),
     /// The record's command is not the one this machine recorded.
     CommandDiffers { local: Vec<String> },
+    /// The record's agent (or its extra arguments) is not what this machine
+    /// recorded for the session (`local`: the agent it recorded, if any).
+    AgentDiffers { local: Option<String> },
+    /// The record gives the agent extra arguments, and nothing on this machine
+    /// recorded them.
+    NoLocalAgentArgs,
     /// Nothing on this machine shows bullpen created the session's worktree.
     NotCreatedHere(Option<String>),
     /// bullpen created the session's worktree here, but at another path.
     CreatedElsewhere { path: String },
+    /// The run has no terminal to attach to (started by an older bullpen).
+    NoTerminal,
 }
 
 impl Distrust {
@@ -57,6 +68,19 @@ impl Distrust {
                                                 machine recorded (the record may come from a \
                                                 fetch or a hand edit)"
                 .to_owned(),
+            Distrust::AgentDiffers { local: Some(local) } => format!(
+                "its recorded agent or arguments are not what this machine recorded (agent \
+                 {}; the record may come from a fetch or a hand edit)",
+                crate::model::command::quoted(local)
+            ),
+            Distrust::AgentDiffers { local: None } => "this machine recorded it as a session \
+                                                       with no agent (the record may come from \
+                                                       a fetch or a hand edit)"
+                .to_owned(),
+            Distrust::NoLocalAgentArgs => "its agent's extra arguments were not recorded on this \
+                                           machine (the record may come from a fetch or a hand \
+                                           edit)"
+                .to_owned(),
             Distrust::NotCreatedHere(why) => format!(
                 "nothing on this machine shows bullpen created its worktree (no local state: \
                  created elsewhere, by an older bullpen, or forged){}",
@@ -65,6 +89,9 @@ impl Distrust {
             Distrust::CreatedElsewhere { path } => format!(
                 "bullpen created its worktree on this machine at {path}, not where the record says"
             ),
+            Distrust::NoTerminal => "its run has no terminal to attach to (it was started \
+                                     by an older bullpen)"
+                .to_owned(),
         }
     }
 }
@@ -111,21 +138,7 @@ pub fn signal_authority(
     let Some(local) = local else {
         return Err(Distrust::NoLocalRun(None));
     };
-    let same = |r: &ProcessRef, pid: u32, start: Option<u64>| {
-        r.pid == pid && r.start_time.is_some() && r.start_time == start
-    };
-    let supervisor_matches = match (&local.supervisor, recorded.supervisor_pid) {
-        (Some(s), Some(pid)) => same(s, pid, recorded.supervisor_start_time),
-        (None, None) => true,
-        _ => false,
-    };
-    if !local.background
-        || !recorded.background
-        || !same(&local.command, recorded.pid, recorded.start_time)
-        || local.command.boot_id.is_none()
-        || local.command.boot_id != recorded.boot_id
-        || !supervisor_matches
-    {
+    if !is_local_run(recorded, local) {
         return Err(Distrust::RunMismatch);
     }
     if local.command.boot_id != f.boot_id {
@@ -141,10 +154,14 @@ pub fn signal_authority(
     if supervisor.pid <= 1 {
         return Err(Distrust::UnsafeGroup(supervisor.pid));
     }
+    // On a terminal the command leads its own session; before, it stayed in the
+    // supervisor's (which called setsid).
+    let session = if local.terminal { pgid } else { supervisor.pid };
     let group = Group {
         pgid,
-        session: supervisor.pid,
+        session,
         not_before,
+        ancestor: None,
     };
     if local.command.is(&f.command_now) {
         Ok(Authority::Group(group))
@@ -153,9 +170,71 @@ pub fn signal_authority(
         .as_ref()
         .is_some_and(|now| supervisor.is(now))
     {
-        Ok(Authority::Members(group))
+        // One by one, each proven the run's. In the supervisor's session only
+        // its descendants can be; in the command's own session, whose id is the
+        // dead command's pid and so may be reused, a member must also descend
+        // from the living supervisor (a subreaper: the run's orphans are its).
+        Ok(Authority::Members(Group {
+            ancestor: local.terminal.then_some(supervisor.pid),
+            ..group
+        }))
     } else {
         Ok(Authority::Unproven(group))
+    }
+}
+
+/// Pure: does the record's process describe exactly the background run this
+/// machine started (`local`): same command pid and start time, same boot, same
+/// supervisor and start time, both background, both on a terminal or neither?
+fn is_local_run(recorded: &Process, local: &LocalRun) -> bool {
+    let same = |r: &ProcessRef, pid: u32, start: Option<u64>| {
+        r.pid == pid && r.start_time.is_some() && r.start_time == start
+    };
+    let supervisor_matches = match (&local.supervisor, recorded.supervisor_pid) {
+        (Some(s), Some(pid)) => same(s, pid, recorded.supervisor_start_time),
+        (None, None) => true,
+        _ => false,
+    };
+    local.background
+        && recorded.background
+        && same(&local.command, recorded.pid, recorded.start_time)
+        && local.command.boot_id.is_some()
+        && local.command.boot_id == recorded.boot_id
+        && supervisor_matches
+        && local.terminal == recorded.terminal
+}
+
+/// Where `git bullpen attach` may connect: the supervisor's socket, and the
+/// supervisor that must be serving it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachTarget {
+    pub supervisor: ProcessRef,
+    pub socket: String,
+}
+
+/// Pure: the socket of the recorded run, if this machine started exactly that
+/// run on a terminal (`local`). The socket's path comes from the local proof
+/// only, never from the record; whoever answers on it must then be this
+/// supervisor (its pid, checked with the socket's peer credentials).
+pub fn attach_target(
+    recorded: &Process,
+    local: Option<&LocalRun>,
+) -> Result<AttachTarget, Distrust> {
+    let Some(local) = local else {
+        return Err(Distrust::NoLocalRun(None));
+    };
+    if !recorded.terminal && !local.terminal && is_local_run(recorded, local) {
+        return Err(Distrust::NoTerminal);
+    }
+    if !is_local_run(recorded, local) {
+        return Err(Distrust::RunMismatch);
+    }
+    match (&local.supervisor, &local.socket) {
+        (Some(supervisor), Some(socket)) if supervisor.pid > 1 => Ok(AttachTarget {
+            supervisor: supervisor.clone(),
+            socket: socket.clone(),
+        }),
+        _ => Err(Distrust::NoTerminal),
     }
 }
 
@@ -175,6 +254,29 @@ pub fn may_run_recorded(
     }
 }
 
+/// Pure: may a plain `resume` of an agent session run this machine's profile of
+/// `agent` with `args`? The profile comes from this machine's git config, so
+/// the record only chooses which of them; extra arguments are part of what
+/// runs and need this machine's word, as a command does. Where this machine
+/// recorded the session (`command.json`), the record must name the same agent
+/// and arguments; where it did not (a session from elsewhere), only an agent
+/// with no extra arguments runs.
+pub fn may_run_agent(
+    agent: &str,
+    args: &[String],
+    local: Result<Option<&LocalCommand>, String>,
+) -> Result<(), Distrust> {
+    match local {
+        Err(why) => Err(Distrust::NoLocalCommand(Some(why))),
+        Ok(Some(l)) if l.agent.as_deref() == Some(agent) && l.agent_args == args => Ok(()),
+        Ok(Some(l)) => Err(Distrust::AgentDiffers {
+            local: l.agent.clone(),
+        }),
+        Ok(None) if args.is_empty() => Ok(()),
+        Ok(None) => Err(Distrust::NoLocalAgentArgs),
+    }
+}
+
 /// Pure: did bullpen create the worktree the record names, here? The authority
 /// to delete it (after every other gc rule) and the session's branch.
 pub fn created_here(
@@ -189,6 +291,20 @@ pub fn created_here(
             path: c.worktree.clone(),
         }),
     }
+}
+
+/// Pure: the worktree root the session's recorded worktree is checked against
+/// when it is not the repository's current one: the root this machine created
+/// it under (`created.json`), when it created exactly the recorded worktree
+/// there, strictly inside that root. So a session survives a change of
+/// `bullpen.worktreeRoot` or `BULLPEN_HOME`, while a record that merely claims
+/// another path gets `None` (and is checked against the current root).
+pub fn created_root(record_worktree: &str, created: &Created) -> Option<PathBuf> {
+    let root = Path::new(&created.worktree_root);
+    let worktree = Path::new(record_worktree);
+    let root_ok = root.is_absolute() && root.parent().is_some();
+    (root_ok && created.worktree == record_worktree && is_strictly_inside(worktree, root))
+        .then(|| root.to_path_buf())
 }
 
 #[cfg(test)]
@@ -210,6 +326,8 @@ mod tests {
             supervisor: Some(pref(99, 40)),
             background: true,
             started_at: String::new(),
+            terminal: false,
+            socket: None,
         }
     }
 
@@ -223,6 +341,8 @@ mod tests {
             started_at: String::new(),
             supervisor_start_time: Some(40),
             stop_requested_at: None,
+            terminal: false,
+            command: None,
         }
     }
 
@@ -246,7 +366,76 @@ mod tests {
         pgid: 100,
         session: 99,
         not_before: 50,
+        ancestor: None,
     };
+
+    fn terminal_run() -> (LocalRun, Process) {
+        let mut l = local();
+        l.terminal = true;
+        l.socket = Some("/run/user/1/bullpen/s99-40.sock".into());
+        let mut r = recorded();
+        r.terminal = true;
+        (l, r)
+    }
+
+    #[test]
+    fn a_terminal_runs_group_is_the_commands_own_session() {
+        let (l, r) = terminal_run();
+        let own = Group {
+            session: 100,
+            ..GROUP
+        };
+        assert_eq!(
+            signal_authority(&r, Some(&l), &facts(Some(50), Some(40))),
+            Ok(Authority::Group(own))
+        );
+        // Leader gone: members one by one, each descending from the supervisor.
+        assert_eq!(
+            signal_authority(&r, Some(&l), &facts(None, Some(40))),
+            Ok(Authority::Members(Group {
+                ancestor: Some(99),
+                ..own
+            }))
+        );
+        assert_eq!(
+            signal_authority(&r, Some(&l), &facts(None, None)),
+            Ok(Authority::Unproven(own))
+        );
+        // The record and the local proof must agree on the terminal.
+        let mut plain = r.clone();
+        plain.terminal = false;
+        assert_eq!(
+            signal_authority(&plain, Some(&l), &facts(Some(50), Some(40))),
+            Err(Distrust::RunMismatch)
+        );
+    }
+
+    #[test]
+    fn attach_connects_only_to_the_socket_this_machine_recorded_for_the_run() {
+        let (l, r) = terminal_run();
+        assert_eq!(
+            attach_target(&r, Some(&l)),
+            Ok(AttachTarget {
+                supervisor: pref(99, 40),
+                socket: "/run/user/1/bullpen/s99-40.sock".into()
+            })
+        );
+        assert_eq!(attach_target(&r, None), Err(Distrust::NoLocalRun(None)));
+        let mut other = r.clone();
+        other.supervisor_start_time = Some(41);
+        assert_eq!(attach_target(&other, Some(&l)), Err(Distrust::RunMismatch));
+        let mut no_socket = l.clone();
+        no_socket.socket = None;
+        assert_eq!(
+            attach_target(&r, Some(&no_socket)),
+            Err(Distrust::NoTerminal)
+        );
+        // A run of an older bullpen: no terminal at all.
+        assert_eq!(
+            attach_target(&recorded(), Some(&local())),
+            Err(Distrust::NoTerminal)
+        );
+    }
 
     #[test]
     fn a_run_started_here_may_be_signalled_while_it_lives_as_started() {
@@ -324,6 +513,8 @@ mod tests {
         let l = LocalCommand {
             schema: 1,
             argv: vec!["claude".into()],
+            agent: None,
+            agent_args: Vec::new(),
             recorded_at: String::new(),
         };
         assert_eq!(may_run_recorded(&["claude".into()], Ok(Some(&l))), Ok(()));
@@ -338,6 +529,40 @@ mod tests {
             Err(Distrust::NoLocalCommand(None))
         );
         assert!(may_run_recorded(&["claude".into()], Err("bad json".into())).is_err());
+    }
+
+    #[test]
+    fn an_agent_runs_this_machines_profile_and_only_arguments_recorded_here() {
+        let here = |agent: Option<&str>, args: &[&str]| LocalCommand {
+            schema: 1,
+            argv: vec!["/bin/sh".into(), "-c".into(), "claude".into()],
+            agent: agent.map(str::to_owned),
+            agent_args: args.iter().map(|a| a.to_string()).collect(),
+            recorded_at: String::new(),
+        };
+        let args = ["--model".to_owned(), "opus".to_owned()];
+        let l = here(Some("claude"), &["--model", "opus"]);
+        assert_eq!(may_run_agent("claude", &args, Ok(Some(&l))), Ok(()));
+        // Another agent, other arguments, no agent at all: not what was recorded.
+        assert!(may_run_agent("codex", &args, Ok(Some(&l))).is_err());
+        assert_eq!(
+            may_run_agent("claude", &[], Ok(Some(&l))),
+            Err(Distrust::AgentDiffers {
+                local: Some("claude".into())
+            })
+        );
+        assert_eq!(
+            may_run_agent("claude", &[], Ok(Some(&here(None, &[])))),
+            Err(Distrust::AgentDiffers { local: None })
+        );
+        // A session from elsewhere: the profile is this machine's, its name alone
+        // is the record's; arguments would be the record's.
+        assert_eq!(may_run_agent("claude", &[], Ok(None)), Ok(()));
+        assert_eq!(
+            may_run_agent("claude", &args, Ok(None)),
+            Err(Distrust::NoLocalAgentArgs)
+        );
+        assert!(may_run_agent("claude", &[], Err("bad json".into())).is_err());
     }
 
     #[test]
@@ -360,5 +585,39 @@ mod tests {
             created_here("/r/x", Ok(None)),
             Err(Distrust::NotCreatedHere(None))
         );
+    }
+
+    #[test]
+    fn a_session_keeps_the_root_it_was_created_under_only_at_its_own_path() {
+        let c = Created {
+            schema: 1,
+            worktree: "/old/root/x".into(),
+            worktree_root: "/old/root".into(),
+            created_at: String::new(),
+            spawner: pref(5, 5),
+        };
+        assert_eq!(
+            created_root("/old/root/x", &c),
+            Some(PathBuf::from("/old/root"))
+        );
+        // A record claiming another path (a fetch, a hand edit) gets nothing.
+        assert_eq!(created_root("/old/root/y", &c), None);
+        assert_eq!(created_root("/home/me", &c), None);
+        // Local state that does not hold together (the worktree not strictly
+        // inside its root) proves nothing either.
+        for (worktree, root) in [
+            ("/old/root", "/old/root"),
+            ("/elsewhere/x", "/old/root"),
+            ("/old/root/../x", "/old/root"),
+            ("/old/root/x", ""),
+            ("/x", "/"),
+        ] {
+            let bad = Created {
+                worktree: worktree.into(),
+                worktree_root: root.into(),
+                ..c.clone()
+            };
+            assert_eq!(created_root(worktree, &bad), None, "{worktree} in {root:?}");
+        }
     }
 }

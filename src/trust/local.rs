@@ -2,11 +2,20 @@
 //! written only by bullpen on this machine (git never transfers anything there):
 //!
 //! - `created.json`: spawn created the worktree, at this path, under this root;
-//! - `command.json`: the command this machine recorded (a plain `resume` runs it);
-//! - `run.json`: the run this machine started last (`stop` may signal it).
+//! - `command.json`: the session's command as this machine recorded it (spawn,
+//!   or `resume --save`); a plain `resume` runs it;
+//! - `run-<pid>.json`: a run this machine started, by its command's pid (`stop`
+//!   may signal it; `attach` may connect to the socket it names, and only this
+//!   file names it). Written before the run's claim (so that the proof exists as
+//!   soon as the record says `running`), removed when the claim is lost or the
+//!   run's end is recorded.
 //!
-//! Each file has one writer at a time (spawn for `created`; whoever won the
-//! run's claim for `run` and `command`) and is replaced atomically.
+//! Each file has one writer (spawn for `created`; spawn, then `resume --save`
+//! for `command`; the claimer of a run for its `run-<pid>`) and is replaced
+//! atomically.
+//!
+//! Beside them, `attached.json` is status, not proof: the terminal attached to
+//! the run right now, written and removed by the run's supervisor.
 
 use std::path::PathBuf;
 
@@ -14,10 +23,12 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::local::{Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
+use crate::model::local::{Attached, Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
 use crate::model::{time, SessionId};
 use crate::sys::atomic;
 use crate::sys::layout::Layout;
+
+const ATTACHED: &str = "attached.json";
 
 /// The local proof files of one session.
 pub struct Local {
@@ -61,23 +72,56 @@ impl Local {
         self.read("command.json")
     }
 
-    pub fn write_command(&self, argv: &[String]) -> Result<()> {
+    /// Record the session's command, and its agent (name and extra arguments)
+    /// when it runs one (`None`: a plain session).
+    pub fn write_command(&self, argv: &[String], agent: Option<(&str, &[String])>) -> Result<()> {
         self.write(
             "command.json",
             &LocalCommand {
                 schema: LOCAL_SCHEMA,
                 argv: argv.to_vec(),
+                agent: agent.map(|(name, _)| name.to_owned()),
+                agent_args: agent.map(|(_, args)| args.to_vec()).unwrap_or_default(),
                 recorded_at: time::now_rfc3339(),
             },
         )
     }
 
-    pub fn run(&self) -> Result<Option<LocalRun>> {
-        self.read("run.json")
+    /// The run this machine started whose command has `pid`.
+    pub fn run(&self, pid: u32) -> Result<Option<LocalRun>> {
+        self.read(&format!("run-{pid}.json"))
     }
 
     pub fn write_run(&self, run: &LocalRun) -> Result<()> {
-        self.write("run.json", run)
+        self.write(&format!("run-{}.json", run.command.pid), run)
+    }
+
+    /// Forget a run (its claim was lost, or its end is recorded).
+    pub fn remove_run(&self, pid: u32) -> Result<()> {
+        self.remove_file(&format!("run-{pid}.json"))
+    }
+
+    pub fn attached(&self) -> Result<Option<Attached>> {
+        self.read(ATTACHED)
+    }
+
+    pub fn write_attached(&self, attached: &Attached) -> Result<()> {
+        self.write(ATTACHED, attached)
+    }
+
+    pub fn remove_attached(&self) -> Result<()> {
+        self.remove_file(ATTACHED)
+    }
+
+    /// Remove one file of the session's; one already gone is fine.
+    fn remove_file(&self, name: &str) -> Result<()> {
+        let path = self.dir.join(name);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Forget the session (a failed spawn's undo).

@@ -7,6 +7,8 @@ pub mod decide;
 pub mod local;
 
 use crate::model::local::LocalRun;
+use crate::model::Record;
+use crate::sys::layout::Layout;
 use crate::sys::procfs;
 use decide::SignalFacts;
 
@@ -17,5 +19,26 @@ pub fn signal_facts(run: &LocalRun) -> SignalFacts {
         command_now: procfs::identity(run.command.pid),
         supervisor_now: run.supervisor.as_ref().map(|s| procfs::identity(s.pid)),
         own_pgrp: procfs::own_pgrp(),
+    }
+}
+
+/// The layout a session's recorded worktree is checked against: the
+/// repository's, with the worktree root this machine created the session under
+/// when that is where the record says the worktree is (`decide::created_root`).
+/// A session created before `bullpen.worktreeRoot` or `BULLPEN_HOME` changed
+/// keeps working (resume, path, gc, rm); a record that merely claims a path is
+/// checked against the current root as before.
+pub fn session_layout(layout: &Layout, record: &Record) -> Layout {
+    let created = local::Local::of(layout, &record.id).created();
+    match created
+        .ok()
+        .flatten()
+        .and_then(|c| decide::created_root(&record.worktree, &c))
+    {
+        Some(root) if root != layout.worktree_root => Layout {
+            worktree_root: root,
+            ..layout.clone()
+        },
+        _ => layout.clone(),
     }
 }

@@ -83,7 +83,12 @@ impl Drop for Bg {
                 }
                 continue;
             };
-            for m in group_members(pid as u32, sid as u32) {
+            // A run on a terminal leads its own session; an older one stayed
+            // in its supervisor's.
+            for m in group_members(pid as u32, pid as u32)
+                .into_iter()
+                .chain(group_members(pid as u32, sid as u32))
+            {
                 kill(m, libc::SIGKILL);
             }
             if let Some(start) = p["supervisor_start_time"].as_u64() {
@@ -104,24 +109,24 @@ impl Bg {
     }
 
     /// `spawn --bg <id> -- <command>`, asserting success; returns what it printed.
-    fn spawn_bg(&self, id: &str, command: &[&str]) -> Run {
+    pub(crate) fn spawn_bg(&self, id: &str, command: &[&str]) -> Run {
         let mut args = vec!["spawn", "--bg", id, "--"];
         args.extend_from_slice(command);
         self.bullpen(&args).ok()
     }
 
-    fn row(&self, id: &str) -> Value {
+    pub(crate) fn row(&self, id: &str) -> Value {
         self.try_row(id)
             .unwrap_or_else(|| panic!("no session {id} in ls --json"))
     }
 
-    fn try_row(&self, id: &str) -> Option<Value> {
+    pub(crate) fn try_row(&self, id: &str) -> Option<Value> {
         let json = self.ls_json();
         json.as_array()
             .and_then(|a| a.iter().find(|s| s["id"] == id).cloned())
     }
 
-    fn state(&self, id: &str) -> String {
+    pub(crate) fn state(&self, id: &str) -> String {
         self.row(id)["state"]
             .as_str()
             .unwrap_or_default()
@@ -129,13 +134,13 @@ impl Bg {
     }
 
     /// Poll `ls` until `id` exists and shows `state`.
-    fn wait_state(&self, id: &str, state: &str) -> Value {
+    pub(crate) fn wait_state(&self, id: &str, state: &str) -> Value {
         wait_for(&format!("session {id} to be {state}"), || {
             self.try_row(id).filter(|row| row["state"] == state)
         })
     }
 
-    fn record_commit(&self, id: &str) -> String {
+    pub(crate) fn record_commit(&self, id: &str) -> String {
         self.git_out(&["rev-parse", &record_ref(id)])
     }
 
@@ -180,7 +185,7 @@ fn read_record_ref(env: &Env, refname: &str) -> Option<Value> {
 
 /// Poll `f` until it returns `Some`, for at most `DEADLINE`.
 #[track_caller]
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + DEADLINE;
     loop {
         if let Some(v) = f() {
@@ -192,12 +197,12 @@ fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct ProcStat {
-    pid: u32,
-    state: char,
-    pgrp: u32,
-    session: u32,
-    start_time: u64,
+pub(crate) struct ProcStat {
+    pub(crate) pid: u32,
+    pub(crate) state: char,
+    pub(crate) pgrp: u32,
+    pub(crate) session: u32,
+    pub(crate) start_time: u64,
 }
 
 impl ProcStat {
@@ -207,7 +212,7 @@ impl ProcStat {
 }
 
 /// `/proc/<pid>/stat`, parsed independently of the code under test.
-fn proc_stat(pid: u32) -> Option<ProcStat> {
+pub(crate) fn proc_stat(pid: u32) -> Option<ProcStat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let f: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
     Some(ProcStat {
@@ -228,8 +233,37 @@ fn all_procs() -> Vec<ProcStat> {
         .collect()
 }
 
+/// Field 7 of `/proc/<pid>/stat`: the controlling terminal's device (0: none).
+fn tty_nr(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = text[text.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .collect();
+    f[4].parse().unwrap()
+}
+
+/// Field 4 of `/proc/<pid>/stat`: the parent.
+fn ppid(pid: u32) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    f[1].parse().ok()
+}
+
+/// Whether `pid` descends from `ancestor`.
+fn descends(pid: u32, ancestor: u32) -> bool {
+    let mut at = pid;
+    for _ in 0..64 {
+        match ppid(at) {
+            Some(p) if p == ancestor => return true,
+            Some(p) if p > 1 => at = p,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// Living processes of process group `pgid` in session `sid`.
-fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
+pub(crate) fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
     all_procs()
         .into_iter()
         .filter(|p| p.pgrp == pgid && p.session == sid && p.alive())
@@ -238,11 +272,11 @@ fn group_members(pgid: u32, sid: u32) -> Vec<u32> {
 }
 
 /// Whether `p` (as seen before) is still that same living process.
-fn still_alive(p: &ProcStat) -> bool {
+pub(crate) fn still_alive(p: &ProcStat) -> bool {
     proc_stat(p.pid).is_some_and(|now| now.start_time == p.start_time && now.alive())
 }
 
-fn kill(pid: u32, sig: i32) {
+pub(crate) fn kill(pid: u32, sig: i32) {
     // SAFETY: kill(2) has no memory-safety preconditions.
     unsafe {
         libc::kill(pid as i32, sig);
@@ -259,8 +293,31 @@ fn kill_group_of(pid: u32) {
     }
 }
 
-fn pid_of(row: &Value) -> u32 {
+pub(crate) fn pid_of(row: &Value) -> u32 {
     row["pid"].as_u64().expect("pid recorded") as u32
+}
+
+/// Wait until `pid` has exec'd `program` (what a shell does last in
+/// `trap '' HUP; exec sleep 1000`): only then is what it set up in place.
+pub(crate) fn wait_exec(pid: u32, program: &str) {
+    let want = format!("{program}\0");
+    wait_for(&format!("pid {pid} to exec {program}"), || {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.starts_with(want.as_bytes()))
+            .then_some(())
+    });
+}
+
+/// A log with the time in bullpen's end lines (`... after 1.2s`) as `[T]`.
+pub(crate) fn timeless(log: &str) -> String {
+    log.lines()
+        .map(
+            |l| match (l.starts_with("bullpen: session "), l.rfind(" after ")) {
+                (true, Some(i)) => format!("{} after [T]\n", &l[..i]),
+                _ => format!("{l}\n"),
+            },
+        )
+        .collect()
 }
 
 fn cwd_of(pid: u32) -> PathBuf {
@@ -290,7 +347,32 @@ fn spawn_bg_returns_running_then_exits_and_logs_show_output() {
     let row = env.wait_state("a", "exited");
     assert_eq!(row["exit_code"], 0);
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert_eq!(logs.stdout, "done\n");
+    // The command's output, then bullpen's line: how the run ended, after how long.
+    assert_eq!(
+        timeless(&logs.stdout),
+        "done\nbullpen: session a exited (exit 0) after [T]\n"
+    );
+    let took = logs.stdout.trim_end().rsplit(" after ").next().unwrap();
+    assert!(took.ends_with('s'), "{took}");
+}
+
+#[test]
+fn the_log_ends_with_how_the_run_ended_on_a_line_of_its_own() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "printf 'no newline'; exit 5"]);
+    env.wait_state("a", "exited");
+    let logs = env.bullpen(&["logs", "a"]).ok();
+    assert_eq!(
+        timeless(&logs.stdout),
+        "no newline\nbullpen: session a exited (exit 5) after [T]\n"
+    );
+    env.spawn_bg("b", &["sleep", "1000"]);
+    env.bullpen(&["stop", "b"]).ok();
+    let logs = env.bullpen(&["logs", "b"]).ok();
+    assert_eq!(
+        timeless(&logs.stdout),
+        "bullpen: session b stopped (signal 15) after [T]\n"
+    );
 }
 
 #[test]
@@ -355,13 +437,21 @@ fn session_survives_its_dispatcher_and_terminal() {
         supervisor.session, term_sid,
         "the supervisor has its own session"
     );
-    for (what, p) in [("command", &child), ("supervisor", &supervisor)] {
-        assert_eq!(
-            std::fs::read_link(format!("/proc/{}/fd/0", p.pid)).unwrap(),
-            Path::new("/dev/null"),
-            "the {what}'s stdin is /dev/null"
-        );
-    }
+    assert_eq!(
+        std::fs::read_link(format!("/proc/{}/fd/0", supervisor.pid)).unwrap(),
+        Path::new("/dev/null"),
+        "the supervisor's stdin is /dev/null"
+    );
+    // The command is on a terminal of its own, held by the supervisor: the
+    // leader of its own session and group, the terminal its controlling one.
+    let tty = std::fs::read_link(format!("/proc/{}/fd/0", child.pid)).unwrap();
+    assert!(tty.starts_with("/dev/pts/"), "the command's stdin: {tty:?}");
+    assert_eq!((child.pgrp, child.session), (child.pid, child.pid));
+    assert_ne!(
+        tty_nr(child.pid),
+        0,
+        "the command has a controlling terminal"
+    );
 
     // Close the terminal: hang up and kill its process group (the shell, and
     // the dispatcher had it still been there).
@@ -433,9 +523,9 @@ fn stop_escalates_to_sigkill_and_leaves_no_process_of_the_group() {
     );
     let rec = env.record("a");
     let pgid = rec["process"]["pid"].as_u64().unwrap() as u32;
-    let sid = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
+    // On its terminal the command leads its own session.
     let members: Vec<ProcStat> = wait_for("the shell and its two children", || {
-        let m = group_members(pgid, sid);
+        let m = group_members(pgid, pgid);
         (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
     });
     let run = env.bullpen(&["stop", "--timeout", "0.5", "a"]).ok();
@@ -457,9 +547,12 @@ fn stop_ends_a_command_and_the_children_it_started() {
     let sid = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
     let supervisor = proc_stat(sid).unwrap();
     let members: Vec<ProcStat> = wait_for("the shell and its two children", || {
-        let m = group_members(pgid, sid);
+        let m = group_members(pgid, pgid);
         (m.len() == 3).then(|| m.iter().filter_map(|p| proc_stat(*p)).collect())
     });
+    for m in &members {
+        assert!(descends(m.pid, sid), "{m:?} descends from the supervisor");
+    }
     let run = env.bullpen(&["stop", "a"]).ok();
     assert_contains(&run.stderr, "SIGTERM");
     for m in &members {
@@ -538,7 +631,11 @@ fn logs_show_stdout_and_stderr_and_follow_until_the_end() {
     std::fs::write(env.worktree_of("b").join("go"), "").unwrap();
     let out = follow.wait_with_output().unwrap();
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "one\ntwo\n");
+    // The end line is in the log before the end is recorded: --follow has it.
+    assert_eq!(
+        timeless(&String::from_utf8_lossy(&out.stdout)),
+        "one\ntwo\nbullpen: session b exited (exit 0) after [T]\n"
+    );
     assert_eq!(env.state("b"), "exited");
 }
 
@@ -564,7 +661,14 @@ fn ls_json_shows_the_log_outside_every_worktree() {
     let log = PathBuf::from(bg["log"].as_str().unwrap());
     let common = env.git_out(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
     assert_eq!(log, Path::new(&common).join("bullpen/logs/bg.log"));
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), "noisy\n");
+    // As the terminal carried it (`\r\n` line ends: `logs` prints text), then
+    // the supervisor's end line.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("noisy\r\nbullpen: "), "{text:?}");
+    assert_eq!(
+        timeless(&text),
+        "noisy\nbullpen: session bg exited (exit 0) after [T]\n"
+    );
     let wt = env.worktree_of("bg");
     assert_eq!(
         env.git(&wt, &["status", "--porcelain", "--ignored"])
@@ -599,10 +703,14 @@ fn supervisor_writes_provenance_notes_for_background_commits() {
 #[test]
 fn killing_the_supervisor_shows_lost_and_stop_still_cleans_up() {
     let env = Bg::new();
-    env.spawn_bg("a", &["sleep", "1000"]);
+    // The supervisor holds the run's terminal: killing it hangs the terminal up,
+    // which ends a command that does not ignore SIGHUP. This one does, and lingers.
+    env.spawn_bg("a", &["sh", "-c", "trap '' HUP; exec sleep 1000"]);
     env.spawn_bg("b", &["sleep", "1000"]);
     let rec = env.record("a");
     let child = proc_stat(rec["process"]["pid"].as_u64().unwrap() as u32).unwrap();
+    // Killed before the shell ignores SIGHUP, it would end with the hang-up.
+    wait_exec(child.pid, "sleep");
     let supervisor = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
     kill(supervisor, libc::SIGKILL);
     env.wait_state("a", "lost");
@@ -673,12 +781,25 @@ fn a_command_that_cannot_start_is_recorded_127() {
 }
 
 #[test]
-fn spawn_bg_without_a_command_is_refused_before_anything_is_created() {
+fn spawn_bg_without_a_command_starts_the_shell_on_its_terminal() {
     let env = Bg::new();
-    let before = env.snapshot();
-    let run = env.bullpen(&["spawn", "--bg", "a"]).fails();
-    assert_contains(&run.stderr, "needs a command");
-    assert_eq!(env.snapshot(), before);
+    // The hermetic SHELL is /bin/sh; there is a terminal for it now.
+    env.bullpen(&["spawn", "--bg", "a"]).ok();
+    let row = env.row("a");
+    assert_eq!(row["state"], "running", "{row}");
+    assert_eq!(row["command"], serde_json::json!(["/bin/sh"]));
+    // It waits for someone to type: still running a moment later.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(env.state("a"), "running");
+    // bullpen.command is started instead when it is set.
+    env.git_out(&["config", "bullpen.command", "echo configured"]);
+    env.bullpen(&["spawn", "--bg", "b"]).ok();
+    env.wait_state("b", "exited");
+    assert_eq!(
+        timeless(&env.bullpen(&["logs", "b"]).ok().stdout),
+        "configured\nbullpen: session b exited (exit 0) after [T]\n"
+    );
+    env.bullpen(&["stop", "a"]).ok();
 }
 
 /// `spawn --bg` failed before its run started: exit 128 with `cause`, the
@@ -789,7 +910,14 @@ fn resume_bg_runs_again_in_the_background_and_appends_to_the_log() {
     env.wait_state("a", "exited");
     let wt = env.worktree_of("a");
     let logs = env.bullpen(&["logs", "a"]).ok();
-    assert_eq!(logs.stdout, format!("first\n{}\nsecond\n", wt.display()));
+    assert_eq!(
+        timeless(&logs.stdout),
+        format!(
+            "first\nbullpen: session a exited (exit 0) after [T]\n{}\nsecond\n\
+             bullpen: session a exited (exit 0) after [T]\n",
+            wt.display()
+        )
+    );
     let history = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/a"]);
     assert!(history.contains("bullpen: a resumed"), "{history}");
 }
@@ -797,8 +925,11 @@ fn resume_bg_runs_again_in_the_background_and_appends_to_the_log() {
 #[test]
 fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
     let env = Bg::new();
-    env.spawn_bg("a", &["sleep", "1000"]);
+    // Ignores SIGHUP: it outlives its supervisor (and the terminal it held).
+    env.spawn_bg("a", &["sh", "-c", "trap '' HUP; exec sleep 1000"]);
     let pid = pid_of(&env.row("a"));
+    // Only then does it ignore SIGHUP (and outlive its supervisor, below).
+    wait_exec(pid, "sleep");
     let before = env.record_commit("a");
     for args in [
         &["resume", "a", "--", "touch", "second"][..],
@@ -837,12 +968,14 @@ fn resume_while_a_background_run_lives_is_refused_naming_the_pid() {
 #[test]
 fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
     let env = Bg::new();
-    env.spawn_bg("a", &["sh", "-c", "sleep 1000 & wait"]);
+    // The child ignores SIGHUP (inherited from the shell), so it outlives the
+    // terminal that the killed supervisor held.
+    env.spawn_bg("a", &["sh", "-c", "trap '' HUP; sleep 1000 & wait"]);
     let rec = env.record("a");
     let leader = rec["process"]["pid"].as_u64().unwrap() as u32;
     let sup = rec["process"]["supervisor_pid"].as_u64().unwrap() as u32;
     let left: Vec<u32> = wait_for("the shell's child", || {
-        let m: Vec<u32> = group_members(leader, sup)
+        let m: Vec<u32> = group_members(leader, leader)
             .into_iter()
             .filter(|p| *p != leader)
             .collect();
@@ -878,11 +1011,11 @@ fn a_lost_run_with_leftovers_in_its_group_is_not_resumed() {
         "{}",
         run.stderr
     );
-    assert_eq!(group_members(leader, sup), left, "nothing was signalled");
+    assert_eq!(group_members(leader, leader), left, "nothing was signalled");
     assert_eq!(env.state("a"), "lost");
     kill(left[0], libc::SIGKILL);
     wait_for("the leftover to end", || {
-        group_members(leader, sup).is_empty().then_some(())
+        group_members(leader, leader).is_empty().then_some(())
     });
     env.bullpen(&["stop", "a"]).ok();
     assert_eq!(env.state("a"), "stopped");

@@ -5,9 +5,15 @@
 //!     BULLPEN_BLESS=1 cargo test --test cli docs
 //!
 //! Man pages: `git-bullpen.1` plus one page per visible subcommand. Each page has
-//! NAME, SYNOPSIS, DESCRIPTION (the about text, then the prose paragraphs of
-//! `after_long_help`), OPTIONS, EXAMPLES (the `Examples:` paragraph of
-//! `after_long_help`), ENVIRONMENT, GIT CONFIGURATION, EXIT STATUS, SEE ALSO.
+//! NAME, SYNOPSIS, DESCRIPTION (the about text, then the paragraphs of
+//! `after_long_help`: prose, and definition lists as `.TP` lists), OPTIONS,
+//! EXAMPLES (the `Examples:` paragraph of `after_long_help`), ENVIRONMENT and GIT
+//! CONFIGURATION (what applies to that command, when anything does), FILES (on
+//! `git-bullpen.1`), EXIT STATUS, SEE ALSO.
+//!
+//! A definition list in `after_long_help` is written as clap prints it on a
+//! terminal: each item a line indented two spaces, its term, two or more
+//! spaces, its definition; continuation lines indented further.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,8 +78,7 @@ fn man_page(cmd: &clap::Command, name: &str, sub: Option<&str>) -> Vec<u8> {
 
     let mut roff = Roff::new();
     for p in &prose {
-        roff.control("PP", []);
-        roff.text([roman(p.join(" "))]);
+        paragraph(&mut roff, p);
     }
     roff.to_writer(&mut body).unwrap();
     if cmd.get_arguments().any(|a| !a.is_hide_set()) {
@@ -103,8 +108,11 @@ fn man_page(cmd: &clap::Command, name: &str, sub: Option<&str>) -> Vec<u8> {
         roff.control("RE", []);
         roff.control("fi", []);
     }
-    environment(&mut roff);
-    git_configuration(&mut roff);
+    environment(&mut roff, sub);
+    git_configuration(&mut roff, sub);
+    if sub.is_none() {
+        files(&mut roff);
+    }
     exit_status(&mut roff, sub);
     see_also(&mut roff, cmd, sub);
     roff.to_writer(&mut body).unwrap();
@@ -153,69 +161,308 @@ fn split_after_help(cmd: &clap::Command) -> (Vec<Vec<String>>, Vec<String>) {
     (prose, examples)
 }
 
+/// One piece of a paragraph of `after_long_help`.
+#[derive(Debug, PartialEq)]
+enum Piece {
+    Prose(String),
+    /// A definition list: (term, definition) items.
+    List(Vec<(String, String)>),
+}
+
+/// A paragraph's lines as prose and definition lists (see the module comment).
+fn pieces(lines: &[String]) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    for line in lines {
+        let indent = line.len() - line.trim_start().len();
+        let item = (indent == 2)
+            .then(|| line.trim_start().split_once("  "))
+            .flatten()
+            .map(|(term, def)| (term.to_owned(), def.trim().to_owned()))
+            .filter(|(term, def)| !term.contains(' ') && !def.is_empty());
+        match (item, out.last_mut()) {
+            (Some(item), Some(Piece::List(items))) => items.push(item),
+            (Some(item), _) => out.push(Piece::List(vec![item])),
+            (None, Some(Piece::List(items))) if indent > 2 => {
+                if let Some((_, def)) = items.last_mut() {
+                    def.push(' ');
+                    def.push_str(line.trim());
+                }
+            }
+            (None, Some(Piece::Prose(text))) => {
+                text.push(' ');
+                text.push_str(line.trim());
+            }
+            (None, _) => out.push(Piece::Prose(line.trim().to_owned())),
+        }
+    }
+    out
+}
+
+/// A paragraph of `after_long_help`: `.PP` prose, definition lists as `.TP`
+/// items (the term in bold), and `.PP` again for prose after a list.
+fn paragraph(roff: &mut Roff, lines: &[String]) {
+    for piece in pieces(lines) {
+        match piece {
+            Piece::Prose(text) => {
+                roff.control("PP", []);
+                roff.text([roman(text)]);
+            }
+            Piece::List(items) => {
+                for (term, def) in items {
+                    roff.control("TP", []);
+                    roff.text([bold(term)]);
+                    roff.text([roman(def)]);
+                }
+            }
+        }
+    }
+}
+
 fn tagged(roff: &mut Roff, tag: &str, body: &str) {
     roff.control("TP", []);
     roff.text([bold(tag)]);
     roff.text([roman(body)]);
 }
 
-fn environment(roff: &mut Roff) {
-    roff.control("SH", ["ENVIRONMENT"]);
-    tagged(
-        roff,
-        config::ENV_HOME,
-        "Where bullpen keeps its data: session worktrees go to \
-         $BULLPEN_HOME/worktrees/<repo-key>/<id> unless git config bullpen.worktreeRoot \
-         says otherwise. Must be an absolute path. Default: the platform data directory, \
-         e.g. ~/.local/share/bullpen.",
-    );
-    tagged(
-        roff,
-        &format!(
-            "{}, {}, {}",
-            config::ENV_SESSION,
-            config::ENV_BRANCH,
-            config::ENV_WORKTREE
-        ),
-        "Set for a session's command: the session id, its branch (bullpen/<id>) and \
-         its worktree, so agents and scripts can tell where they are. bullpen does not \
-         read them.",
-    );
-    tagged(
-        roff,
-        "SHELL",
-        "The command of a new session when none is given and git config bullpen.command \
-         is unset (then /bin/sh).",
-    );
-    tagged(
-        roff,
-        "NO_COLOR",
-        "When set to a non-empty value, output is never coloured. Colour is only used \
-         on a terminal anyway.",
-    );
-    tagged(
-        roff,
-        config::ENV_COMPLETE,
-        "Used by the shell completion scripts. Set to bash, zsh or fish with no \
-         arguments, git-bullpen prints that shell's completion script instead of running.",
-    );
+/// Commands whose output may be coloured (`--color`, color.bullpen, color.ui).
+fn colours(sub: Option<&str>) -> bool {
+    matches!(sub, None | Some("ls"))
 }
 
-fn git_configuration(roff: &mut Roff) {
+fn all_or(sub: Option<&str>, this: bool) -> bool {
+    sub.is_none() || this
+}
+
+/// The colour keys, as one tag.
+const COLOR_KEYS: &str = "color.bullpen, color.ui";
+
+/// Commands whose paths depend on the worktree root.
+fn uses_the_root(sub: Option<&str>) -> bool {
+    matches!(
+        sub,
+        None | Some("spawn" | "ls" | "resume" | "path" | "gc" | "rm")
+    )
+}
+
+/// What of the environment applies to a command (`None`: the main page, all).
+fn environment(roff: &mut Roff, sub: Option<&str>) {
+    let all = sub.is_none();
+    let runs = all || matches!(sub, Some("spawn" | "resume"));
+    let mut entries: Vec<(String, &str)> = Vec::new();
+    if uses_the_root(sub) {
+        entries.push((
+            config::ENV_HOME.to_owned(),
+            "Where bullpen keeps its data: session worktrees go to \
+             $BULLPEN_HOME/worktrees/<repo-key>/<id> unless git config bullpen.worktreeRoot \
+             says otherwise. Must be an absolute path. Default: the platform data directory, \
+             e.g. ~/.local/share/bullpen. A session created under an earlier value keeps its \
+             worktree where it was.",
+        ));
+    }
+    if runs {
+        entries.push((
+            format!(
+                "{}, {}, {}, {}, {}",
+                config::ENV_SESSION,
+                config::ENV_BRANCH,
+                config::ENV_WORKTREE,
+                config::ENV_MAIN_WORKTREE,
+                config::ENV_BASE
+            ),
+            "Set for a session's command and its setup commands: the session id, its branch \
+             (bullpen/<id>), its worktree, the repository's main worktree and the commit the \
+             session started from (full object id), so agents and scripts can tell where \
+             they are. bullpen does not read them.",
+        ));
+    }
+    if all || sub == Some("spawn") {
+        entries.push((
+            "SHELL".to_owned(),
+            "The command of a new session when none is given and git config bullpen.agent \
+             and bullpen.command are unset (then /bin/sh).",
+        ));
+    }
+    if all || matches!(sub, Some("spawn" | "resume" | "attach")) {
+        entries.push((
+            "XDG_RUNTIME_DIR".to_owned(),
+            "Where background runs put the sockets that git bullpen attach connects to: \
+             $XDG_RUNTIME_DIR/bullpen/ (a directory only you can enter), else \
+             /tmp/bullpen-<uid>/.",
+        ));
+    }
+    if all || sub == Some("ls") {
+        entries.push((
+            config::ENV_COLUMNS.to_owned(),
+            "How wide the table of ls may be; else the terminal's width. Into a pipe without \
+             it, lines are not cut.",
+        ));
+    }
+    if all || colours(sub) {
+        entries.push((
+            "NO_COLOR".to_owned(),
+            "When set to a non-empty value, no colour where it would be automatic (a \
+             terminal, no --color, color.bullpen or color.ui saying always). git itself \
+             ignores it.",
+        ));
+    }
+    if all {
+        entries.push((
+            "GIT_DIR, GIT_COMMON_DIR, GIT_WORK_TREE".to_owned(),
+            "As in git (git --git-dir and --work-tree set the first and the last): GIT_DIR \
+             names the repository instead of the one containing the current directory; a \
+             GIT_COMMON_DIR is followed only when it is that repository's own. bullpen never \
+             works in the current working tree, so GIT_WORK_TREE changes nothing. These and \
+             git's other repository variables (GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, ...) are \
+             removed from the environment of the git commands bullpen runs and of sessions' \
+             commands, which find their repository from the directory they run in.",
+        ));
+        entries.push((
+            "GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT".to_owned(),
+            "Configuration given with git -c (and GIT_CONFIG_KEY_<n>, GIT_CONFIG_VALUE_<n>), \
+             as in git: it applies to bullpen's keys, to the git commands bullpen runs and to \
+             sessions' commands.",
+        ));
+    }
+    if all {
+        entries.push((
+            config::ENV_COMPLETE.to_owned(),
+            "Used by the shell completion scripts. Set to bash, zsh or fish with no \
+             arguments, git-bullpen prints that shell's completion script instead of running.",
+        ));
+    }
+    if entries.is_empty() {
+        return;
+    }
+    roff.control("SH", ["ENVIRONMENT"]);
+    for (tag, body) in entries {
+        tagged(roff, &tag, body);
+    }
+}
+
+/// What of git's configuration applies to a command (`None`: the main page, all).
+fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
+    let mut entries = Vec::new();
+    if uses_the_root(sub) {
+        entries.push((
+            config::WORKTREE_ROOT,
+            "Where this repository's session worktrees go, instead of \
+             $BULLPEN_HOME/worktrees/<repo-key>. An absolute path (a leading ~/ is \
+             expanded); every session worktree lies strictly inside it, or inside the root \
+             in effect when this machine created it.",
+        ));
+    }
+    if matches!(sub, None | Some("spawn")) {
+        entries.push((
+            config::AGENT,
+            "The agent a new session runs when spawn is given no command and no --agent: \
+             the name of a profile (claude, codex, or one of bullpen.agent.<name>.*).",
+        ));
+        entries.push((
+            config::COMMAND,
+            "The command of a new session when spawn is given none and bullpen.agent is \
+             unset, run with /bin/sh -c (default: $SHELL, else /bin/sh).",
+        ));
+    }
+    if matches!(sub, None | Some("spawn" | "resume")) {
+        entries.push((
+            "bullpen.agent.<name>.command, bullpen.agent.<name>.resume",
+            "An agent's profile: how to start it, and how to continue its most recent \
+             conversation in the current directory; each run with /bin/sh -c, with the \
+             session's extra arguments after it (as \"$@\"). They override the built-in \
+             profiles key by key: claude (claude, claude --continue) and codex (codex, codex \
+             resume --last). Read only from this machine's git config, never from a record.",
+        ));
+        entries.push((
+            config::SETUP,
+            "Commands run in a new worktree (and one resume recreates), in order, with \
+             /bin/sh -c, before the session's command, with its environment; multi-valued \
+             (git config --add), an empty value clears the ones before it. If one fails, \
+             nothing of the new session is left. Only from git config, never from a file in \
+             the repository. --no-setup skips them.",
+        ));
+    }
+    if matches!(sub, None | Some("attach")) {
+        entries.push((
+            config::DETACH_KEY,
+            "The key that detaches git bullpen attach from a session: ctrl-<key> or ^<key> \
+             (default: ctrl-\\).",
+        ));
+    }
+    if all_or(sub, colours(sub)) {
+        entries.push((
+            COLOR_KEYS,
+            "Whether output is coloured: always, never, or auto (the default: only on a \
+             terminal that is not TERM=dumb, and not with NO_COLOR), or a boolean (true means \
+             auto). color.bullpen wins over color.ui, and --color over both, as in git.",
+        ));
+    }
+    if entries.is_empty() {
+        return;
+    }
     roff.control("SH", ["GIT CONFIGURATION"]);
-    tagged(
-        roff,
-        config::WORKTREE_ROOT,
-        "Where this repository's session worktrees go, instead of \
-         $BULLPEN_HOME/worktrees/<repo-key>. An absolute path (a leading ~/ is \
-         expanded); every session worktree lies strictly inside it.",
-    );
-    tagged(
-        roff,
-        config::COMMAND,
-        "The command of a new session when spawn is given none, run with /bin/sh -c \
-         (default: $SHELL, else /bin/sh).",
-    );
+    for (tag, body) in entries {
+        tagged(roff, tag, body);
+    }
+}
+
+/// Where bullpen keeps what it knows (the main page).
+fn files(roff: &mut Roff) {
+    roff.control("SH", ["FILES"]);
+    for (tag, body) in [
+        (
+            "refs/bullpen/sessions/<id>",
+            "The session's record: a chain of commits, each holding session.json; `git log \
+             refs/bullpen/sessions/<id>` is its history. Shared: it travels with git push and \
+             git fetch, and is never trusted to authorise anything by itself.",
+        ),
+        (
+            "refs/notes/bullpen",
+            "Provenance notes on the commits sessions made (`git log --notes=bullpen`).",
+        ),
+        (
+            "$BULLPEN_HOME/worktrees/<repo-key>/<id>",
+            "The session's worktree (or <bullpen.worktreeRoot>/<id>), made by git worktree add.",
+        ),
+        (
+            ".worktreeinclude",
+            "At the top of the main worktree, in gitignore syntax: the ignored files of the \
+             main worktree that spawn copies into a new worktree (a copy-on-write clone where \
+             the file system can). Never a tracked file, never through a symbolic link; a \
+             pattern with a .. component is refused.",
+        ),
+        (
+            "<git common dir>/bullpen/logs/<id>.log",
+            "The output of the session's background runs, appended, each ending with a line \
+             saying how the run ended and after how long. Removed by rm.",
+        ),
+        (
+            "<git common dir>/bullpen/local/<id>/",
+            "What this machine knows about the session, which no fetch brings: created.json \
+             (spawn created its worktree here, under this root: the authority to delete it), \
+             command.json (the command recorded here: a plain resume runs only it), \
+             run-<pid>.json (a run started here, by its command's pid: the authority to signal \
+             it, and the only word for where its terminal's socket is), attached.json (the \
+             terminal attached to the run now, as its supervisor says).",
+        ),
+        (
+            "$XDG_RUNTIME_DIR/bullpen/s<pid>-<start>.sock",
+            "A background run's socket (or under /tmp/bullpen-<uid>/), which git bullpen \
+             attach connects to: in a directory only you can enter, removed when the run \
+             ends, and that of a killed run by stop or by the session's next run.",
+        ),
+        (
+            "<git common dir>/bullpen/worktree.lock",
+            "Held (flock) around creating and removing worktrees; never stranded: the \
+             kernel drops it with the process.",
+        ),
+        (
+            "<git common dir>/bullpen/tmp/",
+            "gc's temporary index files (index-<pid>-<nanos>), for a worktree whose entry is \
+             gone; removed on every path, and those of a gc that was killed by the next one.",
+        ),
+    ] {
+        tagged(roff, tag, body);
+    }
 }
 
 /// Exit statuses, per subcommand (`None`: the main page, which lists them all).
@@ -229,11 +476,59 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
             tagged(
                 roff,
                 "1",
-                "gc: some worktrees could not be removed (degraded; run gc again later).",
+                "gc, rm: some worktrees could not be removed yet (degraded; run it again later).",
             );
             tagged(roff, "spawn, resume", passthrough);
+            tagged(
+                roff,
+                "wait",
+                "The exit status of the last session's run; 124 when --timeout ran out.",
+            );
+            tagged(
+                roff,
+                "attach",
+                "0 when detached; the run's status when it ended while attached.",
+            );
         }
         Some("spawn" | "resume") => tagged(roff, "0 ... 255", passthrough),
+        Some("attach") => {
+            tagged(
+                roff,
+                "0",
+                "Detached (the detach key, or another terminal took over).",
+            );
+            tagged(
+                roff,
+                "0 ... 255",
+                "The run ended while attached: its exit status (128+N when it was killed \
+                 by signal N).",
+            );
+        }
+        Some("wait") => {
+            tagged(
+                roff,
+                "0 ... 255",
+                "The exit status of the last session's run (128+N when a signal N ended it); \
+                 0 for a session that never ran.",
+            );
+            tagged(
+                roff,
+                "124",
+                "--timeout ran out with a run still going; it goes on.",
+            );
+        }
+        Some("rm") => {
+            tagged(
+                roff,
+                "0",
+                "Every session named was removed (or was collected already).",
+            );
+            tagged(
+                roff,
+                "1",
+                "Degraded: a removal was left half-done (a late writer); run rm or gc again.",
+            );
+        }
         Some("gc") => {
             tagged(roff, "0", "Success: everything eligible was collected.");
             tagged(
@@ -255,13 +550,14 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         roff,
         "128",
         "bullpen itself failed (not a repository, git missing, a record that cannot be \
-         written, ...); the reason is printed on stderr after \"error:\".",
+         written, ...); the reason is printed on stderr after \"fatal:\", with what to do on \
+         \"hint:\" lines.",
     );
     tagged(
         roff,
         "129",
         "Usage error: an unknown option, a missing or invalid argument (as git's own \
-         commands do).",
+         commands do), printed after \"error:\".",
     );
 }
 
@@ -378,13 +674,33 @@ fn docs_man_pages_render_with_man() {
             "{} has no NAME line:\n{text}",
             rel.display()
         );
-        for section in [
-            "SYNOPSIS",
-            "ENVIRONMENT",
-            "GIT CONFIGURATION",
-            "EXIT STATUS",
-        ] {
+        for section in ["SYNOPSIS", "EXAMPLES", "EXIT STATUS", "SEE ALSO"] {
             assert!(text.contains(section), "{}: no {section}", rel.display());
+        }
+        let sub = stem.strip_prefix("git-bullpen-");
+        let applies = [
+            (
+                "ENVIRONMENT",
+                sub.is_none_or(|s| !matches!(s, "stop" | "logs" | "wait")),
+            ),
+            (
+                "GIT CONFIGURATION",
+                uses_the_root(sub) || sub == Some("attach"),
+            ),
+            ("FILES", sub.is_none()),
+        ];
+        for (section, expected) in applies {
+            assert_eq!(
+                text.contains(section),
+                expected,
+                "{}: {section} {}",
+                rel.display(),
+                if expected {
+                    "missing"
+                } else {
+                    "where nothing of it applies"
+                }
+            );
         }
         let warnings = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -393,6 +709,128 @@ fn docs_man_pages_render_with_man() {
             rel.display()
         );
     }
+}
+
+/// A page as man(1) renders it for a terminal 80 columns wide.
+fn rendered(env: &crate::support::Env, name: &str, bytes: &[u8]) -> String {
+    let path = env.root().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = env
+        .cmd("man", &env.root())
+        .arg("-l")
+        .arg(&path)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "80")
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "man -l {name}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn docs_definition_lists_render_as_lists() {
+    if which("man").is_none() {
+        crate::ship::skip_or_fail("man (man-db) is not installed");
+        return;
+    }
+    let env = crate::support::Env::new();
+    let pages = generated();
+    let page = |name: &str| {
+        let bytes = &pages[&PathBuf::from(format!("man/{name}.1"))];
+        rendered(&env, name, bytes)
+    };
+    // gc's removal conditions, and ls's columns: one item each, the term at the
+    // start of its line, its definition under or beside it, never run together.
+    for (name, terms) in [
+        (
+            "git-bullpen-gc",
+            &["published", "clean", "idle", "unlocked", "ours"][..],
+        ),
+        (
+            "git-bullpen-ls",
+            &[
+                "*",
+                "ID",
+                "STATE",
+                "BRANCH",
+                "CHANGES",
+                "PUBLISHED",
+                "WORKTREE",
+            ],
+        ),
+    ] {
+        let text = page(name);
+        let lines: Vec<&str> = text.lines().collect();
+        for term in terms {
+            let at = lines
+                .iter()
+                .position(|l| {
+                    let t = l.trim_start();
+                    t == *term || t.starts_with(&format!("{term} "))
+                })
+                .unwrap_or_else(|| panic!("{name}: {term:?} is not an item of a list:\n{text}"));
+            let indent = |l: &str| l.len() - l.trim_start().len();
+            let term_line = lines[at];
+            let def_line = if term_line.trim() == *term {
+                lines[at + 1]
+            } else {
+                term_line
+            };
+            assert!(
+                indent(def_line) > indent(term_line) || def_line == term_line,
+                "{name}: the definition of {term:?} is not under it:\n{text}"
+            );
+        }
+        // The list is not one run-on paragraph: no line holds two terms' items.
+        for l in &lines {
+            let starts: Vec<_> = terms
+                .iter()
+                .filter(|t| t.len() > 2 && l.contains(&format!("   {t}   ")))
+                .collect();
+            assert!(starts.len() < 2, "{name}: run together: {l:?}");
+        }
+    }
+    // The gc conditions read in order, each its own item.
+    let gc = page("git-bullpen-gc");
+    let order: Vec<usize> = ["published", "clean", "idle", "unlocked", "ours"]
+        .iter()
+        .map(|t| {
+            gc.find(&format!("\n       {t}"))
+                .unwrap_or_else(|| panic!("{t}:\n{gc}"))
+        })
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{gc}");
+}
+
+#[test]
+fn docs_split_paragraphs_into_prose_and_definition_lists() {
+    let lines: Vec<String> = [
+        "Removed only when:",
+        "  published  on a remote",
+        "  idle       nothing runs there,",
+        "             nothing uses it",
+        "Then the branch goes.",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    assert_eq!(
+        pieces(&lines),
+        [
+            Piece::Prose("Removed only when:".into()),
+            Piece::List(vec![
+                ("published".into(), "on a remote".into()),
+                ("idle".into(), "nothing runs there, nothing uses it".into()),
+            ]),
+            Piece::Prose("Then the branch goes.".into()),
+        ]
+    );
+    // Indented prose (a wrapped sentence) is not a list.
+    let prose = ["  a sentence with single spaces".to_owned()];
+    assert_eq!(
+        pieces(&prose),
+        [Piece::Prose("a sentence with single spaces".into())]
+    );
 }
 
 pub fn which(program: &str) -> Option<PathBuf> {

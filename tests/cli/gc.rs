@@ -824,7 +824,7 @@ fn a_teardown_note_on_a_whole_worktree_is_cleared_so_the_session_can_run_again()
 /// (in sh) and fails the way git does when something stands in the way of its
 /// deleting ("failed to delete"), without removing anything: the world changing
 /// between gc's checks and git's.
-fn on_worktree_remove(env: &mut Env, snippet: &str) {
+pub(crate) fn on_worktree_remove(env: &mut Env, snippet: &str) {
     let dir = env.root().join("race-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
@@ -1263,7 +1263,7 @@ fn a_record_naming_another_branch_is_never_acted_on() {
     let env = setup();
     let wt = spawn_pushed(&env, "renamed", "true");
     env.edit_record("renamed", |v| v["branch"] = "main".into());
-    assert_untrusted(&gc_session(&env, "renamed"), "names branch \"main\"");
+    assert_untrusted(&gc_session(&env, "renamed"), "names branch 'main'");
     assert!(wt.exists());
 }
 
@@ -1729,7 +1729,7 @@ fn bullpen_gc_expire_never_keeps_records_and_a_bad_value_changes_nothing() {
     assert_eq!(run.code(), 128, "{}", run.stderr);
     assert_contains(
         &run.stderr,
-        "error: bullpen.gc.expire: \"soon\" is not an expiry (as gc.reflogExpire: 90.days.ago",
+        "fatal: bullpen.gc.expire: \"soon\" is not an expiry (as gc.reflogExpire: 90.days.ago",
     );
     assert_contains(
         &run.stderr,

@@ -20,6 +20,19 @@ pub(crate) fn assert_row_keys(row: &serde_json::Value) {
         "host",
         "ahead",
         "log",
+        // Added with issue 12.
+        "session_command",
+        "current",
+        "run_started_at",
+        "run_ended_at",
+        "base_ref",
+        "behind",
+        "modified",
+        "staged",
+        "untracked",
+        "deleted",
+        "published",
+        "unpublished",
     ] {
         assert!(row.get(key).is_some(), "ls --json keeps {key}: {row}");
     }
@@ -31,9 +44,11 @@ fn table_and_json_show_the_session() {
     env.spawn_sh("demo", "git commit -q --allow-empty -m w");
     let table = env.bullpen(&["ls"]).ok().stdout;
     let lines: Vec<&str> = table.lines().collect();
-    // A header and one row; what they say: snapshots::spawn_and_the_ls_table_...
-    assert_eq!(lines.len(), 2, "{table}");
-    assert!(lines[1].starts_with("demo "), "{table}");
+    // A header, one row and the worktree root; what they say:
+    // snapshots::spawn_and_the_ls_table_...
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(lines[1].starts_with("  demo "), "{table}");
+    assert!(lines[2].starts_with("worktree root: "), "{table}");
     assert!(!table.contains('\x1b'), "no colour when not a terminal");
 
     let json = env.bullpen(&["ls", "--json"]).ok().stdout;
@@ -56,10 +71,25 @@ fn table_and_json_show_the_session() {
 }
 
 #[test]
-fn empty_repository_lists_nothing() {
+fn empty_repository_lists_nothing_and_says_so_on_stderr() {
     let env = Env::new();
-    assert_eq!(env.bullpen(&["ls"]).ok().stdout, "");
-    assert_eq!(env.bullpen(&["ls", "--json"]).ok().stdout.trim(), "[]");
+    let run = env.bullpen(&["ls"]).ok();
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        "hint: no sessions yet; start one with `git bullpen spawn <id> -- <command>`\n"
+    );
+    let run = env.bullpen(&["ls", "--json"]).ok();
+    assert_eq!(run.stdout.trim(), "[]");
+    // Only collected ones: ls says where they are.
+    env.bullpen(&["spawn", "c", "--", "true"]).ok();
+    env.edit_record("c", |r| r["state"] = "collected".into());
+    let run = env.bullpen(&["ls"]).ok();
+    assert_eq!(run.stdout, "");
+    assert_contains(
+        &run.stderr,
+        "1 collected; `git bullpen ls --all` shows them",
+    );
 }
 
 #[test]
@@ -72,7 +102,7 @@ fn ls_of_named_sessions_and_unknown_ids() {
     assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(json[0]["id"], "b");
     let run = env.bullpen(&["ls", "nope"]).fails();
-    assert_contains(&run.stderr, "no session named \"nope\"");
+    assert_contains(&run.stderr, "no session named 'nope'");
 }
 
 #[test]
@@ -107,10 +137,10 @@ fn collected_sessions_show_only_with_all() {
     env.bullpen(&["spawn", "d", "--", "true"]).ok();
     env.edit_record("c", |r| r["state"] = "collected".into());
     let table = env.bullpen(&["ls"]).ok().stdout;
-    assert!(!table.contains("\nc "), "{table}");
-    assert!(table.contains("\nd "), "{table}");
+    assert!(!table.contains("\n  c "), "{table}");
+    assert!(table.contains("\n  d "), "{table}");
     let all = env.bullpen(&["ls", "--all"]).ok().stdout;
-    assert!(all.contains("\nc ") && all.contains("collected"), "{all}");
+    assert!(all.contains("\n  c ") && all.contains("collected"), "{all}");
 }
 
 #[test]
@@ -162,6 +192,8 @@ fn piping_json_into_head_exits_quietly() {
 fn ls_on_a_terminal(env: &Env, no_color: Option<&str>) -> String {
     let mut cmd = env.cmd("script", &env.repo);
     cmd.args(["-qec", &format!("{} ls", crate::support::BIN), "/dev/null"]);
+    // Not a dumb terminal (git colours nothing where TERM is unset or `dumb`).
+    cmd.env("TERM", "xterm-256color");
     if let Some(v) = no_color {
         cmd.env("NO_COLOR", v);
     }
@@ -195,4 +227,195 @@ fn a_record_naming_a_bad_branch_does_not_hide_the_others() {
     assert_eq!(json[0]["ahead"], 1);
     assert_eq!(json[1]["branch"], "bullpen/b");
     assert_eq!(json[1]["ahead"], 0);
+}
+
+/// `git-bullpen <args>` on a terminal of `cols` columns (util-linux `script`
+/// gives it a pseudo-terminal; `stty` sets the width bullpen reads from it).
+fn on_a_terminal(env: &Env, cwd: &std::path::Path, cols: usize, args: &str) -> String {
+    let mut cmd = env.cmd("script", cwd);
+    cmd.args([
+        "-qec",
+        &format!("stty cols {cols} rows 24; {} {args}", crate::support::BIN),
+        "/dev/null",
+    ]);
+    let run: crate::support::Run = cmd.output().unwrap().into();
+    // The terminal turns each newline into CR LF.
+    run.ok().stdout.replace("\r\n", "\n")
+}
+
+fn width(line: &str) -> usize {
+    // No colour codes in these tables (NO_COLOR): characters are columns.
+    line.chars().count()
+}
+
+#[test]
+fn on_an_80_column_terminal_a_60_character_id_is_cut_and_no_line_wraps() {
+    let env = Env::new();
+    let long = "a-session-with-a-very-long-id-that-goes-on-and-on-and-on-0001";
+    let long = &long[..60];
+    env.spawn_sh(long, "git commit -q --allow-empty -m w");
+    env.bullpen(&["spawn", "short", "--", "true"]).ok();
+    let wt = env.worktree_of("short");
+    let table = on_a_terminal(&env, &wt, 80, "ls");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "{table}");
+    for line in &lines {
+        let plain = strip_ansi(line);
+        assert!(width(&plain) <= 80, "{} columns: {plain:?}", width(&plain));
+    }
+    let row = strip_ansi(lines[1]);
+    assert!(row.starts_with("  a-session-with-a-very-"), "{table}");
+    assert!(row.contains('…'), "the id is cut with an ellipsis: {table}");
+    assert!(row.contains("exited 0 "), "{table}");
+    assert!(row.contains(" +1 "), "{table}");
+    // The session the current directory is in is marked, as `git branch` does.
+    assert!(strip_ansi(lines[2]).starts_with("* short "), "{table}");
+    assert!(lines[3].starts_with("worktree root: "), "{table}");
+
+    // COLUMNS wins over the terminal, and applies in a pipe too.
+    let run = env
+        .cmd(crate::support::BIN, &env.repo)
+        .args(["ls"])
+        .env("COLUMNS", "50")
+        .output()
+        .unwrap();
+    let piped = String::from_utf8_lossy(&run.stdout).into_owned();
+    for line in piped.lines() {
+        assert!(width(line) <= 50, "{line:?}");
+    }
+    // Into a pipe without COLUMNS: nothing is cut.
+    let whole = env.bullpen(&["ls"]).ok().stdout;
+    assert!(whole.contains(long), "{whole}");
+}
+
+/// A table line's cells (the mark aside): what two or more spaces separate.
+fn cells(line: &str) -> Vec<String> {
+    line.get(2..)
+        .unwrap_or_default()
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The text without ANSI colour sequences (`ESC [ ... m`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn ls_shows_when_the_last_run_ended_not_when_the_session_was_made() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    // Created long ago, last run a minute ago.
+    let long_ago = "2020-01-01T00:00:00Z";
+    let minute_ago = bullpen::model::time::rfc3339(bullpen::model::time::now_unix() - 90);
+    env.edit_record("a", |r| {
+        r["created_at"] = long_ago.into();
+        r["exit"]["at"] = minute_ago.clone().into();
+    });
+    let table = env.bullpen(&["ls"]).ok().stdout;
+    assert_eq!(
+        cells(table.lines().nth(1).unwrap())[1],
+        "exited 0 1m ago",
+        "{table}"
+    );
+    let row = &env.ls_json()[0];
+    assert_eq!(row["created_at"], long_ago);
+    assert_eq!(row["run_ended_at"], minute_ago.as_str());
+}
+
+#[test]
+fn ls_status_shows_uncommitted_work_behind_and_published() {
+    let env = Env::new();
+    env.add_bare_remote();
+    std::fs::write(env.repo.join(".gitignore"), "target/\n").unwrap();
+    env.git(&env.repo, &["add", ".gitignore"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "ignore target"])
+        .ok();
+    // a: pushed, then dirty in every way; b: one unpublished commit; main moves on.
+    let a = env.spawn_sh("a", "git commit -q --allow-empty -m a");
+    env.git(&a, &["push", "-q", "origin", "bullpen/a"]).ok();
+    std::fs::write(a.join("README"), "changed\n").unwrap();
+    std::fs::write(a.join("staged.txt"), "s\n").unwrap();
+    env.git(&a, &["add", "staged.txt"]).ok();
+    std::fs::write(a.join("new1"), "u\n").unwrap();
+    std::fs::write(a.join("new2"), "u\n").unwrap();
+    std::fs::create_dir_all(a.join("target")).unwrap();
+    std::fs::write(a.join("target/ignored"), "i\n").unwrap();
+    env.spawn_sh("b", "git commit -q --allow-empty -m b");
+    env.git_out(&["commit", "-q", "--allow-empty", "-m", "main moves"]);
+    env.git_out(&["commit", "-q", "--allow-empty", "-m", "main moves again"]);
+
+    let table = env.bullpen(&["ls", "--status"]).ok().stdout;
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        cells(lines[0]),
+        ["ID", "STATE", "BRANCH", "CHANGES", "PUBLISHED", "WORKTREE"],
+        "{table}"
+    );
+    assert_eq!(
+        cells(lines[1])[2..],
+        ["+1 -2", "1M 1S 2?", "yes", "a"],
+        "{table}"
+    );
+    assert_eq!(
+        cells(lines[2])[2..],
+        ["+1 -2", "clean", "no", "b"],
+        "{table}"
+    );
+    // -s is the short form; plain ls has none of these columns.
+    assert_eq!(env.bullpen(&["ls", "-s"]).ok().stdout, table);
+    assert!(!env.bullpen(&["ls"]).ok().stdout.contains("CHANGES"));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&env.bullpen(&["ls", "--status", "--json"]).ok().stdout).unwrap();
+    let (ja, jb) = (&json[0], &json[1]);
+    assert_row_keys(ja);
+    assert_eq!(
+        (&ja["modified"], &ja["staged"], &ja["untracked"]),
+        (&1.into(), &1.into(), &2.into()),
+        "{ja}"
+    );
+    assert_eq!(ja["published"], true);
+    assert_eq!(ja["unpublished"], 0);
+    assert_eq!(ja["behind"], 2);
+    assert_eq!(ja["base_ref"], "refs/heads/main");
+    assert_eq!(jb["published"], false);
+    assert_eq!(jb["unpublished"], 1);
+    assert_eq!(jb["modified"], 0);
+    // Without --status the keys are there, null.
+    let plain = &env.ls_json()[0];
+    assert_row_keys(plain);
+    assert_eq!(plain["modified"], serde_json::Value::Null);
+    assert_eq!(plain["published"], serde_json::Value::Null);
+}
+
+#[test]
+fn ls_status_looks_only_into_the_sessions_own_worktrees() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    // A record pointing at the main worktree, which has uncommitted work: a
+    // record's path alone is not looked into.
+    std::fs::write(env.repo.join("scratch.txt"), "mine\n").unwrap();
+    let main = env.repo.to_str().unwrap().to_owned();
+    env.edit_record("a", |r| r["worktree"] = main.clone().into());
+    let json: serde_json::Value =
+        serde_json::from_str(&env.bullpen(&["ls", "--status", "--json"]).ok().stdout).unwrap();
+    assert_eq!(json[0]["untracked"], serde_json::Value::Null, "{}", json[0]);
+    assert_eq!(json[0]["modified"], serde_json::Value::Null);
 }

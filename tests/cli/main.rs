@@ -5,13 +5,21 @@
 mod hermetic;
 mod support;
 
+mod agents;
+mod attach;
 mod bg;
+mod color;
 mod docs;
 mod gc;
+mod gitenv;
 mod layout;
+mod lifecycle;
 mod ls;
 mod merged;
+mod messages;
 mod provisioning;
+mod pty;
+mod ready;
 mod repo;
 mod resume;
 mod ship;

@@ -412,7 +412,7 @@ fn a_record_naming_another_branch_is_refused() {
     let env = Env::new();
     spawn(&env, "x");
     env.edit_record("x", |r| r["branch"] = "main".into());
-    assert_refused(&env, "x", &["names branch \"main\""]);
+    assert_refused(&env, "x", &["names branch 'main'"]);
 }
 
 // ----- state refusals -----
@@ -572,17 +572,144 @@ fn path_prints_the_worktree_for_cd() {
 }
 
 #[test]
-fn path_of_a_deleted_worktree_still_prints_and_warns() {
+fn path_of_a_session_without_a_worktree_fails_and_prints_nothing() {
     let env = Env::new();
     let wt = spawn(&env, "x");
     rm_worktree_by_hand(&env, &wt);
-    let run = env.bullpen(&["path", "x"]).ok();
-    assert_eq!(run.stdout, format!("{}\n", s(&wt)));
-    assert!(
-        run.stderr.contains("warning:") && run.stderr.contains("git bullpen resume x"),
-        "{}",
-        run.stderr
+    let run = env.bullpen(&["path", "x"]).fails();
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.stdout, "", "no path that does not exist");
+    assert_contains(&run.stderr, "has no worktree to go to");
+    assert_contains(&run.stderr, "`git bullpen resume x` recreates it");
+    // Once recreated, path prints it again.
+    resume(&env, "x", &["--", "true"]).ok();
+    assert_eq!(
+        env.bullpen(&["path", "x"]).ok().stdout,
+        format!("{}\n", s(&wt))
     );
+
+    // Collected by gc (here: by hand, with the worktree gone): no path either.
+    let wt = spawn(&env, "y");
+    env.git_out(&["worktree", "remove", s(&wt)]);
+    env.edit_record("y", |r| r["state"] = "collected".into());
+    let run = env.bullpen(&["path", "y"]).fails();
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_contains(
+        &run.stderr,
+        "was collected (`git bullpen gc` or `rm` removed its worktree)",
+    );
+    assert_contains(&run.stderr, "--base bullpen/y");
+
+    // Neither worktree nor branch.
+    let wt = spawn(&env, "z");
+    env.git_out(&["worktree", "remove", s(&wt)]);
+    env.git_out(&["branch", "-D", "bullpen/z"]);
+    let run = env.bullpen(&["path", "z"]).fails();
+    assert_eq!(run.stdout, "");
+    assert_contains(&run.stderr, "neither does its branch bullpen/z");
+}
+
+#[test]
+fn path_and_resume_without_an_id_mean_the_session_you_are_in() {
+    let env = Env::new();
+    let a = spawn(&env, "a");
+    let b = spawn(&env, "b");
+    let deep = b.join("src/deep");
+    std::fs::create_dir_all(&deep).unwrap();
+    assert_eq!(
+        env.bullpen_in(&a, &["path"]).ok().stdout,
+        format!("{}\n", s(&a))
+    );
+    assert_eq!(
+        env.bullpen_in(&deep, &["path"]).ok().stdout,
+        format!("{}\n", s(&b))
+    );
+    // resume without an id, from a subdirectory: the session's worktree.
+    let run = env.bullpen_in(
+        &deep,
+        &["resume", "--", "sh", "-c", "pwd; echo $BULLPEN_SESSION"],
+    );
+    let run = run.ok();
+    assert_eq!(run.stdout, format!("{}\nb\n", s(&b)));
+    // Through a symlink to the worktree: still that session.
+    let link = env.root().join("link-to-a");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    assert_eq!(
+        env.bullpen_in(&link, &["path"]).ok().stdout,
+        format!("{}\n", s(&a))
+    );
+    // In the main worktree there is no session to mean: a usage error saying so.
+    for args in [&["path"][..], &["resume"], &["resume", "--", "true"]] {
+        let run = env.bullpen(args).fails();
+        assert_eq!(run.code(), 129, "{args:?}: {}", run.stderr);
+        assert_contains(&run.stderr, "is not inside any session's worktree");
+        assert_contains(&run.stderr, "git bullpen ls");
+    }
+}
+
+#[test]
+fn a_one_off_command_leaves_the_sessions_command_as_it_was() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "x", "--", "sh", "-c", "echo agent >> ran.txt"])
+        .ok();
+    let wt = env.worktree_of("x");
+    let local = env.repo.join(".git/bullpen/local/x/command.json");
+    let local_before = std::fs::read_to_string(&local).unwrap();
+    resume(
+        &env,
+        "x",
+        &[
+            "--",
+            "sh",
+            "-c",
+            "echo one-off >> ran.txt && git add ran.txt && git commit -qm once",
+        ],
+    )
+    .ok();
+    let rec = env.record("x");
+    assert_eq!(
+        rec["command"],
+        serde_json::json!(["sh", "-c", "echo agent >> ran.txt"]),
+        "the session's command is kept"
+    );
+    assert_eq!(
+        rec["process"]["command"][2],
+        "echo one-off >> ran.txt && git add ran.txt && git commit -qm once"
+    );
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), local_before);
+    // `ls --json`: `command` is the latest run's, `session_command` the session's.
+    let row = &env.ls_json()[0];
+    assert_eq!(row["command"][2], rec["process"]["command"][2]);
+    assert_eq!(row["session_command"], rec["command"]);
+    // The provenance note names what really ran.
+    let note = env.git_out(&["notes", "--ref=bullpen", "show", "bullpen/x"]);
+    assert_contains(&note, "bullpen-command: sh -c 'echo one-off >> ran.txt");
+    // A plain resume runs the session's own command again.
+    resume(&env, "x", &[]).ok();
+    assert_eq!(
+        std::fs::read_to_string(wt.join("ran.txt")).unwrap(),
+        "agent\none-off\nagent\n"
+    );
+
+    // --save makes a new command the session's own, here and in the record.
+    resume(
+        &env,
+        "x",
+        &["--save", "--", "sh", "-c", "echo saved >> ran.txt"],
+    )
+    .ok();
+    assert_eq!(env.record("x")["command"][2], "echo saved >> ran.txt");
+    assert_contains(
+        &std::fs::read_to_string(&local).unwrap(),
+        "echo saved >> ran.txt",
+    );
+    resume(&env, "x", &[]).ok();
+    assert!(std::fs::read_to_string(wt.join("ran.txt"))
+        .unwrap()
+        .ends_with("saved\nsaved\n"));
+    // --save without a command to save is a usage error.
+    assert_eq!(resume(&env, "x", &["--save"]).code(), 129);
 }
 
 #[test]
@@ -591,9 +718,9 @@ fn path_of_an_unknown_session_fails_clearly() {
     let run = env.bullpen(&["path", "nope"]).fails();
     assert_eq!(run.code(), 128);
     assert_eq!(run.stdout, "");
-    assert_contains(&run.stderr, "no session named \"nope\"");
+    assert_contains(&run.stderr, "no session named 'nope'");
     let run = resume(&env, "nope", &["--", "true"]).fails();
-    assert!(run.stderr.contains("no session named \"nope\""));
+    assert!(run.stderr.contains("no session named 'nope'"));
     assert_eq!(env.bullpen(&["path", "Not/Valid"]).code(), 129);
 }
 
@@ -704,24 +831,25 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let bullpen = first.id() as i32;
-    // The record says running once the run is claimed, a moment before bullpen
-    // opens the gate the command waits at: stopped in between, bullpen would
-    // hold the command there forever. Wait for it to be `sleep`.
+    // `running` is recorded while the command is still held between fork and
+    // exec; stopping bullpen before it lets the command go would hold it forever.
     let command = env.ls_json()[0]["pid"].as_u64().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(format!("/proc/{command}/comm"))
-        .is_ok_and(|c| c.trim() != "sleep")
-    {
+    let zombie = || {
+        std::fs::read_to_string(format!("/proc/{command}/stat"))
+            .is_ok_and(|s| s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
+    };
+    let exec_d = || {
+        std::fs::read(format!("/proc/{command}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0"))
+    };
+    while !exec_d() && !zombie() {
         assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: signals to the process this test started.
     unsafe { libc::kill(bullpen, libc::SIGSTOP) };
     // Wait for `sleep 1` itself to end (a zombie until the stopped bullpen reaps it).
     let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(format!("/proc/{command}/stat"))
-        .is_ok_and(|s| !s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
-    {
+    while !zombie() {
         assert!(
             Instant::now() < deadline,
             "the command never ended: {command} {:?} {}",

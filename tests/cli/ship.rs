@@ -31,8 +31,42 @@ fn install_sh() -> PathBuf {
 const BASH_COMPLETION: &str = "/usr/share/bash-completion/bash_completion";
 const GIT_BASH_COMPLETION: &str = "/usr/share/bash-completion/completions/git";
 
-/// Subcommands whose positional arguments are session ids of the repository.
-const ID_COMMANDS: &[&str] = &["ls", "resume", "path", "logs", "stop"];
+/// Subcommands whose positional arguments are any session of the repository.
+const ID_COMMANDS: &[&str] = &["ls", "resume", "path", "rm"];
+
+/// What completing `<sub> ` must offer, and must not, in the repository that
+/// [`Installed::new`] sets up: `stop` and `wait` only running sessions, `logs`
+/// only those with a log, `spawn --base` revisions as git offers them, and no
+/// option before a `-` is typed.
+const EXPECTED: &[(&str, &[&str], &[&str])] = &[
+    (
+        "ls ",
+        &["alpha", "beta", "gamma"],
+        &["--json", "--all", "-h"],
+    ),
+    ("resume ", &["alpha", "beta"], &["--bg", "--save"]),
+    ("stop ", &["gamma"], &["alpha", "beta", "--timeout"]),
+    ("wait ", &["gamma"], &["alpha", "beta"]),
+    ("logs ", &["beta"], &["alpha", "gamma", "--follow"]),
+    ("ls --", &["--json", "--all", "--status"], &["alpha"]),
+    (
+        "spawn --base ",
+        &["HEAD", "main", "v1.0", "origin/feature", "bullpen/alpha"],
+        &["README", "--bg"],
+    ),
+];
+
+/// `got` has every one of `want` and none of `unwanted`.
+#[track_caller]
+fn assert_completes(got: &[String], want: &[&str], unwanted: &[&str], what: &str) {
+    assert_offers(got, want, what);
+    for u in unwanted {
+        assert!(
+            !got.iter().any(|g| g == u),
+            "{what}: {u:?} offered in {got:?}"
+        );
+    }
+}
 
 fn subcommands() -> Vec<String> {
     bullpen::cli::Cli::command()
@@ -55,9 +89,16 @@ impl Installed {
         let prefix = env.root().join("prefix");
         install(&env, &prefix, &[]).ok();
         env.path_prefix.insert(0, prefix.join("bin"));
-        for id in ["alpha", "beta"] {
+        for id in ["alpha", "beta", "gamma"] {
             env.bullpen(&["spawn", id, "--", "true"]).ok();
         }
+        // gamma is recorded running; only beta has a log; revisions of each kind.
+        env.edit_record("gamma", |r| r["state"] = "running".into());
+        let logs = env.repo.join(".git/bullpen/logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(logs.join("beta.log"), "output\n").unwrap();
+        env.git_out(&["tag", "v1.0"]);
+        env.git_out(&["update-ref", "refs/remotes/origin/feature", "HEAD"]);
         Installed { env, prefix }
     }
 
@@ -340,9 +381,13 @@ printf '%s\n' "${COMPREPLY[@]}"
 "#;
 
 fn bash_complete(inst: &Installed, line: &str) -> Vec<String> {
+    bash_complete_in(inst, &inst.env.repo, line)
+}
+
+fn bash_complete_in(inst: &Installed, cwd: &Path, line: &str) -> Vec<String> {
     let script = inst.env.root().join("bash-harness.sh");
     std::fs::write(&script, BASH_HARNESS).unwrap();
-    let mut cmd = inst.env.cmd("bash", &inst.env.repo);
+    let mut cmd = inst.env.cmd("bash", cwd);
     cmd.arg(&script).arg(line).env(
         "XDG_DATA_DIRS",
         format!("{}:/usr/local/share:/usr/share", inst.share().display()),
@@ -405,6 +450,25 @@ fn bash_completes_git_bullpen_through_gits_completion() {
         let line = format!("git bullpen {sub} al");
         assert_eq!(bash_complete(&inst, &line), ["alpha"], "{line}");
     }
+    for (rest, want, unwanted) in EXPECTED {
+        for line in [format!("git bullpen {rest}"), format!("git-bullpen {rest}")] {
+            assert_completes(&bash_complete(&inst, &line), want, unwanted, &line);
+        }
+    }
+    // `git -C <dir>`: the sessions of the repository there, from anywhere.
+    let repo = inst.env.repo.display().to_string();
+    for line in [
+        format!("git -C {repo} bullpen resume "),
+        format!("git -C {repo} bullpen stop "),
+    ] {
+        let got = bash_complete_in(&inst, &inst.env.root(), &line);
+        let want: &[&str] = if line.ends_with("stop ") {
+            &["gamma"]
+        } else {
+            &["alpha", "beta"]
+        };
+        assert_offers(&got, want, &line);
+    }
 }
 
 /// Drives zsh's completion in a pseudo-terminal (zpty) under `zsh -f` with
@@ -431,11 +495,15 @@ grep -v -- '--done--' $out
 "#;
 
 fn zsh_complete(inst: &Installed, line: &str) -> Vec<String> {
+    zsh_complete_in(inst, &inst.env.repo, line)
+}
+
+fn zsh_complete_in(inst: &Installed, cwd: &Path, line: &str) -> Vec<String> {
     let root = inst.env.root();
     let script = root.join("zsh-harness.zsh");
     std::fs::write(&script, ZSH_HARNESS).unwrap();
     let out = root.join("zsh-matches");
-    let mut cmd = inst.env.cmd("zsh", &inst.env.repo);
+    let mut cmd = inst.env.cmd("zsh", cwd);
     cmd.arg("-f")
         .arg(&script)
         .arg(inst.share().join("zsh/site-functions"))
@@ -462,10 +530,24 @@ fn zsh_completes_git_bullpen_under_zshs_own_git_completion() {
         let line = format!("git bullpen {sub} ");
         assert_offers(&zsh_complete(&inst, &line), &["alpha", "beta"], &line);
     }
+    for (rest, want, unwanted) in EXPECTED {
+        let line = format!("git bullpen {rest}");
+        assert_completes(&zsh_complete(&inst, &line), want, unwanted, &line);
+    }
+    let line = format!("git -C {} bullpen resume ", inst.env.repo.display());
+    assert_offers(
+        &zsh_complete_in(&inst, &inst.env.root(), &line),
+        &["alpha", "beta"],
+        &line,
+    );
 }
 
 fn fish_complete(inst: &Installed, line: &str) -> Vec<String> {
-    let mut cmd = inst.env.cmd("fish", &inst.env.repo);
+    fish_complete_in(inst, &inst.env.repo, line)
+}
+
+fn fish_complete_in(inst: &Installed, cwd: &Path, line: &str) -> Vec<String> {
+    let mut cmd = inst.env.cmd("fish", cwd);
     cmd.arg("-c").arg("complete -C $argv[1]").arg(line).env(
         "XDG_DATA_DIRS",
         format!("{}:/usr/local/share:/usr/share", inst.share().display()),
@@ -503,6 +585,17 @@ fn fish_completes_git_bullpen_and_git_dash_bullpen() {
             assert_offers(&fish_complete(&inst, &line), &["alpha", "beta"], &line);
         }
     }
+    for (rest, want, unwanted) in EXPECTED {
+        for line in [format!("git bullpen {rest}"), format!("git-bullpen {rest}")] {
+            assert_completes(&fish_complete(&inst, &line), want, unwanted, &line);
+        }
+    }
+    let line = format!("git -C {} bullpen resume ", inst.env.repo.display());
+    assert_offers(
+        &fish_complete_in(&inst, &inst.env.root(), &line),
+        &["alpha", "beta"],
+        &line,
+    );
     // Only for `git bullpen`: not for other git commands.
     for line in ["git log ", "git log bullpen "] {
         let got = fish_complete(&inst, line);
@@ -544,7 +637,8 @@ fn session_ids_complete_in_process_and_errors_stay_silent() {
     std::fs::create_dir_all(&outside).unwrap();
     let run = complete_raw(&env, &outside, &["git-bullpen", "ls", ""]).ok();
     assert_eq!(run.stderr, "");
-    assert!(!run.stdout.contains("alpha"), "{}", run.stdout);
+    assert_eq!(run.stdout, "", "no ids, and no options before a `-`");
+    let run = complete_raw(&env, &outside, &["git-bullpen", "ls", "--"]).ok();
     assert!(
         run.stdout.contains("--json"),
         "options still complete: {}",
@@ -619,4 +713,99 @@ fn help_version_and_usage_errors_read_like_git() {
         assert_eq!(run.code(), 129, "{args:?}: {}", run.stderr);
         assert!(run.stdout.is_empty(), "{args:?}: usage errors go to stderr");
     }
+}
+
+/// A fake `id` first on PATH, answering `id -u` with `uid`.
+fn fake_uid(env: &Env, uid: u32) -> PathBuf {
+    let dir = env.root().join(format!("fake-id-{uid}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = dir.join("id");
+    std::fs::write(
+        &id,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = -u ] && {{ echo {uid}; exit 0; }}\nexec /usr/bin/id \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    crate::support::make_executable(&id);
+    dir
+}
+
+#[test]
+fn without_a_prefix_install_says_which_it_chose() {
+    let env = Env::new();
+    let path = |first: &Path| format!("{}:{}", first.display(), std::env::var("PATH").unwrap());
+    // As a user: into ~/.local, and it says so.
+    let run: Run = env
+        .cmd("bash", &env.root())
+        .arg(install_sh())
+        .env("BULLPEN_INSTALL_BINARY", BIN)
+        .env("PATH", path(&fake_uid(&env, 1000)))
+        .output()
+        .unwrap()
+        .into();
+    let run = run.ok();
+    let local = env.home.join(".local");
+    assert_contains(
+        &run.stderr,
+        &format!(
+            "install.sh: no --prefix: using {}, the default (/usr/local when run as root)",
+            local.display()
+        ),
+    );
+    assert!(local.join("bin/git-bullpen").is_file());
+
+    // As root: into /usr/local, and it says so. Run as root of a user namespace
+    // of its own, with an empty tmpfs over /usr/local in a mount namespace of its
+    // own, so that nothing outside the test is written.
+    if which("unshare").is_none() {
+        return skip_or_fail("unshare (util-linux) is not installed");
+    }
+    let script = format!(
+        "mount -t tmpfs tmpfs /usr/local && exec bash '{}'",
+        install_sh().display()
+    );
+    let out = env
+        .cmd("unshare", &env.root())
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", &script])
+        .env("BULLPEN_INSTALL_BINARY", BIN)
+        .output()
+        .unwrap();
+    let run: Run = out.into();
+    if !run.status.success() && run.stderr.contains("unshare: ") {
+        return skip_or_fail(&format!("no user namespaces here: {}", run.stderr.trim()));
+    }
+    let run = run.ok();
+    assert_contains(
+        &run.stderr,
+        "install.sh: no --prefix: using /usr/local, the default when run as root (~/.local otherwise)",
+    );
+    assert_contains(&run.stderr, "installed git-bullpen");
+}
+
+#[test]
+fn the_release_build_ships_without_debug_info() {
+    // Debug info was 40 of the installed binary's 50 MB; the symbol table stays,
+    // so that a backtrace still names functions.
+    let toml =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let start = toml.find("[profile.release]").expect("a release profile");
+    let section = &toml[start + 1..];
+    let section = &section[..section.find("\n[").unwrap_or(section.len())];
+    let keys: Vec<&str> = section
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#') && l.contains('='))
+        .collect();
+    assert!(keys.contains(&"debug = false"), "{keys:?}");
+    assert!(keys.contains(&"strip = \"debuginfo\""), "{keys:?}");
+}
+
+#[test]
+fn agents_complete_from_the_built_ins_and_git_config() {
+    let env = Env::new();
+    env.git_out(&["config", "bullpen.agent.aider.command", "aider"]);
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "spawn", "--agent", ""]).ok();
+    assert_eq!(words(&run.stdout), ["aider", "claude", "codex"]);
+    assert_eq!(run.stderr, "");
 }

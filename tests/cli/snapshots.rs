@@ -15,7 +15,7 @@ use crate::support::Env;
 /// key (`repo-[KEY]`), pids (`pid [PID]`), object ids (`[OID]`), and the AGE
 /// cell of a table (`[AGE]`, which keeps the columns after it aligned among the
 /// rows, though no longer under their header).
-fn normalise(env: &Env, text: &str) -> String {
+pub(crate) fn normalise(env: &Env, text: &str) -> String {
     let text = text.replace(&env.root().display().to_string(), "[ROOT]");
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
@@ -45,24 +45,41 @@ fn normalise(env: &Env, text: &str) -> String {
     out.lines().map(age_cell).collect::<Vec<_>>().join("\n")
 }
 
-/// A table row's age cell (`42s`, `5m`, `3h`, `12d`, padded and followed by the
-/// two spaces between columns) as `[AGE]  `.
+/// A table cell that tells a time (`running 5m`, `exited 0 2h ago`: a word of
+/// digits and `s`, `m`, `h` or `d`) with the time as `[T]`, and its padding
+/// dropped: the cells after it keep their order and the two spaces between
+/// columns, though no longer their alignment under the header.
 fn age_cell(line: &str) -> String {
+    let is_time = |w: &str| {
+        w.len() >= 2
+            && w.ends_with(['s', 'm', 'h', 'd'])
+            && w[..w.len() - 1].bytes().all(|b| b.is_ascii_digit())
+    };
     let mut out = String::new();
     let mut rest = line;
-    while let Some(gap) = rest.find("  ") {
-        let cell = &rest[..gap];
-        let next = rest[gap..].trim_start_matches(' ');
-        let is_age = cell.len() >= 2
-            && cell.ends_with(['s', 'm', 'h', 'd'])
-            && cell[..cell.len() - 1].bytes().all(|b| b.is_ascii_digit());
-        match is_age {
-            true => out.push_str("[AGE]  "),
-            false => out.push_str(&rest[..rest.len() - next.len()]),
+    loop {
+        let (cell, next) = match rest.find("  ") {
+            Some(gap) => (&rest[..gap], Some(rest[gap..].trim_start_matches(' '))),
+            None => (rest, None),
+        };
+        let padded = &rest[..rest.len() - next.map_or(0, str::len)];
+        if cell.split(' ').any(is_time) {
+            let words: Vec<&str> = cell
+                .split(' ')
+                .map(|w| if is_time(w) { "[T]" } else { w })
+                .collect();
+            out.push_str(&words.join(" "));
+            if next.is_some() {
+                out.push_str("  ");
+            }
+        } else {
+            out.push_str(padded);
         }
-        rest = next;
+        match next {
+            Some(n) => rest = n,
+            None => break,
+        }
     }
-    out.push_str(rest);
     out
 }
 
@@ -118,14 +135,14 @@ fn the_normaliser_replaces_only_what_differs_between_machines() {
     let env = Env::new();
     let root = env.root().display().to_string();
     let text = format!(
-        "ID  AGE  WORKTREE\nx   9s   {root}/w/repo-0a1b2c3d/x\ny   12m  {root}/w/repo-0a1b2c3d/y\n\
-         pid 4242 at 0123abcdef, effaced (exit 3)"
+        "  ID  STATE        WORKTREE\n  x   running 9s   {root}/w/repo-0a1b2c3d/x\n\
+         * y   ready 12m ago  y\npid 4242 at 0123abcdef, effaced (exit 3) after 0.1s"
     );
     insta::assert_snapshot!(normalise(&env, &text), @r"
-    ID  AGE  WORKTREE
-    x   [AGE]  [ROOT]/w/repo-[KEY]/x
-    y   [AGE]  [ROOT]/w/repo-[KEY]/y
-    pid [PID] at [OID], effaced (exit 3)
+      ID  STATE        WORKTREE
+      x   running [T]  [ROOT]/w/repo-[KEY]/x
+    * y   ready [T] ago  y
+    pid [PID] at [OID], effaced (exit 3) after 0.1s
     ");
 }
 
@@ -166,18 +183,19 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     bullpen: session g-running on bullpen/g-running in [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
     bullpen: running in the background (pid [PID]); output: git bullpen logs g-running; end it: git bullpen stop g-running
     ");
-    insta::assert_snapshot!(show(&env, &["ls", "--all"]), @r"
+    insta::assert_snapshot!(show(&env, &["ls", "--all"]), @"
     $ git bullpen ls --all
     exit 0
     --- stdout
-    ID           STATE         BRANCH                      AGE  WORKTREE
-    a-done       exited 0      bullpen/a-done +1           [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-done
-    b-failed     exited 3      bullpen/b-failed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-failed
-    c-killed     exited sig15  bullpen/c-killed +0         [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/c-killed
-    d-missing    missing       bullpen/d-missing +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/d-missing
-    e-no-branch  missing       bullpen/e-no-branch (gone)  [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-no-branch
-    f-collected  collected     bullpen/f-collected +0      [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/f-collected
-    g-running    running       bullpen/g-running +0        [AGE]  [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
+      ID           STATE                       BRANCH  WORKTREE
+      a-done       exited 0 [T] ago  +1      a-done
+      b-failed     exited 3 [T] ago  +0      b-failed
+      c-killed     exited sig15 [T] ago  +0      c-killed
+      d-missing    missing [T] ago  +0      d-missing
+      e-no-branch  missing [T] ago  gone    e-no-branch
+      f-collected  collected [T] ago  +0      f-collected
+      g-running    running [T] (no output yet)  +0      g-running
+    worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
 }
 
@@ -284,7 +302,7 @@ fn refusals_and_errors() {
             &["resume", "f-outside", "--", "touch", "ran"],
             &["resume", "h-running", "--", "touch", "ran"],
             &["spawn", "d-taken", "--", "touch", "ran"],
-            &["spawn", "--bg", "g-no-command"],
+            &["attach", "d-taken"],
             &["logs", "d-taken"],
             &["stop", "d-taken"],
             &["stop", "nope"],
@@ -294,60 +312,60 @@ fn refusals_and_errors() {
             &["spawn", "Not-Valid", "--", "true"],
         ],
     );
-    insta::assert_snapshot!(table, @r#"
+    insta::assert_snapshot!(table, @"
     $ git bullpen resume a-file -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session a-file: [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-file is occupied by a regular file; bullpen runs a session only in its own worktree and leaves what is there alone
+    fatal: cannot resume session a-file: [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-file is occupied by a regular file; bullpen runs a session only in its own worktree and leaves what is there alone
     hint: move it aside, then resume again to recreate the worktree from bullpen/a-file
 
     $ git bullpen resume b-empty-dir -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session b-empty-dir: [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir is occupied by an empty directory; bullpen runs a session only in its own worktree and leaves what is there alone
+    fatal: cannot resume session b-empty-dir: [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir is occupied by an empty directory; bullpen runs a session only in its own worktree and leaves what is there alone
     hint: `rmdir [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir`, then resume again to recreate the worktree from bullpen/b-empty-dir
 
     $ git bullpen resume c-collected -- touch ran
     exit 3
     --- stderr
-    error: session c-collected was collected by `git bullpen gc` (its worktree was removed after its work was published); there is nothing to resume
+    fatal: session c-collected was collected (`git bullpen gc` or `rm` removed its worktree); there is nothing to resume
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/c-collected`
 
     $ git bullpen resume e-gone -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session e-gone: its worktree [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-gone is gone and so is its branch bullpen/e-gone; there is nothing to resume from
+    fatal: cannot resume session e-gone: its worktree [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-gone is gone and so is its branch bullpen/e-gone; there is nothing to resume from
     hint: the session's history is in `git log refs/bullpen/sessions/e-gone`
 
     $ git bullpen resume f-outside -- touch ran
     exit 3
     --- stderr
-    error: cannot resume session f-outside: its record says the worktree is [ROOT]/outside, which is not inside the worktree root [ROOT]/bullpen-home/worktrees/repo-[KEY]; records can arrive from a fetch or a hand edit, so bullpen does not act on that path
+    fatal: cannot resume session f-outside: its record says the worktree is [ROOT]/outside, which is not inside the worktree root [ROOT]/bullpen-home/worktrees/repo-[KEY]; records can arrive from a fetch or a hand edit, so bullpen does not act on that path
     hint: if the worktree root moved, point git config bullpen.worktreeRoot at the directory that holds f-outside's worktree
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/f-outside`
 
     $ git bullpen resume h-running -- touch ran
     exit 3
     --- stderr
-    error: session h-running is already running (pid [PID]); only one process per session
+    fatal: session h-running is already running (pid [PID]); only one process per session
     hint: wait for it, or end it with `git bullpen stop h-running`
 
     $ git bullpen spawn d-taken -- touch ran
     exit 3
     --- stderr
-    error: session id "d-taken" is already in use
+    fatal: session id 'd-taken' is already in use
     hint: see `git bullpen ls --all d-taken`; pick another id
 
-    $ git bullpen spawn --bg g-no-command
+    $ git bullpen attach d-taken
     exit 128
     --- stderr
-    error: spawn --bg needs a command
-    hint: give one after `--`, or set git config bullpen.command (a background run has no terminal for an interactive shell)
+    fatal: session d-taken is not running (exited, exit 0); there is nothing to attach to
+    hint: start it again in the background: git bullpen resume --bg d-taken; its output so far: git bullpen logs d-taken
 
     $ git bullpen logs d-taken
     exit 128
     --- stderr
-    error: session d-taken has no log (it would be [ROOT]/repo/.git/bullpen/logs/d-taken.log)
+    fatal: session d-taken has no log (it would be [ROOT]/repo/.git/bullpen/logs/d-taken.log)
     hint: only background runs (`git bullpen spawn --bg`) write one
 
     $ git bullpen stop d-taken
@@ -361,14 +379,194 @@ fn refusals_and_errors() {
     $ git bullpen resume nope
     exit 128
     --- stderr
-    error: no session named "nope"
+    fatal: no session named 'nope'
     hint: see `git bullpen ls --all` for the sessions there are
 
     $ git bullpen spawn Not-Valid -- true
     exit 129
     --- stderr
-    error: invalid value 'Not-Valid' for '[ID]': invalid session id "Not-Valid": it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no "..", not ending in ".lock" or ".")
+    error: invalid value 'Not-Valid' for '[ID]': invalid session id 'Not-Valid': it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no '..', not ending in '.lock' or '.')
 
     For more information, try '--help'.
+    ");
+}
+
+#[test]
+fn lifecycle_messages() {
+    let env = setup();
+    spawn_pushed(&env, "a-published", COMMIT);
+    env.spawn_sh("b-unpushed", COMMIT);
+    env.bullpen(&["spawn", "c-gone", "--", "sh", "-c", "exit 5"])
+        .fails();
+    std::fs::remove_dir_all(env.worktree_of("c-gone")).unwrap();
+    let table = show_all(
+        &env,
+        &[
+            &["rm", "b-unpushed"][..],
+            &["rm", "--dry-run", "--force", "b-unpushed"],
+            &["rm", "a-published"],
+            &["rm", "a-published"],
+            &["path", "a-published"],
+            &["path", "c-gone"],
+            &["path"],
+            &["wait", "c-gone"],
+            &["rm", "nope"],
+        ],
+    );
+    insta::assert_snapshot!(table, @"
+    $ git bullpen rm b-unpushed
+    exit 3
+    --- stdout
+    kept  b-unpushed: 1 commit not on any remote
+    --- stderr
+    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
+    hint: b-unpushed: `git bullpen rm --force b-unpushed` removes it anyway, discarding that work
+
+    $ git bullpen rm --dry-run --force b-unpushed
+    exit 0
+    --- stdout
+    would remove  b-unpushed: forced: discarded 1 commit not on any remote
+    --- stderr
+    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
+
+    $ git bullpen rm a-published
+    exit 0
+    --- stdout
+    removed  a-published: published (reachable from origin/bullpen/a-published), clean and idle
+
+    $ git bullpen rm a-published
+    exit 0
+    --- stdout
+    collected  a-published: already collected
+
+    $ git bullpen path a-published
+    exit 128
+    --- stderr
+    fatal: session a-published has no worktree to go to: it was collected (`git bullpen gc` or `rm` removed its worktree)
+    hint: to start again from its pushed branch: `git bullpen spawn <new-id> --base origin/bullpen/a-published`
+
+    $ git bullpen path c-gone
+    exit 128
+    --- stderr
+    fatal: session c-gone has no worktree to go to: [ROOT]/bullpen-home/worktrees/repo-[KEY]/c-gone does not exist
+    hint: `git bullpen resume c-gone` recreates it from bullpen/c-gone
+
+    $ git bullpen path
+    exit 129
+    --- stderr
+    error: no session id given, and [ROOT]/repo is not inside any session's worktree
+    hint: name one: git bullpen path <id> (`git bullpen ls` lists them)
+
+    $ git bullpen wait c-gone
+    exit 5
+
+    $ git bullpen rm nope
+    exit 128
+    --- stderr
+    fatal: no session named 'nope'
+    hint: see `git bullpen ls --all` for the sessions there are
+    ");
+}
+
+#[test]
+fn agent_and_ready_worktree_messages() {
+    let env = Env::new();
+    // Profiles whose forms run nothing, so the sessions are real without an agent.
+    env.git_out(&["config", "bullpen.agent.claude.command", "true"]);
+    env.git_out(&["config", "bullpen.agent.claude.resume", "false"]);
+    env.git_out(&["config", "bullpen.agent.mine.command", "true"]);
+    env.bullpen(&["spawn", "--agent", "claude", "a-agent"]).ok();
+    env.bullpen(&["spawn", "--agent", "claude", "b-forged"])
+        .ok();
+    env.edit_record("b-forged", |r| r["agent"] = "nosuch".into());
+    env.bullpen(&["spawn", "--agent", "claude", "c-args", "--", "--model", "x"])
+        .ok();
+    env.edit_record("c-args", |r| {
+        r["agent_args"] = serde_json::json!(["--yolo"])
+    });
+    env.bullpen(&["spawn", "--agent", "mine", "d-mine"]).ok();
+    env.bullpen(&["spawn", "e-plain", "--", "true"]).ok();
+    let table = show_all(
+        &env,
+        &[
+            &["resume", "a-agent"][..],
+            &["resume", "b-forged"],
+            &["resume", "c-args"],
+            &["resume", "d-mine"],
+            &["resume", "e-plain", "--fresh"],
+            &["spawn", "--agent", "nosuch", "f-new"],
+        ],
+    );
+    insta::assert_snapshot!(table, @r#"
+    $ git bullpen resume a-agent
+    exit 1
+    --- stderr
+    bullpen: resuming session a-agent on bullpen/a-agent in [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-agent: agent claude, continuing its conversation
+    hint: agent claude exited 1; if it had no conversation to continue in this worktree, start a new one: git bullpen resume a-agent --fresh
+
+    $ git bullpen resume b-forged
+    exit 3
+    --- stderr
+    fatal: not running agent 'nosuch' for session b-forged: its recorded agent or arguments are not what this machine recorded (agent 'claude'; the record may come from a fetch or a hand edit)
+    hint: name the command to run: git bullpen resume b-forged -- <command>
+
+    $ git bullpen resume c-args
+    exit 3
+    --- stderr
+    fatal: not running agent 'claude' with the arguments '--yolo' for session c-args: its recorded agent or arguments are not what this machine recorded (agent 'claude'; the record may come from a fetch or a hand edit)
+    hint: name the command to run: git bullpen resume c-args -- <command>
+
+    $ git bullpen resume d-mine
+    exit 3
+    --- stderr
+    fatal: cannot resume session d-mine, which runs agent 'mine'; nothing was run: agent 'mine' has no resume form on this machine: git config bullpen.agent.mine.resume is not set
+    hint: set it to how to continue its conversation: git config bullpen.agent.mine.resume '...'
+    hint: or start a new conversation: git bullpen resume d-mine --fresh
+
+    $ git bullpen resume e-plain --fresh
+    exit 129
+    --- stderr
+    error: session e-plain runs no agent: --fresh starts an agent's new conversation
+    hint: run its command again with `git bullpen resume e-plain`, or another one after `--`
+
+    $ git bullpen spawn --agent nosuch f-new
+    exit 128
+    --- stderr
+    fatal: no agent profile named 'nosuch' on this machine
+    hint: define one: git config bullpen.agent.nosuch.command '<how to start it>' and git config bullpen.agent.nosuch.resume '<how to continue its conversation>' (built in: claude, codex)
+
+    "#);
+
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n../secrets/*\n").unwrap();
+    let refused = show_all(&env, &[&["spawn", "g-include", "--", "true"][..]]);
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n").unwrap();
+    std::fs::write(env.repo.join(".gitignore"), ".env\n").unwrap();
+    std::fs::write(env.repo.join(".env"), "A=1\n").unwrap();
+    env.git_out(&["config", "--add", "bullpen.setup", "echo installing"]);
+    env.git_out(&[
+        "config",
+        "--add",
+        "bullpen.setup",
+        "echo 'npm ERR! missing script: ci' >&2; exit 1",
+    ]);
+    let setup = show_all(&env, &[&["spawn", "h-setup", "--", "true"][..]]);
+    insta::assert_snapshot!(format!("{refused}\n{setup}"), @r#"
+    $ git bullpen spawn g-include -- true
+    exit 3
+    --- stderr
+    fatal: [ROOT]/repo/.worktreeinclude:2: the pattern '../secrets/*' reaches outside the worktree; nothing was created
+    hint: patterns in .worktreeinclude name files inside the main worktree (gitignore syntax, relative to its top); remove the `..`
+
+    $ git bullpen spawn h-setup -- true
+    exit 128
+    --- stderr
+    bullpen: copied from the main worktree (.worktreeinclude): .env (1 file)
+    bullpen: setup 1/2: echo installing
+    installing
+    bullpen: setup 2/2: echo 'npm ERR! missing script: ci' >&2; exit 1
+    npm ERR! missing script: ci
+    fatal: session h-setup was not created; nothing of it is left: setup command `echo 'npm ERR! missing script: ci' >&2; exit 1` failed (exit 1) in [ROOT]/bullpen-home/worktrees/repo-[KEY]/h-setup
+    hint: fix it (git config --get-all bullpen.setup), or spawn with --no-setup to skip setup
+
     "#);
 }

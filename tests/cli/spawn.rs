@@ -202,7 +202,7 @@ fn an_id_in_use_is_refused_by_name() {
     env.bullpen(&["spawn", "dup", "--", "true"]).ok();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "dup", "--", "touch", "ran"]).fails();
-    assert_contains(&run.stderr, "\"dup\" is already in use");
+    assert_contains(&run.stderr, "'dup' is already in use");
     assert_eq!(env.snapshot(), before);
     assert!(!env.worktree_of("dup").join("ran").exists());
 }
@@ -288,7 +288,7 @@ fn no_git_on_path_fails_closed() {
         .unwrap();
     let run: Run = out.into();
     assert_eq!(run.code(), 128, "{}", run.stderr);
-    assert_contains(&run.stderr, "git executable not found");
+    assert_contains(&run.stderr, "git not found on PATH");
     assert!(!marker.exists());
     assert_eq!(env.snapshot(), before);
 }

@@ -182,6 +182,28 @@ impl Env {
         self.bullpen_in(&self.repo, args)
     }
 
+    /// `git <args>` in `cwd` with the tested `git-bullpen` on PATH, so that `git
+    /// bullpen ...` (and `git -c ... bullpen`, `git --git-dir=... bullpen`) runs it
+    /// the way git runs any external command.
+    pub fn git_bullpen(&self, cwd: &Path, args: &[&str]) -> Run {
+        let bin_dir = Path::new(BIN).parent().expect("the binary's directory");
+        let mut cmd = self.cmd("git", cwd);
+        let path = std::env::join_paths(
+            std::iter::once(bin_dir.to_path_buf()).chain(std::env::split_paths(
+                &cmd.get_envs()
+                    .find(|(k, _)| *k == "PATH")
+                    .and_then(|(_, v)| v.map(|v| v.to_os_string()))
+                    .unwrap_or_default(),
+            )),
+        )
+        .expect("PATH");
+        cmd.env("PATH", path)
+            .args(args)
+            .output()
+            .expect("run git")
+            .into()
+    }
+
     /// Session `id`, spawned to run `sh -c <script>` in its worktree, which must
     /// succeed; its worktree.
     pub fn spawn_sh(&self, id: &str, script: &str) -> PathBuf {

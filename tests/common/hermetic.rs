@@ -28,6 +28,15 @@ impl Dirs {
         for d in [&home, &bullpen_home] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
+        // XDG_RUNTIME_DIR, where background runs put their sockets: the
+        // user's own (mode 0700), as a login session provides it.
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(runtime_dir(&home))
+                .expect("mkdir");
+        }
         Dirs {
             tmp,
             root,
@@ -37,8 +46,14 @@ impl Dirs {
     }
 }
 
+/// The hermetic XDG_RUNTIME_DIR: `<home>/.run`.
+pub fn runtime_dir(home: &Path) -> PathBuf {
+    home.join(".run")
+}
+
 /// Clear `cmd`'s environment and give it the hermetic one: `path` as PATH,
-/// `home` as HOME (the XDG directories and the global git config inside it),
+/// `home` as HOME (the XDG directories, the runtime directory and the global
+/// git config inside it),
 /// `bullpen_home` as BULLPEN_HOME, fixed git identities, the C locale, UTC,
 /// `/bin/sh` as SHELL, no editor or pager, and stdin from /dev/null.
 pub fn apply<'c>(
@@ -54,6 +69,7 @@ pub fn apply<'c>(
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("XDG_RUNTIME_DIR", runtime_dir(home))
         .env("BULLPEN_HOME", bullpen_home)
         .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
         .env("GIT_CONFIG_NOSYSTEM", "1")

@@ -1,0 +1,182 @@
+//! Copying files into a new worktree: copy-on-write clones where the file
+//! system supports them (`reflink-copy`), plain copies elsewhere; never over
+//! an existing file, never through a symbolic link, permissions kept.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+/// What a copy left out, and why (for a warning).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub why: &'static str,
+}
+
+/// Copy the regular file `src` to `dst`, which must not exist (`AlreadyExists`
+/// otherwise): a clone (`FICLONE`) where the file system can, else a plain
+/// copy; the permission bits are `src`'s. A failed copy leaves no `dst`.
+pub fn copy_new(src: &Path, dst: &Path) -> io::Result<()> {
+    match reflink_copy::reflink(src, dst) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
+        // Not supported here (another file system, ext4, tmpfs, ...): copy.
+        Err(_) => {}
+    }
+    let mut from = fs::File::open(src)?;
+    let mode = from.metadata()?.permissions().mode() & 0o7777;
+    let mut to = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(dst)?;
+    let copied = io::copy(&mut from, &mut to)
+        // The umask applied at creation: set exactly the source's bits.
+        .and_then(|_| to.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| to.sync_all());
+    if let Err(e) = copied {
+        drop(to);
+        let _ = fs::remove_file(dst);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Copy `src` (a file, or a directory with everything in it) to `dst`. Existing
+/// files are left as they are, symbolic links and special files are not
+/// copied: each is reported in `skipped` (paths relative to `rel`). Directories
+/// get `src`'s permission bits.
+pub fn copy_entry(
+    src: &Path,
+    dst: &Path,
+    rel: &Path,
+    skipped: &mut Vec<Skipped>,
+) -> io::Result<usize> {
+    let meta = fs::symlink_metadata(src)?;
+    let kind = meta.file_type();
+    let skip = |why| Skipped {
+        path: rel.to_path_buf(),
+        why,
+    };
+    if kind.is_symlink() {
+        skipped.push(skip("it is a symbolic link"));
+        return Ok(0);
+    }
+    if kind.is_file() {
+        return match copy_new(src, dst) {
+            Ok(()) => Ok(1),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                skipped.push(skip("the new worktree has it already"));
+                Ok(0)
+            }
+            Err(e) => Err(e),
+        };
+    }
+    if !kind.is_dir() {
+        skipped.push(skip("it is not a regular file"));
+        return Ok(0);
+    }
+    match fs::symlink_metadata(dst) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            skipped.push(skip("the new worktree has something else there"));
+            return Ok(0);
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir(dst)?;
+            fs::set_permissions(dst, fs::Permissions::from_mode(meta.permissions().mode()))?;
+        }
+        Err(e) => return Err(e),
+    }
+    let mut n = 0;
+    let mut names: Vec<_> = fs::read_dir(src)?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<io::Result<_>>()?;
+    names.sort();
+    for name in names {
+        n += copy_entry(
+            &src.join(&name),
+            &dst.join(&name),
+            &rel.join(&name),
+            skipped,
+        )?;
+    }
+    Ok(n)
+}
+
+/// Pure: `rel` is a plain relative path (only normal components: no `..`, no
+/// root, no `.`), so that `root.join(rel)` stays below `root`.
+pub fn is_plain_relative(rel: &Path) -> bool {
+    rel.components().next().is_some() && rel.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// Whether every directory between `root` and `root/rel` (`root/rel` itself
+/// excluded) is a real directory: nothing on the way is a symbolic link (one
+/// could lead outside `root`). A missing directory on the way is created
+/// when `create` (with mode 0755 under the umask), else the answer is false.
+pub fn real_dirs_to(root: &Path, rel: &Path, create: bool) -> io::Result<bool> {
+    let Some(parent) = rel.parent() else {
+        return Ok(true);
+    };
+    let mut dir = root.to_path_buf();
+    for c in parent.components() {
+        dir.push(c);
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && create => fs::create_dir(&dir)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_relative_paths_stay_below_the_root() {
+        assert!(is_plain_relative(Path::new(".env")));
+        assert!(is_plain_relative(Path::new("config/local.yml")));
+        assert!(!is_plain_relative(Path::new("../x")));
+        assert!(!is_plain_relative(Path::new("a/../../x")));
+        assert!(!is_plain_relative(Path::new("/etc/passwd")));
+        assert!(!is_plain_relative(Path::new("")));
+    }
+
+    #[test]
+    fn a_copy_keeps_the_mode_and_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("run.sh");
+        fs::write(&src, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&src, fs::Permissions::from_mode(0o751)).unwrap();
+        let dst = dir.path().join("copy.sh");
+        copy_new(&src, &dst).unwrap();
+        assert_eq!(fs::read_to_string(&dst).unwrap(), "#!/bin/sh\n");
+        let mode = fs::metadata(&dst).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o751);
+        fs::write(&dst, "mine\n").unwrap();
+        let err = copy_new(&src, &dst).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&dst).unwrap(), "mine\n");
+    }
+
+    #[test]
+    fn a_tree_is_copied_without_its_symbolic_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        fs::create_dir_all(src.join("sub")).unwrap();
+        fs::write(src.join("sub/a"), "a").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", src.join("link")).unwrap();
+        let dst = dir.path().join("dst");
+        let mut skipped = Vec::new();
+        let n = copy_entry(&src, &dst, Path::new("src"), &mut skipped).unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(fs::read_to_string(dst.join("sub/a")).unwrap(), "a");
+        assert!(fs::symlink_metadata(dst.join("link")).is_err());
+        assert_eq!(skipped[0].path, Path::new("src/link"));
+    }
+}
