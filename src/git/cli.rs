@@ -186,22 +186,6 @@ impl Repo {
         }
     }
 
-    /// `git worktree remove --force <path>`: the removal `rm --force` asks for,
-    /// discarding modified and untracked files (once `--force`: a locked
-    /// worktree is still refused, and git never removes one with submodules).
-    pub fn worktree_remove_forced(&self, path: &Path) -> Result<()> {
-        self.run_git(
-            None,
-            &[
-                "worktree".as_ref(),
-                "remove".as_ref(),
-                "--force".as_ref(),
-                path.as_os_str(),
-            ],
-        )
-        .map(drop)
-    }
-
     /// The ignored files of the main worktree, as `git status --ignored` sees
     /// them: paths relative to its top, an ignored directory as one entry
     /// (`is_dir`), never a tracked file (`git ls-files --others --ignored
