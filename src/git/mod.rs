@@ -14,6 +14,7 @@
 
 mod admin;
 mod cli;
+mod content;
 mod env;
 mod history;
 mod nested;
@@ -34,8 +35,10 @@ use anyhow::{Context, Result};
 pub use crate::model::{Dirt, Oid};
 pub use admin::EntryRemoval;
 pub use cli::WorktreeRemoval;
+pub use content::{Content, ContentQuery, IntegrationRef};
 pub use env::GitEnv;
 pub use notes::NotesMerge;
+pub use status::{NestedTarget, StatusMap};
 
 use crate::model::Error;
 
