@@ -143,7 +143,7 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
     if let (Some((name, Form::Resume)), true) = (&chosen.agent, status != 0 && status < 128) {
         ctx.ui.hint(format!(
             "agent {name} exited {status}; if it had no conversation to continue in this \
-             worktree (it was on {}), start a new one: git bullpen resume {id} --fresh",
+             worktree (the session ran on {}), start a new one: git bullpen resume {id} --fresh",
             r.host
         ));
     }

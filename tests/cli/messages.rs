@@ -574,6 +574,30 @@ fn messages_of_push_fetch_and_remote_resume() {
         laptop(case(&env, &["resume", "origin/x", "--", "true"])),
         laptop(case(&env, &["resume", "origin/x", "--as", "y"])),
         case(&env, &["resume", "x", "--as", "y"]),
+        laptop(case(&env, &["resume", "origin/x", "--as", "y", "--fresh"])),
+    ]);
+    // Agent sessions: this machine's profile, never extra arguments from the record.
+    git(
+        &env,
+        &env.repo,
+        &["config", "bullpen.agent.fake.command", "true"],
+    );
+    git(
+        &env,
+        &env.repo,
+        &["config", "bullpen.agent.fake.resume", "false"],
+    );
+    let agents = table(&[
+        laptop(case(
+            &env,
+            &["spawn", "--agent", "fake", "a1", "--", "--flag"],
+        )),
+        laptop(case(&env, &["spawn", "--agent", "fake", "a2"])),
+        laptop(case(&env, &["push", "origin", "a1", "a2"])),
+        laptop(case(&env, &["fetch"])),
+        laptop(case(&env, &["ls", "--remote", "a1", "a2"])),
+        laptop(case(&env, &["resume", "origin/a1", "--as", "b1"])),
+        laptop(case(&env, &["resume", "origin/a2", "--as", "b2"])),
     ]);
     git(
         &env,
@@ -591,7 +615,7 @@ fn messages_of_push_fetch_and_remote_resume() {
             &["resume", "origin/x", "--as", "z", "--", "true"],
         )),
     ]);
-    insta::assert_snapshot!(format!("{before_remote}\n{shown}\n{single_branch}"), @"
+    insta::assert_snapshot!(format!("{before_remote}\n{shown}\n{agents}\n{single_branch}"), @"
     $ git bullpen fetch
     exit 128
     --- stderr
@@ -654,10 +678,47 @@ fn messages_of_push_fetch_and_remote_resume() {
     exit 129
     --- stderr
     error: --as is for continuing a fetched session: resume <remote>/<id> --as <new-id>
+    $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as y --fresh
+    exit 129
+    --- stderr
+    error: origin/x runs no agent: --fresh starts an agent's new conversation
+    hint: name the command: git bullpen resume origin/x -- <command>
+    $ BULLPEN_HOSTNAME=laptop git bullpen spawn --agent fake a1 -- --flag
+    exit 0
+    --- stderr
+    bullpen: session a1 on bullpen/a1 in [ROOT]/bullpen-home/worktrees/repo-[KEY]/a1 (agent fake)
+    $ BULLPEN_HOSTNAME=laptop git bullpen spawn --agent fake a2
+    exit 0
+    --- stderr
+    bullpen: session a2 on bullpen/a2 in [ROOT]/bullpen-home/worktrees/repo-[KEY]/a2 (agent fake)
+    $ BULLPEN_HOSTNAME=laptop git bullpen push origin a1 a2
+    exit 0
+    --- stderr
+    bullpen: pushed to origin: a1 (record, branch), a2 (record, branch)
     $ BULLPEN_HOSTNAME=laptop git bullpen fetch
     exit 0
     --- stderr
-    bullpen: sessions from origin: 1 unchanged
+    bullpen: sessions from origin: 3 unchanged
+    $ BULLPEN_HOSTNAME=laptop git bullpen ls --remote a1 a2
+    exit 0
+    --- stdout
+      ID         AGENT  STATE                                          BRANCH
+      origin/a1  fake   exited 0 on laptop (this clone), as of [T] ago  +0
+      origin/a2  fake   exited 0 on laptop (this clone), as of [T] ago  +0
+    $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/a1 --as b1
+    exit 3
+    --- stderr
+    fatal: not running agent 'fake' with the arguments '--flag' for session origin/a1: its agent's extra arguments were not recorded on this machine (the record may come from a fetch or a hand edit)
+    hint: name the command to run: git bullpen resume origin/a1 -- <command>
+    $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/a2 --as b2
+    exit 1
+    --- stderr
+    bullpen: session b2 continues origin/a2 (last on laptop) on bullpen/b2, tracking origin/bullpen/a2, in [ROOT]/bullpen-home/worktrees/repo-[KEY]/b2: agent fake, continuing its conversation
+    hint: agent fake exited 1; if it had no conversation to continue in this worktree (the session ran on laptop), start a new one: git bullpen resume b2 --fresh
+    $ BULLPEN_HOSTNAME=laptop git bullpen fetch
+    exit 0
+    --- stderr
+    bullpen: sessions from origin: 3 unchanged
     hint: origin's fetch refspecs do not bring its bullpen/* branches (a single-branch clone?): to continue its sessions here, `git config --add remote.origin.fetch '+refs/heads/bullpen/*:refs/remotes/origin/bullpen/*'`
     $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as z -- true
     exit 128
