@@ -191,6 +191,28 @@ impl Repo {
         .map(drop)
     }
 
+    /// Remove the configuration of `branch` (`branch.<branch>.*` in the
+    /// repository's own config: the upstream `git worktree add --track` wrote),
+    /// for a branch that was just deleted; nothing when it has none.
+    pub fn remove_branch_config(&self, branch: &str) -> Result<()> {
+        let section = format!("branch.{branch}");
+        let args: Vec<&std::ffi::OsStr> = ["config", "--local", "--remove-section", &section]
+            .into_iter()
+            .map(std::ffi::OsStr::new)
+            .collect();
+        let output = self.run_git_output(None, &args, &[], None)?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.success() || stderr.contains("no such section") {
+            return Ok(());
+        }
+        Err(GitFailed {
+            argv: argv_of(&args),
+            code: output.status.code(),
+            stderr: stderr.trim_end().to_owned(),
+        }
+        .into())
+    }
+
     /// `git worktree add <path> <branch>`: a worktree for an existing branch.
     pub fn worktree_add_existing(&self, path: &Path, branch: &str) -> Result<()> {
         self.run_git(

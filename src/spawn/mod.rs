@@ -412,11 +412,19 @@ fn undo_worktree(ctx: &Ctx, branch_ref: &str, path: &Path, base: Oid) {
     undo::undo_failed_add(ctx, path);
     if let Ok(Some(tip)) = ctx.repo.ref_target(branch_ref) {
         if tip == base {
-            if let Err(e) = ctx
+            match ctx
                 .repo
                 .delete_ref(branch_ref, tip, "bullpen: spawn failed")
             {
-                ctx.ui.warn(format!("could not delete {branch_ref}: {e:#}"));
+                Err(e) => ctx.ui.warn(format!("could not delete {branch_ref}: {e:#}")),
+                // A branch made to track a remote's (`resume <remote>/<id>`)
+                // has its upstream in the config: it goes with the branch.
+                Ok(()) => {
+                    let branch = branch_ref.strip_prefix("refs/heads/").unwrap_or(branch_ref);
+                    if let Err(e) = ctx.repo.remove_branch_config(branch) {
+                        ctx.ui.warn(format!("{e:#}"));
+                    }
+                }
             }
         }
     }

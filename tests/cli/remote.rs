@@ -1299,3 +1299,44 @@ fn a_remote_that_dropped_notes_never_drops_them_here() {
         "{text}"
     );
 }
+
+/// `resume <remote>/<id>` fails closed as spawn does: a setup command that
+/// fails leaves no record, branch, worktree, local proof, or the branch's
+/// upstream configuration (`git worktree add --track` wrote it).
+#[test]
+fn a_remote_resume_that_fails_leaves_nothing_behind() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    a.bullpen(env, &args(&["spawn", "x"], &commit("a1", "a1")))
+        .ok();
+    a.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["fetch"]).ok();
+    b.git_out(env, &["config", "bullpen.setup", "false"]);
+    let before = (
+        b.git_out(env, &["for-each-ref"]),
+        b.git_out(env, &["worktree", "list", "--porcelain"]),
+        b.git_out(env, &["config", "--list", "--local"]),
+    );
+    let run = b.bullpen(env, &["resume", "origin/x", "--", "true"]);
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "session x was not created; nothing of it is left",
+    );
+    assert_eq!(
+        before,
+        (
+            b.git_out(env, &["for-each-ref"]),
+            b.git_out(env, &["worktree", "list", "--porcelain"]),
+            b.git_out(env, &["config", "--list", "--local"]),
+        )
+    );
+    assert!(!b.dir.join(".git/bullpen/local/x").exists());
+    // --no-setup: it is made, tracking the remote's branch.
+    b.bullpen(env, &["resume", "origin/x", "--no-setup", "--", "true"])
+        .ok();
+    assert_eq!(
+        b.git_out(env, &["config", "branch.bullpen/x.merge"]),
+        "refs/heads/bullpen/x"
+    );
+}
