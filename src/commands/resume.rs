@@ -71,8 +71,8 @@ given after --, which becomes the new session's own. With nothing after --, a se
 whose record names an agent runs this machine's profile of that agent (its resume form \
 if it ran there, its start form with --fresh), as for any session from elsewhere only \
 when the record gives the agent no extra arguments; any other is refused, saying what \
-to type. Never the command, path, process or arguments of the other machine's record. \
-.worktreeinclude and bullpen.setup apply to the new worktree as in spawn (--no-setup \
+to type. The command, path, process and arguments in the other machine's record are \
+never used. .worktreeinclude and bullpen.setup apply to the new worktree as in spawn (--no-setup \
 skips setup). An id already used here is refused: pick another with --as <new-id>.";
 
 /// Run a command again in a session's worktree (recreated if it was deleted).
@@ -98,7 +98,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "command")]
     pub fresh: bool,
 
-    /// Do not run the bullpen.setup commands in a worktree that resume recreates.
+    /// Do not run the bullpen.setup commands in a worktree that resume recreates
+    /// (or makes, for <remote>/<id>).
     #[arg(long)]
     pub no_setup: bool,
 
