@@ -215,7 +215,9 @@ fn records_here() -> Vec<Record> {
 
 fn records_in(cwd: &Path) -> anyhow::Result<(Repo, Vec<Record>)> {
     let repo = Repo::discover(cwd)?;
-    let (stored, _unreadable) = store::load_all(&repo)?;
+    // `ls`'s cache of records, read (never written) here.
+    let mut cache = crate::git::cache::ObjectCache::open(&repo);
+    let (stored, _unreadable) = store::load_all_cached(&repo, &mut cache)?;
     Ok((repo, stored.into_iter().map(|s| s.record).collect()))
 }
 

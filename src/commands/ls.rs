@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::context::Ctx;
+use crate::git::cache::ObjectCache;
 use crate::ls::{rows, sessions, table::render_table, table::View};
 use crate::model::{time, SessionId};
 use crate::ui::Ui;
@@ -83,8 +84,17 @@ pub struct Args {
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let ctx = Ctx::discover_records(cwd, ui)?;
-    let (sessions, hidden) = sessions(&ctx, &args.ids, args.all)?;
-    let rows = rows(&ctx, &sessions, cwd, args.status);
+    // What the records and branches say, kept between listings (see
+    // `git::cache`); only a full listing rewrites it, with what it used.
+    let mut cache = if args.ids.is_empty() {
+        ObjectCache::open(&ctx.repo)
+    } else {
+        ObjectCache::none()
+    };
+    let (sessions, hidden) = sessions(&ctx, &args.ids, args.all, &mut cache)?;
+    let rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+    // A cache that cannot be written is only read from the objects next time.
+    let _ = cache.save();
     if args.json {
         ui.write_json(&rows)?;
     } else {

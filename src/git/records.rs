@@ -131,6 +131,27 @@ impl Repo {
         Ok(out)
     }
 
+    /// Every ref whose full name starts with `prefix`, with the object it names
+    /// directly (no object is read: a ref naming a tag or a blob is listed as
+    /// it is, and fails where its commit is read). Symbolic refs are left out.
+    pub fn ref_targets_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Oid)>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .with_context(|| format!("could not list refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let reference = reference
+                .map_err(|err| anyhow::anyhow!("{err}"))
+                .with_context(|| format!("could not read a ref under {prefix}"))?;
+            if let gix::refs::TargetRef::Object(id) = reference.target() {
+                out.push((reference.name().as_bstr().to_string(), oid(id)));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The content of file `path` in the tree of `commit`, `None` when absent.
     pub fn read_file_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
         let commit_obj = self

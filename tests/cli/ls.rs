@@ -419,3 +419,48 @@ fn ls_status_looks_only_into_the_sessions_own_worktrees() {
     assert_eq!(json[0]["untracked"], serde_json::Value::Null, "{}", json[0]);
     assert_eq!(json[0]["modified"], serde_json::Value::Null);
 }
+
+/// `ls` keeps what it read from objects in `<common>/bullpen/cache/ls`, keyed
+/// by object ids (issue 17): a record that changed, or a branch that moved, is
+/// read anew, never taken from the cache.
+#[test]
+fn ls_shows_what_records_and_branches_say_now_not_what_it_cached() {
+    let env = Env::new();
+    let wt = env.spawn_sh("demo", "git commit -q --allow-empty -m one");
+    let first = env.ls_json();
+    assert_eq!(first[0]["ahead"], 1);
+    assert!(env.repo.join(".git/bullpen/cache/ls").is_file());
+
+    env.edit_record("demo", |r| r["host"] = "elsewhere".into());
+    env.git(&wt, &["commit", "-q", "--allow-empty", "-m", "two"])
+        .ok();
+    let now = env.ls_json();
+    assert_eq!(now[0]["host"], "elsewhere", "{now}");
+    assert_eq!(now[0]["ahead"], 2, "{now}");
+}
+
+/// A cache file that is damaged, cut short or of another version is not read
+/// at all: `ls` says what the objects say, and rewrites it.
+#[test]
+fn a_damaged_ls_cache_is_ignored_and_rewritten() {
+    let env = Env::new();
+    env.spawn_sh("demo", "git commit -q --allow-empty -m one");
+    let want = env.bullpen(&["ls", "--json"]).ok().stdout;
+    let cache = env.repo.join(".git/bullpen/cache/ls");
+    let good = std::fs::read_to_string(&cache).unwrap();
+    // An entry that says otherwise, in a file that is cut short (no `end`
+    // line), or that claims one line too many: none of it is believed.
+    let forged = good.replace("\"host\":\"", "\"host\":\"forged-");
+    assert_ne!(forged, good);
+    let cut = forged.rsplit_once("end ").unwrap().0.to_owned();
+    let miscounted = forged.replace("end 2", "end 3");
+    for damaged in [cut.as_str(), miscounted.as_str(), "garbage", ""] {
+        std::fs::write(&cache, damaged).unwrap();
+        assert_eq!(env.bullpen(&["ls", "--json"]).ok().stdout, want);
+        assert_eq!(std::fs::read_to_string(&cache).unwrap(), good);
+    }
+    // The whole forged file is believed (it is only a cache of what the
+    // records say, as trusted as they are): proof the cache is what ls reads.
+    std::fs::write(&cache, &forged).unwrap();
+    assert_contains(&env.bullpen(&["ls", "--json"]).ok().stdout, "forged-");
+}
