@@ -106,6 +106,10 @@ pub struct Ui {
     color: Cell<bool>,
     /// How wide a line of a table may be (`ls`): `None` for as wide as it takes.
     width: Option<usize>,
+    /// stderr is a terminal: progress is drawn there.
+    err_terminal: bool,
+    /// The progress bar being drawn, if any: lines on stderr go above it.
+    bar: RefCell<Option<indicatif::ProgressBar>>,
 }
 
 impl Ui {
@@ -123,6 +127,7 @@ impl Ui {
         ui.terminal = Terminal::stdout();
         ui.color.set(decide_color(option, None, None, ui.terminal));
         ui.width = stdout_width();
+        ui.err_terminal = std::io::stderr().is_terminal();
         ui
     }
 
@@ -135,6 +140,8 @@ impl Ui {
             terminal: Terminal::default(),
             color: Cell::new(color),
             width: None,
+            err_terminal: false,
+            bar: RefCell::new(None),
         }
     }
 
@@ -154,6 +161,28 @@ impl Ui {
         self.color
             .set(decide_color(self.option, bullpen, ui, self.terminal));
         Ok(())
+    }
+
+    /// Progress over `total` items on stderr when it is a terminal (a bar,
+    /// with the item at hand); nothing otherwise: the report says the rest.
+    pub fn progress(&self, total: u64, what: &str) -> Progress<'_> {
+        if !self.err_terminal || total == 0 {
+            return Progress {
+                ui: self,
+                on: false,
+            };
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+            "{what} {{bar:30}} {{pos}}/{{len}} {{elapsed}} {{wide_msg}}"
+        )) {
+            bar.set_style(style);
+        }
+        *self.bar.borrow_mut() = Some(bar);
+        Progress { ui: self, on: true }
     }
 
     /// A Ui that writes into buffers (for tests): (ui, stdout, stderr).
@@ -183,9 +212,15 @@ impl Ui {
     /// A line on stderr. A stderr that cannot be written to has nowhere to
     /// report that either: the line is dropped.
     fn line(&self, prefix: &str, msg: impl Display) {
-        let mut err = self.err.borrow_mut();
-        let _ = writeln!(err, "{prefix}{msg}");
-        let _ = err.flush();
+        let write = || {
+            let mut err = self.err.borrow_mut();
+            let _ = writeln!(err, "{prefix}{msg}");
+            let _ = err.flush();
+        };
+        match self.bar.borrow().as_ref() {
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
     }
 
     /// Progress and information: `bullpen: ...`.
@@ -236,6 +271,58 @@ impl Ui {
     /// Push out what is buffered for stdout.
     pub fn flush(&self) -> Result<()> {
         self.out().flush().context("cannot write to stdout")
+    }
+}
+
+/// A progress display from [`Ui::progress`]; does nothing when there is none.
+pub struct Progress<'a> {
+    ui: &'a Ui,
+    on: bool,
+}
+
+impl Progress<'_> {
+    fn with(&self, f: impl FnOnce(&indicatif::ProgressBar)) {
+        if self.on {
+            if let Some(bar) = self.ui.bar.borrow().as_ref() {
+                f(bar);
+            }
+        }
+    }
+
+    /// The item at hand.
+    pub fn working_on(&self, what: &str) {
+        self.with(|b| b.set_message(what.to_owned()));
+    }
+
+    /// One more item done.
+    pub fn done(&self) {
+        self.with(|b| b.inc(1));
+    }
+
+    /// Run `f` with the bar out of the way (it prints to stderr itself).
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        let bar = self.ui.bar.borrow_mut().take();
+        let r = match &bar {
+            Some(b) => b.suspend(f),
+            None => f(),
+        };
+        *self.ui.bar.borrow_mut() = bar;
+        r
+    }
+
+    /// Clear the bar: what follows is the report.
+    pub fn finish(&self) {
+        if self.on {
+            if let Some(bar) = self.ui.bar.borrow_mut().take() {
+                bar.finish_and_clear();
+            }
+        }
+    }
+}
+
+impl Drop for Progress<'_> {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 

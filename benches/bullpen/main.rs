@@ -11,17 +11,21 @@
 //! Options (after `--`, or as environment variables):
 //!   --quick        BULLPEN_BENCH_QUICK=1   N = 10, 100; 2,000-file repo; 3 runs
 //!   --runs <k>     BULLPEN_BENCH_RUNS=k    samples per measurement
-//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready,attach
+//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready,attach,removal,content,real
 //!                                          (comma-separated)
 //!   --max-n <n>    BULLPEN_BENCH_MAX_N=n   largest N for the scaling fixture
 //!                                          (issue 17's targets: 10000)
 //!   --keep         BULLPEN_BENCH_KEEP=1    keep the temp dir (for profiling)
+//!   BULLPEN_BENCH_REAL_REPO=<dir>          a clone or bare mirror of a real repository
+//!                                          for the `real` section (peak memory of gc)
+//!   BULLPEN_BENCH_REAL_N=<n>               its sessions (default 200; quick: 12)
 //!
 //! `cargo test` does not build this target; `cargo test --all-targets` runs its
 //! main without `--bench`, which returns at once (see `main`).
 
 mod env;
 mod fixtures;
+mod gc;
 #[path = "../../tests/common/hermetic.rs"]
 mod hermetic;
 mod measure;
@@ -59,6 +63,7 @@ struct Config {
     runs_attach: usize,
     only: Option<Vec<String>>,
     keep: bool,
+    gc: gc::GcConfig,
 }
 
 impl Config {
@@ -100,6 +105,22 @@ impl Config {
             only: value("--only", "BULLPEN_BENCH_ONLY")
                 .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect()),
             keep: flag("--keep", "BULLPEN_BENCH_KEEP"),
+            gc: gc::GcConfig {
+                removal_ns: if quick { vec![100] } else { vec![100, 1000] },
+                removal_files: 2_000,
+                runs_removal: r(3),
+                content_n: if quick { 200 } else { 1000 },
+                content_merged: if quick { 20 } else { 100 },
+                runs_content: r(5),
+                real_repo: std::env::var_os("BULLPEN_BENCH_REAL_REPO")
+                    .filter(|v| !v.is_empty())
+                    .map(std::path::PathBuf::from),
+                real_n: std::env::var("BULLPEN_BENCH_REAL_N")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(if quick { 12 } else { 200 }),
+                runs_real: r(3),
+            },
         }
     }
 
@@ -202,6 +223,17 @@ fn main() {
                         .into(),
                 );
             }
+        }
+    }
+    if gc_ok {
+        if cfg.wants("content") {
+            gc::bench_content(&env, &cfg.gc, &errlog, &mut report);
+        }
+        if cfg.wants("removal") {
+            gc::bench_removal(&env, &cfg.gc, &errlog, &mut report);
+        }
+        if cfg.wants("real") {
+            gc::bench_real(&env, &cfg.gc, &errlog, &mut report);
         }
     }
     if cfg.wants("ready") {

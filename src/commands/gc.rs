@@ -16,7 +16,11 @@ use crate::ui::Ui;
 const AFTER_LONG_HELP: &str = "\
 A session's worktree is removed only when all of these hold, each checked again \
 right before removal:
-  published  the tip of bullpen/<id> is reachable from a refs/remotes/* ref
+  published  the tip of bullpen/<id> is reachable from a refs/remotes/* ref; or,
+             by content, merging the tip into an integration ref would change
+             nothing (git's three-way merge from their merge base gives the ref's
+             tree) at the ref's tip or at a commit of its first-parent history
+             since the session forked: squash merges, rebase merges, cherry-picks
   clean      no modified, deleted, staged or untracked files (ignored files do not
              count, unless a .gitignore that is not in the index hides them), and no
              edit under skip-worktree or assume-unchanged
@@ -28,8 +32,26 @@ right before removal:
   unlocked   the worktree is not locked (git worktree lock)
   ours       a registered worktree of this repository, strictly inside the worktree
              root, with HEAD on bullpen/<id>
-Then its local branch is deleted (its commits are on a remote) and the record becomes \
+Then its local branch is deleted (its work is on a remote) and the record becomes \
 `collected` (see `git bullpen ls --all`); the notes stay.
+
+The integration refs are each remote's default branch (the target of \
+refs/remotes/<remote>/HEAD; where that is not set, <remote>/main, else \
+<remote>/master) and the remote-tracking refs named by git config \
+bullpen.gc.integrationRef (multi-valued, globs allowed, short or full names; an \
+empty value drops the refs before it, the defaults included). gc names its evidence: \
+`reachable from origin/bullpen/x`, `squash-merged into origin/main as 1a2b3c4` (one \
+commit of the ref brought in all of the session's changes), `rebased onto origin/main \
+(2 commits, the last 1a2b3c4)` (several did), with `(changed there since)` or \
+`(reverted there since)` when the ref's tip no longer holds the changes as merged. A \
+session only partly there is kept: `3 commits not on any remote (2 of 3 commits' \
+changes are on origin/main)`; so is one whose changes conflict with the ref, and one \
+whose commits change no file. Where both the session and the ref changed a file, git \
+decides: `git merge-tree --write-tree`, into a temporary object directory it deletes. \
+When gc collects a session the evidence stays: `bullpen-published: ...` in the \
+provenance note of its tip (`git log --notes=bullpen`), the subject of the record's \
+last commit, and `published` in its session.json; commits on the branch without a \
+provenance note get one first.
 
 gc also repairs leftovers: the worktree entries of sessions whose directory vanished \
 are removed, each by itself (never `git worktree prune`: anyone else's entry, a \
@@ -40,23 +62,35 @@ worktree are removed when they hold no work (e.g. only a dangling .git file) and
 reported otherwise; sessions whose worktree is gone are collected when their branch \
 is published, reported and kept otherwise. A teardown that a late writer interrupted, \
 or that git was killed in, is finished by a later gc when what is left holds nothing \
-new. When `git worktree remove` refuses for a reason of its own, the worktree is kept \
-and git quoted. Last, a real run runs `git gc --auto`: bullpen's records \
-are loose objects that nothing else packs, and many of them slow down `ls`.
+new. A directory a late writer brings back right after git removed it is reported \
+degraded, and removed by a later gc when it holds nothing. When `git worktree remove` \
+refuses for a reason of its own, the worktree is kept and git quoted. Last, a real run \
+runs `git gc --auto`: bullpen's records are loose objects that nothing else packs, and \
+many of them slow down `ls`.
 
-Everything is reported: removed, collected, pruned, kept (with the reason) or \
-degraded (with what to do). gc exits 1 when anything degraded, after handling \
+Records of collected sessions are deleted once collected longer ago than git config \
+bullpen.gc.expire (default 90.days.ago; never, now, 2.weeks, 2026-01-01, as \
+gc.reflogExpire), with their logs and local state, where the branch and the worktree \
+are gone; the provenance notes stay.
+
+Everything is reported: removed (with what went with it that was not work: `and 3 \
+ignored files, 80 KiB`), collected, pruned, kept (with every reason that keeps it), \
+expired or degraded (with what to do). gc exits 1 when anything degraded, after handling \
 everything else; 0 otherwise. Processes of other users, and protected ones, cannot \
-be inspected without privileges and are not considered.
+be inspected without privileges and are not considered. On a terminal, gc shows its \
+progress on stderr.
 
 --dry-run changes nothing (with --fetch it still fetches) and prints what gc would do. \
 --json prints an array of objects with the stable keys kind (session, worktree-entry, \
-orphan, record), id, action (removed, collected, pruned, kept, degraded), reason, \
-worktree, branch, hint, dry_run.
+orphan, record), id, action (removed, collected, pruned, kept, degraded, expired), \
+reason, \
+worktree, branch, hint, dry_run, published (null, or how, ref, commit, since, \
+description) and ignored (null, or files, bytes).
 
 Examples:
   git bullpen gc --dry-run
   git bullpen gc --fetch --wait 30
+  git config --add bullpen.gc.integrationRef 'origin/release/*'
   git bullpen gc --json | jq -r '.[] | select(.action == \"kept\") | .reason'";
 
 /// Remove worktrees of sessions that are published, clean and idle.

@@ -82,6 +82,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         branch: Some(s.record.id.branch()),
         hint: None,
         dry_run: args.dry_run,
+        published: None,
+        ignored: None,
     }));
     // In the order given.
     entries.sort_by_key(|e| {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::facts::{created_here_at, gather_sessions, key, orphan_facts};
+use super::facts::{created_here_at, key, orphan_facts, Depth, Gatherer};
 use super::plan::{
     self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
     Via,
@@ -18,10 +18,13 @@ use super::teardown::{self, Target};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::{DotGit, EntryRemoval};
-use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, RECORD_PREFIX};
-use crate::model::{time, Oid, Record, SessionId, State};
+use crate::model::config::GC_EXPIRE;
+use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, NOTES_REF, PUBLISHED_KEY, RECORD_PREFIX};
+use crate::model::usage::Busy;
+use crate::model::{time, Error, Evidence, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::local::Local;
 
 /// The hint for an entry left for the next gc because of `e`: what the error
 /// itself says to do (a stale lock: git's advice), else to run gc again.
@@ -44,27 +47,43 @@ pub struct Options {
 }
 
 /// `rm`: gc's rules, executor and teardown for these sessions only (no
-/// leftovers, no sweep); with `force`, unpublished commits and uncommitted
-/// changes do not keep a session (`plan::plan_forced`), everything else does.
-/// The report, in the order given.
+/// leftovers, no sweep, no expiry); with `force`, unpublished commits and
+/// uncommitted changes do not keep a session (`plan::plan_forced`), everything
+/// else does. The report, in the order given.
 pub fn remove_sessions(
     ctx: &Ctx,
     sessions: Vec<Stored>,
     dry_run: bool,
     force: bool,
 ) -> Result<Vec<Entry>> {
+    let mode = Mode::Rm { force };
     let mut gc = Gc {
         ctx,
+        gather: Gatherer::new(ctx, mode.planner())?,
         dry_run,
         deadline: Instant::now(),
         waiting: false,
-        mode: Mode::Rm { force },
+        mode,
+        seen_busy: HashSet::new(),
+        noted: HashSet::new(),
+        unwatched: Vec::new(),
+        expire: time::Expire::Never,
+        expire_value: String::new(),
     };
     gc.sessions(sessions)
 }
 
 /// Decide and act for every session and leftover; the report, in order.
 pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
+    let expire_value = ctx
+        .repo
+        .config_string(GC_EXPIRE)
+        .unwrap_or_else(|| time::DEFAULT_EXPIRE.to_owned());
+    let expire = time::parse_expire(&expire_value, time::now_unix()).map_err(|why| {
+        Error::failed(format!("{GC_EXPIRE}: {why}")).hint(format!(
+            "set it with `git config {GC_EXPIRE} 90.days.ago` (or never)"
+        ))
+    })?;
     if !opts.dry_run {
         // Temporary indexes of gcs that were killed (each file names its gc's pid).
         if let Err(e) = ctx.repo.sweep_temp_indexes(procfs::pid_exists) {
@@ -75,21 +94,39 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<Vec<Entry>> {
     }
     let mut gc = Gc {
         ctx,
+        gather: Gatherer::new(ctx, Mode::Gc.planner())?,
         dry_run: opts.dry_run,
         deadline: Instant::now() + opts.wait,
         waiting: opts.wait > Duration::ZERO && !opts.dry_run,
         mode: Mode::Gc,
+        seen_busy: HashSet::new(),
+        noted: HashSet::new(),
+        unwatched: Vec::new(),
+        expire,
+        expire_value,
     };
     gc.all()
 }
 
 struct Gc<'a> {
     ctx: &'a Ctx<'a>,
+    gather: Gatherer<'a>,
     dry_run: bool,
     deadline: Instant,
     /// `--wait` given (and not a dry run).
     waiting: bool,
     mode: Mode,
+    /// Sessions whose directory a `/proc` scan of this gc found in use: only
+    /// there is a removal watched for a late writer.
+    seen_busy: HashSet<SessionId>,
+    /// Branch tips whose notes (evidence, provenance) this gc has written.
+    noted: HashSet<Oid>,
+    /// Worktrees git removed that nobody was seen using: looked at once more
+    /// after all removals (one wait for a late writer, not one per removal).
+    unwatched: Vec<(SessionId, PathBuf)>,
+    /// `bullpen.gc.expire`, read and as written.
+    expire: time::Expire,
+    expire_value: String,
 }
 
 /// Who runs the executor.
@@ -102,9 +139,19 @@ enum Mode {
     },
 }
 
+impl Mode {
+    /// The plan for one session: gc's, or what `rm --force` may discard.
+    fn planner(self) -> fn(&SessionFacts) -> Decision {
+        match self {
+            Mode::Rm { force: true } => plan::plan_forced,
+            _ => plan::plan_session,
+        }
+    }
+}
+
 /// What handling one session came to.
 enum Step {
-    Done(Entry),
+    Done(Box<Entry>),
     /// Busy, and `--wait` still has time: look again later.
     Defer,
 }
@@ -124,6 +171,8 @@ impl Gc<'_> {
                 branch: None,
                 hint: Some(format!("inspect it with `git log -p {}`", u.refname)),
                 dry_run: self.dry_run,
+                published: None,
+                ignored: None,
             });
         }
         let (collected, live): (Vec<Stored>, Vec<Stored>) = records
@@ -134,15 +183,91 @@ impl Gc<'_> {
             .chain(&live)
             .map(|s| s.record.id.clone())
             .collect();
-        let collected: Vec<PathBuf> = collected
+        let collected_paths: Vec<PathBuf> = collected
             .iter()
             .map(|s| PathBuf::from(&s.record.worktree))
             .collect();
 
         entries.extend(self.admin_entries(&ids)?);
-        entries.extend(self.orphans(&live, &collected)?);
+        entries.extend(self.orphans(&live, &collected_paths)?);
         entries.extend(self.sessions(live)?);
+        entries.extend(self.expired(&collected)?);
         Ok(entries)
+    }
+
+    // ----- bounded history -----
+
+    /// Collected records older than `bullpen.gc.expire` go, with their logs and
+    /// local state; their provenance notes stay. Only where the branch and the
+    /// worktree are gone (a record marked collected by hand over live work is
+    /// left alone). Under the lock: the local state goes before the record, so
+    /// that a spawn reusing the id (refused while the record exists) never
+    /// loses the local state it writes.
+    fn expired(&self, collected: &[Stored]) -> Result<Vec<Entry>> {
+        let time::Expire::Before(horizon) = self.expire else {
+            return Ok(Vec::new());
+        };
+        let repo = &self.ctx.repo;
+        let mut due = Vec::new();
+        for s in collected {
+            let r = &s.record;
+            let Some(at) = time::parse_rfc3339(&r.updated_at) else {
+                continue;
+            };
+            if at >= horizon
+                || repo.ref_target(&r.id.branch_ref())?.is_some()
+                || Path::new(&r.worktree).symlink_metadata().is_ok()
+            {
+                continue;
+            }
+            due.push((s, at));
+        }
+        if due.is_empty() {
+            return Ok(Vec::new());
+        }
+        let _lock = if self.dry_run {
+            None
+        } else {
+            Some(Lock::acquire(&self.ctx.layout.lock_path())?)
+        };
+        let mut out = Vec::new();
+        for (s, at) in due {
+            let r = &s.record;
+            let date = time::rfc3339(at).get(..10).unwrap_or_default().to_owned();
+            let mut e = self.entry(
+                "record",
+                Some(r),
+                Action::Expired,
+                format!(
+                    "collected {date}, before {GC_EXPIRE} ({}): its record, log and local state \
+                     go; its notes stay",
+                    self.expire_value
+                ),
+            );
+            if !self.dry_run {
+                if let Err(why) = self.expire_one(s) {
+                    e.action = Action::Degraded;
+                    e.reason = format!("could not expire its record: {why}");
+                    e.hint = Some("run `git bullpen gc` again".to_owned());
+                }
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    fn expire_one(&self, s: &Stored) -> std::result::Result<(), String> {
+        let id = &s.record.id;
+        let log = self.ctx.layout.log_path(id);
+        match std::fs::remove_file(&log) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove {}: {e}", log.display())),
+        }
+        Local::of(&self.ctx.layout, id)
+            .remove()
+            .map_err(|e| format!("{e:#}"))?;
+        store::delete(&self.ctx.repo, s, "bullpen: gc: expired").map_err(|e| format!("{e:#}"))
     }
 
     fn entry(
@@ -161,6 +286,8 @@ impl Gc<'_> {
             branch: s.map(|r| r.id.branch()),
             hint: None,
             dry_run: self.dry_run,
+            published: None,
+            ignored: None,
         }
     }
 
@@ -171,11 +298,33 @@ impl Gc<'_> {
         let mut done: HashMap<SessionId, Entry> = HashMap::new();
         let mut pending = live;
         let mut announced = false;
+        // A real gc leaves the status of what it may remove to the re-check
+        // under the lock right before the removal: computed once, there.
+        let depth = if self.dry_run {
+            Depth::Whole
+        } else {
+            Depth::LeaveRemovable
+        };
+        let progress = self.ctx.ui.progress(pending.len() as u64, "gc");
         while !pending.is_empty() {
             let waiting = self.waiting && Instant::now() < self.deadline;
-            let facts = gather_sessions(self.ctx, &pending, self.planner())?;
+            let facts = self.gather.all(&pending, depth)?;
+            for (stored, f) in pending.iter().zip(&facts) {
+                if let Ok(f) = f {
+                    if matches!(f.busy, Busy::InUse(_)) {
+                        self.seen_busy.insert(stored.record.id.clone());
+                    }
+                }
+            }
+            // One notes commit for all that gc may remove. Not for `rm`: the
+            // few it names get theirs right before removal (`finish`), so a
+            // refusal changes nothing.
+            if !self.dry_run && self.mode == Mode::Gc {
+                self.note_where_work_went(&pending, &facts);
+            }
             let mut deferred = Vec::new();
             for (stored, facts) in pending.into_iter().zip(facts) {
+                progress.working_on(stored.record.id.as_str());
                 let step = match facts {
                     Err(e) => self.kept(
                         &stored.record,
@@ -186,20 +335,29 @@ impl Gc<'_> {
                         if waiting && decision.is_waitable() {
                             Step::Defer
                         } else if self.dry_run {
-                            Step::Done(self.planned(&stored.record, &decision, &f))
+                            Step::Done(Box::new(self.planned(&stored.record, &f, &decision)))
                         } else {
                             match decision {
-                                Decision::Keep(_) if !idle_note(&f, &decision) => {
-                                    Step::Done(self.planned(&stored.record, &decision, &f))
+                                Decision::Keep(_)
+                                    if !idle_note(&f, &decision)
+                                        && !decision.needs_status()
+                                        && !decision.needs_nested() =>
+                                {
+                                    Step::Done(Box::new(self.planned(
+                                        &stored.record,
+                                        &f,
+                                        &decision,
+                                    )))
                                 }
-                                _ => self.execute(&stored, waiting),
+                                _ => self.execute(&stored, &f, waiting),
                             }
                         }
                     }
                 };
                 match step {
                     Step::Done(e) => {
-                        done.insert(stored.record.id.clone(), e);
+                        progress.done();
+                        done.insert(stored.record.id.clone(), *e);
                     }
                     Step::Defer => deferred.push(stored),
                 }
@@ -208,44 +366,166 @@ impl Gc<'_> {
                 break;
             }
             if !announced {
-                self.ctx.ui.info(format!(
-                    "waiting up to {}s for {} busy session(s) to become idle",
-                    self.deadline
-                        .saturating_duration_since(Instant::now())
-                        .as_secs_f32()
-                        .ceil(),
-                    deferred.len()
-                ));
+                progress.suspend(|| {
+                    self.ctx.ui.info(format!(
+                        "waiting up to {}s for {} busy session(s) to become idle",
+                        self.deadline
+                            .saturating_duration_since(Instant::now())
+                            .as_secs_f32()
+                            .ceil(),
+                        deferred.len()
+                    ))
+                });
                 announced = true;
             }
             std::thread::sleep(POLL.min(self.deadline.saturating_duration_since(Instant::now())));
             pending = deferred;
         }
+        progress.finish();
+        self.look_again(&mut done);
         Ok(order.iter().filter_map(|id| done.remove(id)).collect())
+    }
+
+    /// A late writer (a watcher, a test runner left behind) can bring a removed
+    /// directory back right after git deleted it. Removals nobody was seen
+    /// near are not watched one by one: once they are all done, gc waits a
+    /// moment and looks at them all. One that came back holds what the writer
+    /// wrote, not the worktree (git removed its `.git` and its entry): it is
+    /// reported degraded and left where it is, and a later gc removes it when
+    /// it holds nothing (as any leftover in the worktree root) and reports it
+    /// otherwise.
+    fn look_again(&mut self, done: &mut HashMap<SessionId, Entry>) {
+        if self.unwatched.is_empty() {
+            return;
+        }
+        std::thread::sleep(teardown::SETTLE);
+        for (id, path) in std::mem::take(&mut self.unwatched) {
+            if path.symlink_metadata().is_err() {
+                continue;
+            }
+            if let Some(e) = done.get_mut(&id) {
+                e.action = Action::Degraded;
+                e.reason = format!(
+                    "{}; but its directory came back right after git removed it (a process \
+                     writes into it)",
+                    e.reason
+                );
+                e.hint = Some(teardown::hint(&path));
+            }
+        }
+    }
+
+    /// Before anything is removed: in the notes of each branch gc is about to
+    /// delete (or may, once its status is known), where the work went (the
+    /// evidence, on its tip) and, on each commit of the branch that has no
+    /// provenance note yet (made by a process the command left behind), one. In
+    /// one notes commit; a text a note already holds is not added again. A
+    /// failure is a warning: the evidence also goes into the record.
+    fn note_where_work_went(&mut self, sessions: &[Stored], facts: &[Result<SessionFacts>]) {
+        let mut notes: Vec<(Oid, String)> = Vec::new();
+        let mut tips = Vec::new();
+        for (s, f) in sessions.iter().zip(facts) {
+            let Ok(f) = f else { continue };
+            let d = self.decide(f);
+            let likely = matches!(d, Decision::Remove { .. } | Decision::Collect { .. })
+                || d.needs_status()
+                || d.needs_nested();
+            let Some(tip) = f
+                .branch_state
+                .tip()
+                .filter(|t| likely && !self.noted.contains(t))
+            else {
+                continue;
+            };
+            match self.notes_for(&s.record, tip, f.branch_state.evidence()) {
+                Ok(n) => {
+                    notes.extend(n);
+                    tips.push(tip);
+                }
+                Err(e) => self
+                    .ctx
+                    .ui
+                    .warn(format!("{}: cannot read its notes: {e:#}", s.record.id)),
+            }
+        }
+        if notes.is_empty() {
+            self.noted.extend(tips);
+            return;
+        }
+        let n = tips.len();
+        match self.ctx.repo.add_notes_unless_there(
+            NOTES_REF,
+            &notes,
+            &format!("bullpen: gc notes where the work of {n} session(s) went"),
+        ) {
+            Ok(()) => self.noted.extend(tips),
+            Err(e) => self.ctx.ui.warn(format!(
+                "could not write the notes on where the work went ({NOTES_REF}): {e:#}"
+            )),
+        }
+    }
+
+    /// The notes for one session about to be collected: a provenance note on
+    /// each commit of its branch (since its base) that has none, and the
+    /// evidence on its tip. One text per commit.
+    fn notes_for(
+        &self,
+        r: &Record,
+        tip: Oid,
+        evidence: Option<&Evidence>,
+    ) -> Result<Vec<(Oid, String)>> {
+        let repo = &self.ctx.repo;
+        let mut hidden = Vec::new();
+        if let Ok(base) = r.base.parse::<Oid>() {
+            hidden.push(base);
+        }
+        let commits = repo.commits_between(tip, &hidden)?;
+        let bare = repo.without_note(NOTES_REF, &commits)?;
+        let mut out: Vec<(Oid, String)> = bare
+            .iter()
+            .map(|c| {
+                (
+                    *c,
+                    format!(
+                        "bullpen-session: {}\nbullpen-found-by: gc (on the branch, but no run of the \
+                         session recorded it: made by a process the command left behind?)\n",
+                        r.id
+                    ),
+                )
+            })
+            .collect();
+        if let Some(e) = evidence {
+            let line = format!("bullpen-published: {}\n", e.full_words());
+            match out.iter_mut().find(|(c, _)| *c == tip) {
+                Some((_, text)) => {
+                    text.push('\n');
+                    text.push_str(&line);
+                }
+                None => out.push((tip, line)),
+            }
+        }
+        Ok(out)
     }
 
     /// A session left for the next gc: what happened, and what to do.
     fn degraded(&self, r: &Record, what: impl Into<String>, hint: impl Into<String>) -> Step {
         let mut e = self.entry("session", Some(r), Action::Degraded, what.into());
         e.hint = Some(hint.into());
-        Step::Done(e)
+        Step::Done(Box::new(e))
     }
 
     /// A session kept, and why.
     fn kept(&self, r: &Record, reason: impl Into<String>) -> Step {
-        Step::Done(self.entry("session", Some(r), Action::Kept, reason.into()))
-    }
-
-    /// The plan for one session: gc's, or what `rm --force` may discard.
-    fn planner(&self) -> fn(&SessionFacts) -> Decision {
-        match self.mode {
-            Mode::Rm { force: true } => plan::plan_forced,
-            _ => plan::plan_session,
-        }
+        Step::Done(Box::new(self.entry(
+            "session",
+            Some(r),
+            Action::Kept,
+            reason.into(),
+        )))
     }
 
     fn decide(&self, f: &SessionFacts) -> Decision {
-        self.planner()(f)
+        self.mode.planner()(f)
     }
 
     /// `rm --force`: what the removal discards (work gc would have kept).
@@ -264,19 +544,20 @@ impl Gc<'_> {
     }
 
     /// The entry for a decision as planned (dry run, or a kept session).
-    fn planned(&self, r: &Record, d: &Decision, f: &SessionFacts) -> Entry {
-        match d {
+    fn planned(&self, r: &Record, f: &SessionFacts, d: &Decision) -> Entry {
+        let evidence = f.branch_state.evidence();
+        let mut e = match d {
             Decision::Remove { via, .. } => self.entry(
                 "session",
                 Some(r),
                 Action::Removed,
-                self.discarded(f, removed_reason(*via)),
+                self.discarded(f, removed_reason(*via, evidence, f.ignored.as_ref())),
             ),
             Decision::Collect { tip } => self.entry(
                 "session",
                 Some(r),
                 Action::Collected,
-                self.discarded(f, collected_reason(*tip)),
+                self.discarded(f, collected_reason(*tip, evidence)),
             ),
             Decision::Keep(reasons) => {
                 let mut e = self.entry(
@@ -294,12 +575,17 @@ impl Gc<'_> {
                 }
                 e
             }
+        };
+        e.published = evidence.cloned();
+        if e.action != Action::Kept {
+            e.ignored = f.ignored.filter(|i| i.files > 0);
         }
+        e
     }
 
     /// Remove or collect one session: under the repository lock, with every fact
     /// gathered again and the plan asked again right before anything is removed.
-    fn execute(&self, stored: &Stored, waiting: bool) -> Step {
+    fn execute(&mut self, stored: &Stored, before: &SessionFacts, waiting: bool) -> Step {
         let repo = &self.ctx.repo;
         let id = &stored.record.id;
         let _lock = match Lock::acquire(&self.ctx.layout.lock_path()) {
@@ -328,24 +614,15 @@ impl Gc<'_> {
             }
         };
         if fresh.record.state == State::Collected {
-            return Step::Done(self.entry(
+            return Step::Done(Box::new(self.entry(
                 "session",
                 Some(&fresh.record),
                 Action::Collected,
                 "collected by another gc meanwhile".to_owned(),
-            ));
+            )));
         }
-        let facts = match gather_sessions(self.ctx, std::slice::from_ref(&fresh), self.planner()) {
-            Ok(mut v) => match v.pop() {
-                Some(Ok(f)) => f,
-                Some(Err(e)) => {
-                    return self.kept(
-                        &fresh.record,
-                        format!("cannot tell what state it is in: {e:#}"),
-                    )
-                }
-                None => return self.kept(&fresh.record, "no facts gathered".to_owned()),
-            },
+        let mut facts = match self.gather.recheck(&fresh, before) {
+            Ok(f) => f,
             Err(e) => {
                 return self.kept(
                     &fresh.record,
@@ -353,6 +630,7 @@ impl Gc<'_> {
                 )
             }
         };
+        self.gather.complete(&mut facts);
         let decision = self.decide(&facts);
         match decision {
             Decision::Keep(_) if waiting && decision.is_waitable() => Step::Defer,
@@ -369,9 +647,11 @@ impl Gc<'_> {
                         r.id
                     ));
                 }
-                Step::Done(self.planned(r, &decision, &facts))
+                Step::Done(Box::new(self.planned(r, &facts, &decision)))
             }
-            Decision::Keep(_) => Step::Done(self.planned(&fresh.record, &decision, &facts)),
+            Decision::Keep(_) => {
+                Step::Done(Box::new(self.planned(&fresh.record, &facts, &decision)))
+            }
             Decision::Collect { tip } => {
                 if let Some(reg) = facts.registration.as_ref().filter(|r| !r.locked) {
                     // Exactly the session's own entry, registered for its path
@@ -398,14 +678,15 @@ impl Gc<'_> {
                         }
                     }
                 }
-                let reason = self.discarded(&facts, collected_reason(tip));
-                self.finish(fresh, tip, Action::Collected, reason)
+                let reason =
+                    self.discarded(&facts, collected_reason(tip, facts.branch_state.evidence()));
+                self.finish(fresh, &facts, tip, Action::Collected, reason)
             }
             Decision::Remove { via, tip } => self.remove(fresh, &facts, via, tip),
         }
     }
 
-    fn remove(&self, fresh: Stored, facts: &SessionFacts, via: Via, tip: Oid) -> Step {
+    fn remove(&mut self, fresh: Stored, facts: &SessionFacts, via: Via, tip: Oid) -> Step {
         let repo = &self.ctx.repo;
         let admin_id = match (via, &facts.registration, &facts.link, &facts.marker) {
             (Via::GitWorktreeRemove, Some(reg), _, _) => reg.admin_id.clone(),
@@ -453,33 +734,38 @@ impl Gc<'_> {
             }
         };
         let path = PathBuf::from(&stored.record.worktree);
-        let reason = self.discarded(facts, removed_reason(via));
-        // `rm --force` lets git discard the changes (`git worktree remove
-        // --force`); whatever git leaves is taken down as gc would.
-        let forced = self.mode == (Mode::Rm { force: true })
-            && via == Via::GitWorktreeRemove
-            && repo.worktree_remove_forced(&path).is_ok()
-            && path.symlink_metadata().is_err();
-        let outcome = if forced {
-            teardown::Outcome::Removed { notes: Vec::new() }
-        } else {
-            teardown::remove_worktree(
-                repo,
-                &crate::trust::session_layout(&self.ctx.layout, &stored.record),
-                &Target {
-                    path: &path,
-                    admin_id: &admin_id,
-                    via,
-                    tip,
-                },
-            )
-        };
+        let watch = self.seen_busy.contains(&stored.record.id);
+        // `rm --force` too: the teardown removes with `git worktree remove
+        // --force` once the plan (here, the forced one) let it.
+        let outcome = teardown::remove_worktree(
+            repo,
+            &crate::trust::session_layout(&self.ctx.layout, &stored.record),
+            &Target {
+                path: &path,
+                admin_id: &admin_id,
+                via,
+                tip,
+                watch,
+            },
+        );
         match outcome {
             teardown::Outcome::Removed { notes } => {
+                if notes.is_empty() && !watch && via == Via::GitWorktreeRemove {
+                    self.unwatched
+                        .push((stored.record.id.clone(), path.clone()));
+                }
                 for n in notes {
                     self.ctx.ui.info(format!("{}: {n}", stored.record.id));
                 }
-                self.finish(stored, Some(tip), Action::Removed, reason)
+                let reason = self.discarded(
+                    facts,
+                    removed_reason(via, facts.branch_state.evidence(), facts.ignored.as_ref()),
+                );
+                let mut step = self.finish(stored, facts, Some(tip), Action::Removed, reason);
+                if let Step::Done(e) = &mut step {
+                    e.ignored = facts.ignored.filter(|i| i.files > 0);
+                }
+                step
             }
             teardown::Outcome::Kept(why) => {
                 // The worktree is whole: nothing for a later gc to finish, and the
@@ -502,10 +788,36 @@ impl Gc<'_> {
 
     /// After the worktree is gone: delete the branch if it still points at
     /// `tip` (compare-and-swap), then mark the record collected.
-    fn finish(&self, stored: Stored, tip: Option<Oid>, action: Action, reason: String) -> Step {
+    fn finish(
+        &mut self,
+        stored: Stored,
+        facts: &SessionFacts,
+        tip: Option<Oid>,
+        action: Action,
+        reason: String,
+    ) -> Step {
         let repo = &self.ctx.repo;
         let r = &stored.record;
         let branch_ref = r.id.branch_ref();
+        let evidence = facts.branch_state.evidence().cloned();
+        if let Some(tip) = tip.filter(|t| !self.noted.contains(t)) {
+            // The branch moved since the notes were written (or they could not be).
+            match self.notes_for(r, tip, evidence.as_ref()).and_then(|n| {
+                repo.add_notes_unless_there(
+                    NOTES_REF,
+                    &n,
+                    &format!("bullpen: gc notes where the work of session {} went", r.id),
+                )
+            }) {
+                Ok(()) => {
+                    self.noted.insert(tip);
+                }
+                Err(e) => self.ctx.ui.warn(format!(
+                    "{}: could not note where its work went ({NOTES_REF}): {e:#}",
+                    r.id
+                )),
+            }
+        }
         if let Some(tip) = tip {
             if let Err(e) = repo.delete_ref(&branch_ref, tip, "bullpen: gc") {
                 match repo.ref_target(&branch_ref) {
@@ -526,7 +838,7 @@ impl Gc<'_> {
                         } else {
                             action
                         };
-                        return Step::Done(self.entry(
+                        return Step::Done(Box::new(self.entry(
                             "session",
                             Some(r),
                             action,
@@ -534,7 +846,7 @@ impl Gc<'_> {
                                 "{reason}; but {} moved to {now} during gc, so the branch and the record were kept",
                                 r.id.branch()
                             ),
-                        ));
+                        )));
                     }
                     _ => {
                         return self.degraded(
@@ -549,11 +861,34 @@ impl Gc<'_> {
                 }
             }
         }
-        match store::update(repo, &stored, "collected", |rec| {
+        // The evidence stays in the record's last commit: its subject, and
+        // `published` in its session.json.
+        let event = match &evidence {
+            Some(e) => format!("collected: {}", e.full_words()),
+            None => "collected".to_owned(),
+        };
+        let published = evidence.as_ref().map(|e| {
+            serde_json::json!({
+                "how": e.how(),
+                "ref": e.on(),
+                "commit": e.commit().map(|c| c.to_string()),
+                "tip": tip.map(|t| t.to_string()),
+                "description": e.full_words(),
+                "at": time::now_rfc3339(),
+            })
+        });
+        match store::update(repo, &stored, &event, |rec| {
             rec.state = State::Collected;
             rec.extra.remove(MARKER_KEY);
+            if let Some(p) = &published {
+                rec.extra.insert(PUBLISHED_KEY.to_owned(), p.clone());
+            }
         }) {
-            Ok(_) => Step::Done(self.entry("session", Some(r), action, reason)),
+            Ok(_) => {
+                let mut e = self.entry("session", Some(r), action, reason);
+                e.published = evidence;
+                Step::Done(Box::new(e))
+            }
             Err(e) => self.degraded(
                 r,
                 format!(
@@ -620,6 +955,8 @@ impl Gc<'_> {
                 branch: session.as_ref().map(|s| s.branch()),
                 hint: None,
                 dry_run: self.dry_run,
+                published: None,
+                ignored: None,
             };
             match (plan::plan_admin_entry(f), session) {
                 (AdminDecision::NotOurs, _) => continue,
@@ -701,6 +1038,8 @@ impl Gc<'_> {
                 branch: None,
                 hint: None,
                 dry_run: self.dry_run,
+                published: None,
+                ignored: None,
             };
             match decision {
                 OrphanDecision::Keep(why) => e.reason = why,

@@ -1,7 +1,9 @@
 //! The facts `gc` decides on, gathered from git, the file system and `/proc`
 //! (see [`super::plan`] for the decisions). For many sessions at once: one
-//! publish walk, one `/proc` scan, registered worktrees indexed once, and status
-//! (the costly fact) only where it decides, on a few threads.
+//! publish walk, one proof of content for the sessions it does not settle, one
+//! `/proc` scan, registered worktrees indexed once, and status (the costly fact)
+//! on a few threads. Right before a removal, [`Gatherer::recheck`] reads again
+//! only what can change cheaply for that one session.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,12 +16,15 @@ use super::plan::{
 };
 use crate::context::Ctx;
 use crate::git::store::Stored;
-use crate::git::{DotGit, Worktree};
+use crate::git::{
+    Content, ContentQuery, DotGit, IntegrationRef, NestedTarget, StatusMap, Worktree,
+};
 use crate::model::command::quoted;
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
-use crate::model::usage::Busy;
-use crate::model::{Oid, Record, SessionId, State};
+use crate::model::process::{same_process, Group};
+use crate::model::usage::{Busy, User};
+use crate::model::{Evidence, Oid, Process, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::paths;
 use crate::sys::procfs::{self, Scan};
@@ -70,118 +75,483 @@ fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
     (lexical, canonical)
 }
 
-/// Gather the facts of these sessions: one publish walk for all of them, one
-/// `/proc` scan for all their directories, a status per trusted worktree.
-/// `plan` decides where the costly facts (status, nested repositories) are
-/// needed: gc's plan, or `rm --force`'s.
-pub(crate) fn gather_sessions(
-    ctx: &Ctx,
-    sessions: &[Stored],
+/// What one gc gathers once and uses for every session: the places a path
+/// must never be, the remote-tracking refs and the integration refs.
+pub(crate) struct Gatherer<'a> {
+    ctx: &'a Ctx<'a>,
+    /// Where the costly facts (status, nested repositories) are needed: as gc's
+    /// plan says, or `rm --force`'s.
     plan: fn(&SessionFacts) -> plan::Decision,
-) -> Result<Vec<Result<SessionFacts>>> {
-    let repo = &ctx.repo;
-    let worktrees = repo.worktrees()?;
-    let known = Known::new(&worktrees);
-    let (lexical, canonical) = place_paths(ctx, &ctx.layout.worktree_root);
-    let tips: Vec<Result<Option<Oid>>> = sessions
-        .iter()
-        .map(|s| repo.ref_target(&s.record.id.branch_ref()))
-        .collect();
-    let all_tips: Vec<Oid> = tips
-        .iter()
-        .filter_map(|t| t.as_ref().ok().copied().flatten())
-        .collect();
-    let unpublished = repo.unpublished(&all_tips)?;
-    let unpublished_tips: Vec<Oid> = unpublished.iter().copied().collect();
-    let ahead = match repo.commits_not_on_remotes(&unpublished_tips) {
-        Ok(a) => a,
-        Err(e) => {
-            ctx.ui
-                .warn(format!("cannot count unpublished commits: {e:#}"));
-            HashMap::new()
-        }
-    };
+    lexical: PlacePaths,
+    canonical: PlacePaths,
+    /// Remote-tracking refs by the commit they point at (short names).
+    remote_at: HashMap<Oid, Vec<String>>,
+    /// `(short name, tip)` of every remote-tracking ref.
+    remote_refs: Vec<(String, Oid)>,
+    integration: Vec<IntegrationRef>,
+    /// Whether the refs the proof of content looks at were named on stderr.
+    named: std::cell::Cell<bool>,
+}
 
-    let mut partial = Vec::with_capacity(sessions.len());
-    for (s, tip) in sessions.iter().zip(tips) {
-        partial.push(tip.and_then(|tip| {
+/// How much [`Gatherer::all`] computes before any decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// Everything, for every session (a dry run, `rm`'s report).
+    Whole,
+    /// Everything, except the status and nested repositories of sessions that
+    /// nothing else keeps: a real gc computes those right before removing, under
+    /// the lock, once ([`Gatherer::complete`]).
+    LeaveRemovable,
+}
+
+impl<'a> Gatherer<'a> {
+    /// Read the remote-tracking refs and the integration refs once; what
+    /// people should hear about them (a `bullpen.gc.integrationRef` that
+    /// matches nothing) goes to stderr now.
+    pub(crate) fn new(
+        ctx: &'a Ctx<'a>,
+        plan: fn(&SessionFacts) -> plan::Decision,
+    ) -> Result<Gatherer<'a>> {
+        let (lexical, canonical) = place_paths(ctx, &ctx.layout.worktree_root);
+        let short = |n: &str| n.strip_prefix("refs/remotes/").unwrap_or(n).to_owned();
+        let remote_refs: Vec<(String, Oid)> = ctx
+            .repo
+            .remote_refs()?
+            .into_iter()
+            .map(|(n, o)| (short(&n), o))
+            .collect();
+        let mut remote_at: HashMap<Oid, Vec<String>> = HashMap::new();
+        for (n, o) in &remote_refs {
+            remote_at.entry(*o).or_default().push(n.clone());
+        }
+        let (integration, notes) = match ctx.repo.integration_refs() {
+            Ok(found) => found,
+            Err(e) => (
+                Vec::new(),
+                vec![format!(
+                    "cannot tell which refs sessions are merged into, so none is looked at: {e:#}"
+                )],
+            ),
+        };
+        for n in notes {
+            ctx.ui.warn(n);
+        }
+        Ok(Gatherer {
+            ctx,
+            plan,
+            lexical,
+            canonical,
+            remote_at,
+            remote_refs,
+            integration,
+            named: std::cell::Cell::new(false),
+        })
+    }
+
+    /// The facts of these sessions: one publish walk for all of them, one
+    /// proof of content for those it does not settle, one `/proc` scan for all
+    /// their directories, and status and nested repositories as `depth` says.
+    pub(crate) fn all(
+        &self,
+        sessions: &[Stored],
+        depth: Depth,
+    ) -> Result<Vec<Result<SessionFacts>>> {
+        let repo = &self.ctx.repo;
+        let worktrees = repo.worktrees()?;
+        let known = Known::new(&worktrees);
+        let tips: Vec<Result<Option<Oid>>> = sessions
+            .iter()
+            .map(|s| repo.ref_target(&s.record.id.branch_ref()))
+            .collect();
+        let states = self.branch_states(sessions, &tips)?;
+        let mut partial = Vec::with_capacity(sessions.len());
+        for (s, branch) in sessions.iter().zip(states) {
+            partial.push(branch.and_then(|branch| self.session_facts(s, branch, &known)));
+        }
+        let dirs: Vec<PathBuf> = partial
+            .iter()
+            .filter_map(|f| f.as_ref().ok())
+            .filter(|f| f.untrusted.is_none() && f.on_disk == OnDisk::Directory)
+            .map(|f| PathBuf::from(&f.worktree))
+            .collect();
+        let scan = procfs::scan(&dirs);
+        for (f, s) in partial.iter_mut().zip(sessions) {
+            let Ok(f) = f else { continue };
+            if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
+                f.busy = strangers(scan.busy(Path::new(&f.worktree)), &s.record, f.liveness);
+            }
+        }
+        let wanted: Vec<usize> = partial
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.as_ref().ok().map(|f| (i, f)))
+            .filter(|(_, f)| {
+                plan::wants_status(f) && (depth == Depth::Whole || !(self.plan)(f).needs_status())
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.status(&mut partial, &wanted);
+        if depth == Depth::Whole {
+            let wanted: Vec<usize> = partial
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.as_ref().is_ok_and(|f| (self.plan)(f).needs_nested()))
+                .map(|(i, _)| i)
+                .collect();
+            self.nested(&mut partial, &wanted);
+        }
+        Ok(partial)
+    }
+
+    /// One session again, right before acting on it (with the lock held): its
+    /// record as read just now (`fresh`), and what can change cheaply read again
+    /// — its branch tip, its own worktree entry (not the whole list), its `.git`,
+    /// its process, the local proof. Who uses its directory, the remote-tracking
+    /// refs and other worktrees' branches are taken from `before` (the gather of
+    /// this gc); status and nested repositories are left to [`Gatherer::complete`].
+    pub(crate) fn recheck(&self, fresh: &Stored, before: &SessionFacts) -> Result<SessionFacts> {
+        let repo = &self.ctx.repo;
+        let r = &fresh.record;
+        let tip = repo.ref_target(&r.id.branch_ref())?;
+        let branch = if tip == before.branch_state.tip() && r.state == before.state {
+            before.branch_state.clone()
+        } else {
+            // The branch moved: what the gather proved was for another tip.
+            self.branch_states(std::slice::from_ref(fresh), &[Ok(tip)])?
+                .pop()
+                .unwrap_or(Ok(Branch::Missing))?
+        };
+        let path = PathBuf::from(&r.worktree);
+        let k = key(&path);
+        let mut candidates: Vec<String> = Vec::new();
+        if let Some(reg) = &before.registration {
+            candidates.push(reg.admin_id.clone());
+        }
+        if let DotGit::Ours { admin_id, .. } = repo.dot_git(&path) {
+            candidates.push(admin_id);
+        }
+        if let Some(m) = marker(r) {
+            candidates.push(m.admin_id);
+        }
+        let mut entries = Vec::new();
+        for c in candidates {
+            if entries
+                .iter()
+                .any(|w: &Worktree| w.admin_id.as_deref() == Some(c.as_str()))
+            {
+                continue;
+            }
+            if let Some(w) = repo.worktree_entry(&c)? {
+                if key(&w.path) == k {
+                    entries.push(w);
+                }
+            }
+        }
+        let known = Known::new(&entries);
+        let mut f = self.session_facts(fresh, branch, &known)?;
+        f.checked_out_elsewhere = before.checked_out_elsewhere.clone();
+        f.busy = before.busy.clone();
+        Ok(f)
+    }
+
+    /// Status, then (where nothing else keeps it) nested repositories and what
+    /// is ignored, of one session: what a real gc computes right before
+    /// removing, under the lock, once.
+    pub(crate) fn complete(&self, f: &mut SessionFacts) {
+        let wants = plan::wants_status(f);
+        let mut one = vec![Ok(std::mem::replace(f, placeholder()))];
+        if wants {
+            self.status(&mut one, &[0]);
+        }
+        if one[0].as_ref().is_ok_and(|f| (self.plan)(f).needs_nested()) {
+            self.nested(&mut one, &[0]);
+        }
+        if let Some(Ok(done)) = one.pop() {
+            *f = done;
+        }
+    }
+
+    /// Status is the costly fact: registered worktrees on a few threads.
+    fn status(&self, partial: &mut [Result<SessionFacts>], wanted: &[usize]) {
+        let repo = &self.ctx.repo;
+        let mut through_entry = Vec::new();
+        for &i in wanted {
+            let Ok(f) = &mut partial[i] else { continue };
+            match status_via(f) {
+                StatusVia::Entry => through_entry.push(i),
+                StatusVia::AgainstTip(tip) => {
+                    f.dirt = Some(
+                        repo.dirt_against(Path::new(&f.worktree), tip)
+                            .map_err(|e| format!("{e:#}")),
+                    )
+                }
+                StatusVia::None => {
+                    f.dirt = Some(Err("there is no way to compute its status".to_owned()))
+                }
+            }
+        }
+        let paths: Vec<PathBuf> = through_entry
+            .iter()
+            .filter_map(|&i| partial[i].as_ref().ok())
+            .map(|f| PathBuf::from(&f.worktree))
+            .collect();
+        for (i, dirt) in through_entry.into_iter().zip(repo.dirt_many(&paths)) {
+            if let Ok(f) = &mut partial[i] {
+                f.dirt = Some(dirt.map_err(|e| format!("{e:#}")));
+            }
+        }
+    }
+
+    /// Nested repositories: a walk of the whole tree, ignored directories too
+    /// (which it counts), so only where nothing else keeps the session.
+    fn nested(&self, partial: &mut [Result<SessionFacts>], wanted: &[usize]) {
+        let mut targets = Vec::new();
+        for &i in wanted {
+            let Ok(f) = &partial[i] else { continue };
+            targets.push(NestedTarget {
+                worktree: (f.on_disk == OnDisk::Directory).then(|| PathBuf::from(&f.worktree)),
+                admin_id: f.registration.as_ref().map(|r| r.admin_id.clone()),
+                map: status_map(f),
+            });
+        }
+        for (&i, nested) in wanted.iter().zip(self.ctx.repo.nested_many(&targets)) {
+            if let Ok(f) = &mut partial[i] {
+                match nested {
+                    Ok((repos, ignored)) => {
+                        f.nested = Some(Ok(repos));
+                        f.ignored = Some(ignored);
+                    }
+                    Err(e) => f.nested = Some(Err(format!("{e:#}"))),
+                }
+            }
+        }
+    }
+
+    /// Where each session's branch stands: one walk for all tips (which
+    /// commits no remote-tracking ref reaches), the evidence for those it
+    /// reaches, and one proof of content for the others.
+    fn branch_states(
+        &self,
+        sessions: &[Stored],
+        tips: &[Result<Option<Oid>>],
+    ) -> Result<Vec<Result<Branch>>> {
+        let repo = &self.ctx.repo;
+        let all_tips: Vec<Oid> = tips
+            .iter()
+            .filter_map(|t| t.as_ref().ok().copied().flatten())
+            .collect();
+        let reach = repo.unpublished_commits(&all_tips)?;
+        let mut out: Vec<Result<Branch>> = Vec::with_capacity(sessions.len());
+        let mut queries = Vec::new();
+        let mut asked = Vec::new();
+        for (i, (s, tip)) in sessions.iter().zip(tips).enumerate() {
+            let tip = match tip {
+                Ok(t) => *t,
+                Err(e) => {
+                    out.push(Err(anyhow::anyhow!("{e:#}")));
+                    continue;
+                }
+            };
             let at_base = s.record.state == State::Provisioning
                 && tip.is_some_and(|t| s.record.base.parse::<Oid>().ok() == Some(t));
-            let branch = match tip {
+            out.push(Ok(match tip {
                 None => Branch::Missing,
                 Some(tip) if at_base => Branch::AtBase { tip },
-                Some(tip) if unpublished.contains(&tip) => Branch::Unpublished {
-                    tip,
-                    ahead: ahead.get(&tip).copied(),
+                Some(tip) => match reach.get(&tip) {
+                    Some(commits) if commits.is_empty() => Branch::Published {
+                        tip,
+                        evidence: self.reachable(tip, &s.record.id),
+                    },
+                    commits => {
+                        let commits = commits.cloned().unwrap_or_default();
+                        if !self.integration.is_empty() {
+                            queries.push(ContentQuery {
+                                tip,
+                                commits: commits.clone(),
+                            });
+                            asked.push(i);
+                        }
+                        Branch::Unpublished {
+                            tip,
+                            ahead: Some(commits.len()),
+                            found: None,
+                        }
+                    }
                 },
-                Some(tip) => Branch::Published { tip },
+            }));
+        }
+        if !queries.is_empty() && !self.named.replace(true) {
+            let refs: Vec<String> = self
+                .integration
+                .iter()
+                .map(|r| format!("{} ({})", r.name, r.chosen))
+                .collect();
+            self.ctx.ui.info(format!(
+                "looking for the changes of {} on {}",
+                match queries.len() {
+                    1 => "1 unpublished session".to_owned(),
+                    n => format!("{n} unpublished sessions"),
+                },
+                refs.join(", ")
+            ));
+        }
+        let answers = repo.find_content(&queries, &self.integration);
+        for (i, answer) in asked.into_iter().zip(answers) {
+            let Ok(Branch::Unpublished { tip, ahead, .. }) = &out[i] else {
+                continue;
             };
-            session_facts(ctx, s, branch, &known, &lexical, &canonical)
-        }));
-    }
-    let dirs: Vec<PathBuf> = partial
-        .iter()
-        .filter_map(|f| f.as_ref().ok())
-        .filter(|f| f.untrusted.is_none() && f.on_disk == OnDisk::Directory)
-        .map(|f| PathBuf::from(&f.worktree))
-        .collect();
-    let scan = procfs::scan(&dirs);
-    for f in partial.iter_mut().flatten() {
-        if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
-            f.busy = scan.busy(Path::new(&f.worktree));
-        }
-    }
-    // Status is the costly fact: computed only where it decides, registered
-    // worktrees in parallel.
-    let mut through_entry = Vec::new();
-    for (i, f) in partial.iter_mut().enumerate() {
-        let Ok(f) = f else { continue };
-        if !plan(f).needs_status() {
-            continue;
-        }
-        match status_via(f) {
-            StatusVia::Entry => through_entry.push(i),
-            StatusVia::AgainstTip(tip) => {
-                f.dirt = Some(
-                    repo.dirt_against(Path::new(&f.worktree), tip)
-                        .map_err(|e| format!("{e:#}")),
-                )
-            }
-            StatusVia::None => {
-                f.dirt = Some(Err("there is no way to compute its status".to_owned()))
+            let (tip, ahead) = (*tip, *ahead);
+            match answer {
+                Ok(Content::Published(evidence)) => {
+                    out[i] = Ok(Branch::Published { tip, evidence });
+                }
+                Ok(Content::Unmerged(found)) => {
+                    out[i] = Ok(Branch::Unpublished { tip, ahead, found });
+                }
+                Err(e) => self.ctx.ui.warn(format!(
+                    "{}: cannot tell whether its changes are in {}: {e:#}",
+                    sessions[i].record.id,
+                    self.integration
+                        .iter()
+                        .map(|r| r.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             }
         }
+        Ok(out)
     }
-    let paths: Vec<PathBuf> = through_entry
+
+    /// Which remote-tracking ref reaches `tip` (known reachable): one that
+    /// points at it (the session's own `*/bullpen/<id>` first), else the
+    /// session's `*/bullpen/<id>` or an integration ref that reaches it.
+    fn reachable(&self, tip: Oid, id: &SessionId) -> Evidence {
+        let own = |n: &str| n.ends_with(&format!("/{}", id.branch()));
+        if let Some(names) = self.remote_at.get(&tip) {
+            let from = names
+                .iter()
+                .find(|n| own(n))
+                .or_else(|| names.iter().find(|n| !n.ends_with("/HEAD")))
+                .or(names.first());
+            return Evidence::Reachable {
+                from: from.cloned(),
+            };
+        }
+        let candidates = self
+            .remote_refs
+            .iter()
+            .filter(|(n, _)| own(n))
+            .cloned()
+            .chain(self.integration.iter().map(|r| (r.name.clone(), r.tip)));
+        for (name, at) in candidates {
+            if self.ctx.repo.reaches(at, tip).unwrap_or(false) {
+                return Evidence::Reachable { from: Some(name) };
+            }
+        }
+        Evidence::Reachable { from: None }
+    }
+
+    /// Every fact about one session except who uses its directory, status and
+    /// nested repositories.
+    fn session_facts(
+        &self,
+        s: &Stored,
+        branch_state: Branch,
+        known: &Known,
+    ) -> Result<SessionFacts> {
+        session_facts(
+            self.ctx,
+            s,
+            branch_state,
+            known,
+            &self.lexical,
+            &self.canonical,
+        )
+    }
+}
+
+/// What the session's status tells the walk for nested repositories: only a
+/// status of the worktree through its own index (not one against the branch
+/// tip, where the index is not the worktree's) maps where to look.
+fn status_map(f: &SessionFacts) -> Option<StatusMap> {
+    match (&f.dirt, status_via(f)) {
+        (Some(Ok(d)), StatusVia::Entry) => Some(StatusMap::of(d)),
+        _ => None,
+    }
+}
+
+/// A stand-in while one session's facts are completed.
+fn placeholder() -> SessionFacts {
+    SessionFacts {
+        id: String::new(),
+        state: State::Collected,
+        worktree: String::new(),
+        branch: String::new(),
+        untrusted: Some("placeholder".to_owned()),
+        on_disk: OnDisk::Missing,
+        registration: None,
+        link: Link::Absent,
+        branch_state: Branch::Missing,
+        dirt: None,
+        nested: None,
+        ignored: None,
+        liveness: Liveness::NotRunning,
+        busy: Busy::Idle,
+        marker: None,
+        checked_out_elsewhere: Vec::new(),
+        created_here: Err(String::new()),
+        spawner_alive: None,
+    }
+}
+
+/// Who uses a session's directory, less the session's own processes while it
+/// runs (its command, its supervisor, its process group): those are named once,
+/// as "the session's process is running", never as strangers. Only when the run
+/// is alive as recorded: a record naming a stranger's pid hides nobody otherwise.
+fn strangers(busy: Busy, r: &Record, liveness: Liveness) -> Busy {
+    let (Busy::InUse(users), Liveness::Alive { .. }, Some(p)) = (&busy, liveness, &r.process)
+    else {
+        return busy;
+    };
+    let left: Vec<User> = users
         .iter()
-        .filter_map(|&i| partial[i].as_ref().ok())
-        .map(|f| PathBuf::from(&f.worktree))
+        .filter(|u| !own_process(p, u.pid))
+        .cloned()
         .collect();
-    for (i, dirt) in through_entry.into_iter().zip(repo.dirt_many(&paths)) {
-        if let Ok(f) = &mut partial[i] {
-            f.dirt = Some(dirt.map_err(|e| format!("{e:#}")));
+    if left.is_empty() {
+        Busy::Idle
+    } else {
+        Busy::InUse(left)
+    }
+}
+
+/// Is `pid` the recorded run's command, its supervisor, or in its process group?
+fn own_process(p: &Process, pid: u32) -> bool {
+    let now = procfs::identity(pid);
+    if pid == p.pid && same_process(p, &now) {
+        return true;
+    }
+    if Some(pid) == p.supervisor_pid && p.supervisor_start_time.is_some() {
+        let supervisor = Process {
+            start_time: p.supervisor_start_time,
+            ..p.clone()
+        };
+        if same_process(&supervisor, &now) {
+            return true;
         }
     }
-    // Nested repositories: a walk of the whole tree, ignored directories too,
-    // so only where nothing else keeps the session.
-    let mut wanted = Vec::new();
-    let mut targets = Vec::new();
-    for (i, f) in partial.iter().enumerate() {
-        let Ok(f) = f else { continue };
-        if !plan(f).needs_nested() {
-            continue;
-        }
-        let dir = (f.on_disk == OnDisk::Directory).then(|| PathBuf::from(&f.worktree));
-        let admin = f.registration.as_ref().map(|r| r.admin_id.clone());
-        wanted.push(i);
-        targets.push((dir, admin));
+    match (Group::of(p), procfs::stat(pid)) {
+        (Some(g), Some(stat)) => g.has_member(&stat),
+        _ => false,
     }
-    for (i, nested) in wanted.into_iter().zip(repo.nested_many(&targets)) {
-        if let Ok(f) = &mut partial[i] {
-            f.nested = Some(nested.map_err(|e| format!("{e:#}")));
-        }
-    }
-    Ok(partial)
+}
+
+/// Gather the facts of these sessions, everything included (see
+/// [`Gatherer::all`] with [`Depth::Whole`]): for commands that ask gc's
+/// questions about a few sessions (`rm`).
+#[allow(dead_code)]
+pub(crate) fn gather_sessions(ctx: &Ctx, sessions: &[Stored]) -> Result<Vec<Result<SessionFacts>>> {
+    Gatherer::new(ctx, plan::plan_session)?.all(sessions, Depth::Whole)
 }
 
 enum StatusVia {
@@ -310,6 +680,7 @@ fn session_facts(
         branch_state,
         dirt: None,
         nested: None,
+        ignored: None,
         liveness: liveness(r),
         busy: Busy::Idle,
         marker,

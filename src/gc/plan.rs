@@ -7,9 +7,9 @@
 use std::path::{Component, Path};
 
 use crate::model::paths::is_strictly_inside;
-use crate::model::status::{dirt_words, nested_words, nested_work};
+use crate::model::status::{dirt_words, nested_words, nested_work, Ignored};
 use crate::model::usage::{describe_users, Busy, User};
-use crate::model::{Dirt, Nested, Oid, State};
+use crate::model::{Dirt, Evidence, Nested, Oid, State, Unmerged};
 
 /// What is on disk at a session's recorded worktree path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,16 +44,21 @@ pub enum Link {
 }
 
 /// Where the session branch stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Branch {
     Missing,
+    /// Its work is on a remote, and how gc knows (reachable from a
+    /// remote-tracking ref, or its changes contained in an integration ref).
     Published {
         tip: Oid,
+        evidence: Evidence,
     },
-    /// `ahead`: commits not on any remote, when counted.
+    /// `ahead`: commits not on any remote, when counted; `found`: what the
+    /// proof of content found of its changes, when anything worth saying.
     Unpublished {
         tip: Oid,
         ahead: Option<usize>,
+        found: Option<Unmerged>,
     },
     /// An interrupted spawn's branch, still at the base it was made from: it
     /// holds no commit of its own, so deleting it loses nothing.
@@ -63,12 +68,20 @@ pub enum Branch {
 }
 
 impl Branch {
-    pub fn tip(self) -> Option<Oid> {
+    pub fn tip(&self) -> Option<Oid> {
         match self {
             Branch::Missing => None,
-            Branch::Published { tip }
+            Branch::Published { tip, .. }
             | Branch::Unpublished { tip, .. }
-            | Branch::AtBase { tip } => Some(tip),
+            | Branch::AtBase { tip } => Some(*tip),
+        }
+    }
+
+    /// How it is published, when it is.
+    pub fn evidence(&self) -> Option<&Evidence> {
+        match self {
+            Branch::Published { evidence, .. } => Some(evidence),
+            _ => None,
         }
     }
 }
@@ -117,6 +130,9 @@ pub struct SessionFacts {
     /// git dirs under its admin entry's `modules/`. Computed after `dirt`, only
     /// where it decides; `None` until then.
     pub nested: Option<Result<Vec<Nested>, String>>,
+    /// What of the directory is ignored (and so goes with it unmentioned as
+    /// work): counted by the walk that looks for nested repositories.
+    pub ignored: Option<Ignored>,
     pub liveness: Liveness,
     pub busy: Busy,
     pub marker: Option<Marker>,
@@ -159,9 +175,11 @@ pub enum Reason {
     BranchMissing,
     Unpublished {
         ahead: Option<usize>,
+        found: Option<Unmerged>,
     },
     GoneUnpublished {
         ahead: Option<usize>,
+        found: Option<Unmerged>,
     },
     Dirty(Dirt),
     DirtUnknown(String),
@@ -206,10 +224,15 @@ impl Reason {
             Reason::HeadElsewhere(None) => format!("HEAD is detached, not on {branch}"),
             Reason::Locked => "the worktree is locked (git worktree unlock)".to_owned(),
             Reason::BranchMissing => format!("branch {branch} is gone"),
-            Reason::Unpublished { ahead } => format!("{} not on any remote", commits(*ahead)),
-            Reason::GoneUnpublished { ahead } => format!(
-                "the worktree is gone but {} on {branch} not on any remote",
-                commits_are(*ahead)
+            Reason::Unpublished { ahead, found } => format!(
+                "{} not on any remote{}",
+                commits(*ahead),
+                found_words(found.as_ref())
+            ),
+            Reason::GoneUnpublished { ahead, found } => format!(
+                "the worktree is gone but {} on {branch} not on any remote{}",
+                commits_are(*ahead),
+                found_words(found.as_ref())
             ),
             Reason::Dirty(d) => dirt_words(d),
             Reason::DirtUnknown(why) => format!("cannot tell whether it is clean: {why}"),
@@ -248,6 +271,13 @@ impl Reason {
             }
         }
     }
+}
+
+/// " (2 of 3 commits' changes are on origin/main)", or nothing.
+fn found_words(found: Option<&Unmerged>) -> String {
+    found
+        .map(|u| format!(" ({})", u.words()))
+        .unwrap_or_default()
 }
 
 fn commits(ahead: Option<usize>) -> String {
@@ -417,8 +447,11 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
             if f.registration.as_ref().is_some_and(|r| r.locked) {
                 reasons.push(Reason::Locked);
             }
-            if let Branch::Unpublished { ahead, .. } = f.branch_state {
-                reasons.push(Reason::GoneUnpublished { ahead });
+            if let Branch::Unpublished { ahead, found, .. } = &f.branch_state {
+                reasons.push(Reason::GoneUnpublished {
+                    ahead: *ahead,
+                    found: found.clone(),
+                });
             }
             if !f.checked_out_elsewhere.is_empty() {
                 reasons.push(Reason::CheckedOutElsewhere(f.checked_out_elsewhere.clone()));
@@ -440,7 +473,7 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
                     tip: f.branch_state.tip(),
                 };
             }
-            return Decision::Keep(reasons);
+            return Decision::Keep(dedup(reasons));
         }
         OnDisk::Directory => {}
     }
@@ -450,9 +483,12 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
         Chosen::NotOurs(why) => return Decision::Keep(vec![why]),
     };
 
-    match f.branch_state {
+    match &f.branch_state {
         Branch::Missing => reasons.push(Reason::BranchMissing),
-        Branch::Unpublished { ahead, .. } => reasons.push(Reason::Unpublished { ahead }),
+        Branch::Unpublished { ahead, found, .. } => reasons.push(Reason::Unpublished {
+            ahead: *ahead,
+            found: found.clone(),
+        }),
         Branch::Published { .. } | Branch::AtBase { .. } => {}
     }
     created_here_reason(f, &mut reasons);
@@ -485,8 +521,30 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     }
     match (reasons.is_empty(), f.branch_state.tip()) {
         (true, Some(tip)) => Decision::Remove { via, tip },
-        _ => Decision::Keep(reasons),
+        _ => Decision::Keep(dedup(reasons)),
     }
+}
+
+/// Every reason once, in the order found.
+fn dedup(reasons: Vec<Reason>) -> Vec<Reason> {
+    let mut out: Vec<Reason> = Vec::with_capacity(reasons.len());
+    for r in reasons {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Whether gc should compute the status of this session's directory: it is
+/// there and ours to look at, and not computed yet. Also for a session kept for
+/// other reasons, so that the report names everything that keeps it.
+pub fn wants_status(f: &SessionFacts) -> bool {
+    f.dirt.is_none()
+        && f.untrusted.is_none()
+        && f.on_disk == OnDisk::Directory
+        && !(f.state == State::Provisioning && f.spawner_alive.is_some())
+        && via(f).is_some()
 }
 
 /// `rm --force`: gc's decision when unpublished commits and uncommitted changes
@@ -496,8 +554,10 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
 /// nested in it that hold work (they are not the session's to discard).
 pub fn plan_forced(f: &SessionFacts) -> Decision {
     let mut f = f.clone();
+    // Its commits count for nothing, as at an interrupted spawn's base: no
+    // evidence of publishing is claimed for them.
     if let Branch::Unpublished { tip, .. } = f.branch_state {
-        f.branch_state = Branch::Published { tip };
+        f.branch_state = Branch::AtBase { tip };
     }
     f.dirt = Some(Ok(Dirt::default()));
     plan_session(&f)
@@ -789,897 +849,5 @@ pub fn plan_orphan(f: &OrphanFacts) -> OrphanDecision {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::usage::Use;
-    use crate::model::NestedKind;
-
-    fn tip() -> Oid {
-        "1111111111111111111111111111111111111111".parse().unwrap()
-    }
-    fn other_tip() -> Oid {
-        "2222222222222222222222222222222222222222".parse().unwrap()
-    }
-
-    /// A session that gc may remove: every guard passes.
-    fn removable() -> SessionFacts {
-        SessionFacts {
-            id: "s".into(),
-            state: State::Exited,
-            worktree: "/root/wt/s".into(),
-            branch: "bullpen/s".into(),
-            untrusted: None,
-            on_disk: OnDisk::Directory,
-            registration: Some(Registration {
-                admin_id: "s".into(),
-                head_ref: Some("refs/heads/bullpen/s".into()),
-                locked: false,
-            }),
-            link: Link::Ours {
-                admin_id: "s".into(),
-                admin_exists: true,
-            },
-            branch_state: Branch::Published { tip: tip() },
-            dirt: Some(Ok(Dirt::default())),
-            nested: Some(Ok(Vec::new())),
-            liveness: Liveness::NotRunning,
-            busy: Busy::Idle,
-            marker: None,
-            checked_out_elsewhere: Vec::new(),
-            created_here: Ok(()),
-            spawner_alive: None,
-        }
-    }
-
-    fn untracked(n: usize) -> Dirt {
-        Dirt {
-            untracked: n,
-            ..Dirt::default()
-        }
-    }
-
-    /// A submodule `lib` with these unpublished refs and this dirt.
-    fn sub(unpublished: &[&str], dirt: Dirt) -> Nested {
-        Nested {
-            path: "lib".into(),
-            kind: NestedKind::Submodule,
-            unpublished: unpublished.iter().map(|s| s.to_string()).collect(),
-            dirt: Some(dirt),
-        }
-    }
-
-    fn user() -> User {
-        User {
-            pid: 4242,
-            name: "pytest".into(),
-            how: Use::OpenFile,
-        }
-    }
-
-    fn keep(reasons: Vec<Reason>) -> Decision {
-        Decision::Keep(reasons)
-    }
-
-    #[test]
-    fn session_table() {
-        let remove = Decision::Remove {
-            via: Via::GitWorktreeRemove,
-            tip: tip(),
-        };
-        type Edit = fn(&mut SessionFacts);
-        let table: Vec<(&str, Edit, Decision)> = vec![
-            ("all guards pass", |_| {}, remove.clone()),
-            (
-                "untrusted",
-                |f| f.untrusted = Some("x".into()),
-                keep(vec![Reason::Untrusted("x".into())]),
-            ),
-            (
-                "provisioning, its spawner alive",
-                |f| {
-                    f.state = State::Provisioning;
-                    f.spawner_alive = Some(7);
-                },
-                keep(vec![Reason::Provisioning { pid: 7 }]),
-            ),
-            (
-                "an interrupted spawn, its branch at the base",
-                |f| {
-                    f.state = State::Provisioning;
-                    f.branch_state = Branch::AtBase { tip: tip() };
-                },
-                remove.clone(),
-            ),
-            (
-                "an interrupted spawn with a dirty worktree",
-                |f| {
-                    f.state = State::Provisioning;
-                    f.branch_state = Branch::AtBase { tip: tip() };
-                    f.dirt = Some(Ok(Dirt {
-                        untracked: 1,
-                        ..Dirt::default()
-                    }));
-                },
-                keep(vec![Reason::Dirty(Dirt {
-                    untracked: 1,
-                    ..Dirt::default()
-                })]),
-            ),
-            (
-                "not created on this machine",
-                |f| f.created_here = Err("no local state".into()),
-                keep(vec![Reason::NotCreatedHere("no local state".into())]),
-            ),
-            (
-                "a file at the path",
-                |f| f.on_disk = OnDisk::Other("a file".into()),
-                keep(vec![Reason::NotADirectory("a file".into())]),
-            ),
-            (
-                "unpublished",
-                |f| {
-                    f.branch_state = Branch::Unpublished {
-                        tip: tip(),
-                        ahead: Some(2),
-                    }
-                },
-                keep(vec![Reason::Unpublished { ahead: Some(2) }]),
-            ),
-            (
-                "branch gone",
-                |f| f.branch_state = Branch::Missing,
-                keep(vec![Reason::BranchMissing]),
-            ),
-            (
-                "untracked",
-                |f| {
-                    f.dirt = Some(Ok(Dirt {
-                        untracked: 3,
-                        ..Dirt::default()
-                    }))
-                },
-                keep(vec![Reason::Dirty(Dirt {
-                    untracked: 3,
-                    ..Dirt::default()
-                })]),
-            ),
-            (
-                "staged",
-                |f| {
-                    f.dirt = Some(Ok(Dirt {
-                        staged: 1,
-                        ..Dirt::default()
-                    }))
-                },
-                keep(vec![Reason::Dirty(Dirt {
-                    staged: 1,
-                    ..Dirt::default()
-                })]),
-            ),
-            (
-                "status failed",
-                |f| f.dirt = Some(Err("boom".into())),
-                keep(vec![Reason::DirtUnknown("boom".into())]),
-            ),
-            (
-                "status not computed, nothing else in the way",
-                |f| f.dirt = None,
-                keep(vec![Reason::StatusNotChecked]),
-            ),
-            (
-                "status not computed, unpublished anyway",
-                |f| {
-                    f.dirt = None;
-                    f.branch_state = Branch::Unpublished {
-                        tip: tip(),
-                        ahead: Some(1),
-                    };
-                },
-                keep(vec![Reason::Unpublished { ahead: Some(1) }]),
-            ),
-            (
-                "locked",
-                |f| {
-                    if let Some(r) = f.registration.as_mut() {
-                        r.locked = true
-                    }
-                },
-                keep(vec![Reason::Locked]),
-            ),
-            (
-                "HEAD elsewhere",
-                |f| {
-                    if let Some(r) = f.registration.as_mut() {
-                        r.head_ref = Some("refs/heads/main".into())
-                    }
-                },
-                keep(vec![Reason::HeadElsewhere(Some("refs/heads/main".into()))]),
-            ),
-            (
-                "HEAD detached",
-                |f| {
-                    if let Some(r) = f.registration.as_mut() {
-                        r.head_ref = None
-                    }
-                },
-                keep(vec![Reason::HeadElsewhere(None)]),
-            ),
-            (
-                "session process alive",
-                |f| f.liveness = Liveness::Alive { pid: 7 },
-                keep(vec![Reason::Alive { pid: 7 }]),
-            ),
-            (
-                "session process unknowable",
-                |f| f.liveness = Liveness::Unknown,
-                keep(vec![Reason::AliveUnknown]),
-            ),
-            (
-                "someone has a file open",
-                |f| f.busy = Busy::InUse(vec![user()]),
-                keep(vec![Reason::Busy(vec![user()])]),
-            ),
-            (
-                "cannot tell who uses it",
-                |f| f.busy = Busy::CannotTell("no /proc".into()),
-                keep(vec![Reason::BusyUnknown("no /proc".into())]),
-            ),
-            (
-                "not registered, no .git",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Absent;
-                },
-                keep(vec![Reason::NotOurs(
-                    "not a registered worktree of this repository (it has no .git file)".into(),
-                )]),
-            ),
-            (
-                "not registered, another repository",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Repository;
-                },
-                keep(vec![Reason::NotOurs(
-                    "not a registered worktree of this repository (it holds a repository of its own (.git directory))".into(),
-                )]),
-            ),
-            (
-                "registered, but .git points elsewhere",
-                |f| f.link = Link::Foreign("its .git file points at /x".into()),
-                keep(vec![Reason::NotOurs(
-                    "its .git does not match the worktree entry s registered for it (its .git file points at /x); run `git worktree repair`".into(),
-                )]),
-            ),
-            (
-                "registered, but a repository of its own is there",
-                |f| f.link = Link::Repository,
-                keep(vec![Reason::NotOurs(
-                    "git registers worktree entry s for it, but it holds a repository of its own (.git directory); not gc's to remove".into(),
-                )]),
-            ),
-            (
-                "registered, .git names another entry",
-                |f| {
-                    f.link = Link::Ours {
-                        admin_id: "t".into(),
-                        admin_exists: true,
-                    }
-                },
-                keep(vec![Reason::NotOurs(
-                    "its .git does not match the worktree entry s registered for it (its .git file points at worktree entry t); run `git worktree repair`".into(),
-                )]),
-            ),
-            (
-                "admin entry gone, clean against the branch",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Ours {
-                        admin_id: "s".into(),
-                        admin_exists: false,
-                    };
-                },
-                Decision::Remove {
-                    via: Via::AdminEntryGone,
-                    tip: tip(),
-                },
-            ),
-            (
-                "admin entry gone, files differ from the branch",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Ours {
-                        admin_id: "s".into(),
-                        admin_exists: false,
-                    };
-                    f.dirt = Some(Ok(Dirt {
-                        modified: 1,
-                        ..Dirt::default()
-                    }));
-                },
-                keep(vec![Reason::Dirty(Dirt {
-                    modified: 1,
-                    ..Dirt::default()
-                })]),
-            ),
-            (
-                "interrupted teardown, remnant without .git, only deletions",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Absent;
-                    f.dirt = Some(Ok(Dirt {
-                        deleted: 2,
-                        ..Dirt::default()
-                    }));
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: tip(),
-                    });
-                },
-                Decision::Remove {
-                    via: Via::FinishTeardown,
-                    tip: tip(),
-                },
-            ),
-            (
-                "interrupted teardown, branch moved since",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Absent;
-                    f.dirt = None;
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: other_tip(),
-                    });
-                },
-                keep(vec![Reason::MarkerStale]),
-            ),
-            (
-                "interrupted teardown, but busy",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Absent;
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: tip(),
-                    });
-                    f.busy = Busy::InUse(vec![user()]);
-                },
-                keep(vec![Reason::Busy(vec![user()])]),
-            ),
-            (
-                "interrupted teardown marker, but .git names another entry",
-                |f| {
-                    f.registration = None;
-                    f.link = Link::Ours {
-                        admin_id: "t".into(),
-                        admin_exists: false,
-                    };
-                    f.dirt = Some(Err("no".into()));
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: tip(),
-                    });
-                },
-                keep(vec![Reason::DirtUnknown("no".into())]),
-            ),
-            (
-                "git died in the teardown: entry left, .git gone, only deletions",
-                |f| {
-                    f.link = Link::Absent;
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: tip(),
-                    });
-                    f.dirt = Some(Ok(Dirt {
-                        deleted: 3,
-                        ..Dirt::default()
-                    }));
-                },
-                Decision::Remove {
-                    via: Via::FinishTeardown,
-                    tip: tip(),
-                },
-            ),
-            (
-                "git died in the teardown, and something new appeared",
-                |f| {
-                    f.link = Link::Absent;
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: tip(),
-                    });
-                    f.dirt = Some(Ok(Dirt {
-                        deleted: 3,
-                        untracked: 1,
-                        ..Dirt::default()
-                    }));
-                },
-                keep(vec![Reason::RemnantHoldsNew(Dirt {
-                    deleted: 3,
-                    untracked: 1,
-                    ..Dirt::default()
-                })]),
-            ),
-            (
-                "git died in the teardown, the branch moved since",
-                |f| {
-                    f.link = Link::Absent;
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: other_tip(),
-                    });
-                },
-                keep(vec![Reason::MarkerStale]),
-            ),
-            (
-                "git died in the teardown, its entry locked since",
-                |f| {
-                    f.link = Link::Absent;
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: tip(),
-                    });
-                    if let Some(r) = f.registration.as_mut() {
-                        r.locked = true
-                    }
-                },
-                keep(vec![Reason::Locked]),
-            ),
-            (
-                "no .git, registered, the note names another entry: not ours",
-                |f| {
-                    f.link = Link::Absent;
-                    f.marker = Some(Marker {
-                        admin_id: "t".into(),
-                        tip: tip(),
-                    });
-                },
-                keep(vec![Reason::NotOurs(
-                    "its .git does not match the worktree entry s registered for it (it has no .git file); run `git worktree repair`".into(),
-                )]),
-            ),
-            (
-                "interrupted teardown marker, registered again: full checks",
-                |f| {
-                    f.marker = Some(Marker {
-                        admin_id: "s".into(),
-                        tip: tip(),
-                    });
-                    f.dirt = Some(Ok(Dirt {
-                        untracked: 1,
-                        ..Dirt::default()
-                    }));
-                },
-                keep(vec![Reason::Dirty(Dirt {
-                    untracked: 1,
-                    ..Dirt::default()
-                })]),
-            ),
-            (
-                "a submodule with a commit on none of its remotes",
-                |f| f.nested = Some(Ok(vec![sub(&["main"], Dirt::default())])),
-                keep(vec![Reason::Nested(vec![sub(&["main"], Dirt::default())])]),
-            ),
-            (
-                "a nested repository with untracked files",
-                |f| f.nested = Some(Ok(vec![sub(&[], untracked(1))])),
-                keep(vec![Reason::Nested(vec![sub(&[], untracked(1))])]),
-            ),
-            (
-                "nested repositories all clean and published",
-                |f| {
-                    f.nested = Some(Ok(vec![
-                        sub(&[], Dirt::default()),
-                        sub(&[], Dirt::default()),
-                    ]))
-                },
-                remove.clone(),
-            ),
-            (
-                "cannot look for nested repositories",
-                |f| f.nested = Some(Err("perm".into())),
-                keep(vec![Reason::NestedUnknown("perm".into())]),
-            ),
-            (
-                "nested repositories not looked for yet",
-                |f| f.nested = None,
-                keep(vec![Reason::NestedNotChecked]),
-            ),
-            (
-                "status first, then nested repositories",
-                |f| {
-                    f.dirt = None;
-                    f.nested = None;
-                },
-                keep(vec![Reason::StatusNotChecked]),
-            ),
-            (
-                "worktree gone, a submodule git dir in its entry unpublished",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.nested = Some(Ok(vec![Nested {
-                        kind: NestedKind::SubmoduleGitDir,
-                        dirt: None,
-                        ..sub(&["HEAD"], Dirt::default())
-                    }]));
-                },
-                keep(vec![Reason::Nested(vec![Nested {
-                    kind: NestedKind::SubmoduleGitDir,
-                    dirt: None,
-                    ..sub(&["HEAD"], Dirt::default())
-                }])]),
-            ),
-            (
-                "worktree gone, its entry's modules not looked at",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.nested = None;
-                },
-                keep(vec![Reason::NestedNotChecked]),
-            ),
-            (
-                "worktree and entry gone: nothing nested to look at",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.registration = None;
-                    f.nested = None;
-                },
-                Decision::Collect { tip: Some(tip()) },
-            ),
-            (
-                "branch checked out in another worktree",
-                |f| f.checked_out_elsewhere = vec!["/else".into()],
-                keep(vec![Reason::CheckedOutElsewhere(vec!["/else".into()])]),
-            ),
-            (
-                "worktree gone, branch checked out in another worktree",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.checked_out_elsewhere = vec!["/else".into()];
-                },
-                keep(vec![Reason::CheckedOutElsewhere(vec!["/else".into()])]),
-            ),
-            (
-                "worktree gone, published",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.link = Link::Absent;
-                    f.dirt = None;
-                },
-                Decision::Collect { tip: Some(tip()) },
-            ),
-            (
-                "worktree and branch gone",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.registration = None;
-                    f.branch_state = Branch::Missing;
-                },
-                Decision::Collect { tip: None },
-            ),
-            (
-                "worktree and branch gone, not created here: only the record changes",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.registration = None;
-                    f.branch_state = Branch::Missing;
-                    f.created_here = Err("no local state".into());
-                },
-                Decision::Collect { tip: None },
-            ),
-            (
-                "worktree gone, branch published, not created here",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.registration = None;
-                    f.created_here = Err("no local state".into());
-                },
-                keep(vec![Reason::NotCreatedHere("no local state".into())]),
-            ),
-            (
-                "an interrupted spawn that never made its worktree",
-                |f| {
-                    f.state = State::Provisioning;
-                    f.on_disk = OnDisk::Missing;
-                    f.registration = None;
-                    f.branch_state = Branch::AtBase { tip: tip() };
-                },
-                Decision::Collect { tip: Some(tip()) },
-            ),
-            (
-                "worktree gone, unpublished",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.branch_state = Branch::Unpublished {
-                        tip: tip(),
-                        ahead: Some(1),
-                    };
-                },
-                keep(vec![Reason::GoneUnpublished { ahead: Some(1) }]),
-            ),
-            (
-                "worktree gone, locked entry",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    if let Some(r) = f.registration.as_mut() {
-                        r.locked = true
-                    }
-                },
-                keep(vec![Reason::Locked]),
-            ),
-            (
-                "worktree gone, process alive",
-                |f| {
-                    f.on_disk = OnDisk::Missing;
-                    f.liveness = Liveness::Alive { pid: 9 };
-                },
-                keep(vec![Reason::Alive { pid: 9 }]),
-            ),
-        ];
-        for (name, edit, want) in table {
-            let mut f = removable();
-            edit(&mut f);
-            assert_eq!(plan_session(&f), want, "{name}");
-        }
-    }
-
-    #[test]
-    fn all_reasons_are_reported_together() {
-        let mut f = removable();
-        f.branch_state = Branch::Unpublished {
-            tip: tip(),
-            ahead: Some(2),
-        };
-        f.dirt = Some(Ok(Dirt {
-            untracked: 3,
-            ..Dirt::default()
-        }));
-        f.busy = Busy::InUse(vec![user()]);
-        let d = plan_session(&f);
-        let Decision::Keep(reasons) = &d else {
-            panic!("{d:?}")
-        };
-        let words: Vec<String> = reasons.iter().map(|r| r.describe("bullpen/s")).collect();
-        assert_eq!(
-            words,
-            [
-                "2 commits not on any remote",
-                "3 untracked files",
-                "busy: pid 4242 (pytest) has a file open in it"
-            ]
-        );
-        assert!(!d.is_waitable(), "unpublished work is not waited for");
-    }
-
-    #[test]
-    fn status_is_asked_for_only_when_it_decides() {
-        let mut f = removable();
-        f.dirt = None;
-        assert!(plan_session(&f).needs_status());
-        f.busy = Busy::InUse(vec![user()]);
-        assert!(!plan_session(&f).needs_status());
-        assert!(!plan_session(&removable()).needs_status());
-    }
-
-    #[test]
-    fn only_busy_is_waitable() {
-        let mut f = removable();
-        f.busy = Busy::InUse(vec![user()]);
-        assert!(plan_session(&f).is_waitable());
-        f.busy = Busy::CannotTell("x".into());
-        assert!(!plan_session(&f).is_waitable());
-        let mut f = removable();
-        f.liveness = Liveness::Alive { pid: 3 };
-        assert!(plan_session(&f).is_waitable());
-        assert!(!plan_session(&removable()).is_waitable());
-    }
-
-    fn places<'a>(root: &'a Path, home: &'a Path, repo: &'a Path, git: &'a Path) -> Places<'a> {
-        Places {
-            worktree_root: root,
-            home: Some(home),
-            repo,
-            git_dir: git,
-        }
-    }
-
-    #[test]
-    fn untrusted_paths() {
-        // A deliberately broad root, so that only the special-place checks stand
-        // between these paths and removal.
-        let root = Path::new("/");
-        let p = places(
-            root,
-            Path::new("/home/u"),
-            Path::new("/home/u/src/app"),
-            Path::new("/home/u/src/app/.git"),
-        );
-        let cases = [
-            ("/", Some("is the filesystem root")),
-            ("/home/u", Some("is the home directory")),
-            ("/home", Some("contains the home directory")),
-            ("/home/u/src/app", Some("is the repository itself")),
-            ("/home/u/src", Some("contains the repository")),
-            ("/home/u/src/app/.git/worktrees/x", Some("git directory")),
-            (
-                "/home/u/src/app/../x",
-                Some("not an absolute, normalised path"),
-            ),
-            ("relative/x", Some("not an absolute, normalised path")),
-            ("/data/wt/x", None),
-            ("/home/u/src/app/.worktrees/x", None),
-        ];
-        for (path, want) in cases {
-            let got = untrusted(Path::new(path), &p, None);
-            match (want, &got) {
-                (None, None) => {}
-                (Some(w), Some(g)) if g.contains(w) => {}
-                _ => panic!("{path}: want {want:?}, got {got:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn untrusted_outside_root_and_through_symlinks() {
-        let root = Path::new("/data/wt");
-        let p = places(
-            root,
-            Path::new("/home/u"),
-            Path::new("/src/app"),
-            Path::new("/src/app/.git"),
-        );
-        assert_eq!(untrusted(Path::new("/data/wt/x"), &p, None), None);
-        assert!(untrusted(Path::new("/data/wt"), &p, None)
-            .unwrap()
-            .contains("outside the worktree root"));
-        assert!(untrusted(Path::new("/data/wtx/a"), &p, None)
-            .unwrap()
-            .contains("outside the worktree root"));
-        assert!(untrusted(Path::new("/tmp/a"), &p, None)
-            .unwrap()
-            .contains("outside the worktree root"));
-        // Confined as written, but a symlink makes it resolve elsewhere.
-        let escaped = untrusted(
-            Path::new("/data/wt/x"),
-            &p,
-            Some((Path::new("/home/u"), &p)),
-        );
-        assert!(escaped.unwrap().contains("home directory"));
-        let escaped = untrusted(Path::new("/data/wt/x"), &p, Some((Path::new("/etc"), &p)));
-        assert!(escaped.unwrap().contains("outside the worktree root"));
-    }
-
-    #[test]
-    fn admin_entries() {
-        let f = AdminFacts {
-            admin_id: "x".into(),
-            path: "/root/wt/x".into(),
-            locked: false,
-            session: Some("x".into()),
-            created_here: Ok(()),
-            modules: Some(Ok(vec![])),
-        };
-        assert_eq!(plan_admin_entry(&f), AdminDecision::Prune);
-        let published = Nested {
-            path: "/git/worktrees/x/modules/lib".into(),
-            kind: NestedKind::SubmoduleGitDir,
-            unpublished: vec![],
-            dirt: None,
-        };
-        let unpublished = Nested {
-            unpublished: vec!["main".into()],
-            ..published.clone()
-        };
-        type Edit = fn(&mut AdminFacts);
-        let table: Vec<(&str, Edit, Option<&str>)> = vec![
-            ("a session's, nothing under it", |_| {}, None),
-            (
-                "a user's (not a session's path)",
-                |f| f.session = None,
-                Some("not ours"),
-            ),
-            ("locked", |f| f.locked = true, Some("locked")),
-            (
-                "nothing here proves bullpen created it",
-                |f| f.created_here = Err("no local state".into()),
-                Some("no local state"),
-            ),
-            (
-                "submodules not looked at",
-                |f| f.modules = None,
-                Some("not looked at"),
-            ),
-            (
-                "cannot read its submodules",
-                |f| f.modules = Some(Err("bad".into())),
-                Some("cannot tell"),
-            ),
-        ];
-        for (name, edit, want) in table {
-            let mut g = f.clone();
-            edit(&mut g);
-            match (plan_admin_entry(&g), want) {
-                (AdminDecision::Prune, None) => {}
-                (AdminDecision::NotOurs, Some("not ours")) => {}
-                (AdminDecision::Keep(why), Some(w)) if why.contains(w) => {}
-                (got, _) => panic!("{name}: {got:?}"),
-            }
-        }
-        let f2 = AdminFacts {
-            modules: Some(Ok(vec![published.clone()])),
-            ..f.clone()
-        };
-        assert_eq!(
-            plan_admin_entry(&f2),
-            AdminDecision::Prune,
-            "published submodule"
-        );
-        let f3 = AdminFacts {
-            modules: Some(Ok(vec![published, unpublished])),
-            ..f
-        };
-        assert_eq!(
-            plan_admin_entry(&f3),
-            AdminDecision::Keep(
-                "submodule git dir /git/worktrees/x/modules/lib holds work: main not on any of its remotes"
-                    .into()
-            )
-        );
-    }
-
-    #[test]
-    fn orphan_table() {
-        let base = OrphanFacts {
-            path: "/wt/x".into(),
-            contents: Contents::NoWork {
-                dot_git: Link::Ours {
-                    admin_id: "x".into(),
-                    admin_exists: false,
-                },
-            },
-            busy: Busy::Idle,
-        };
-        assert!(matches!(plan_orphan(&base), OrphanDecision::Remove(w) if w.contains("dangling")));
-        let empty = OrphanFacts {
-            contents: Contents::NoWork {
-                dot_git: Link::Absent,
-            },
-            ..base.clone()
-        };
-        assert!(matches!(plan_orphan(&empty), OrphanDecision::Remove(_)));
-        for kept in [
-            Contents::Files(2),
-            Contents::Repository,
-            Contents::Unreadable("perm".into()),
-            Contents::NoWork {
-                dot_git: Link::Foreign("points at /elsewhere".into()),
-            },
-            Contents::NoWork {
-                dot_git: Link::Ours {
-                    admin_id: "x".into(),
-                    admin_exists: true,
-                },
-            },
-        ] {
-            let f = OrphanFacts {
-                contents: kept.clone(),
-                ..base.clone()
-            };
-            assert!(
-                matches!(plan_orphan(&f), OrphanDecision::Keep(_)),
-                "{kept:?}"
-            );
-        }
-        let busy = OrphanFacts {
-            busy: Busy::InUse(vec![user()]),
-            ..base.clone()
-        };
-        assert!(matches!(plan_orphan(&busy), OrphanDecision::Keep(w) if w.contains("pid 4242")));
-        let unknown = OrphanFacts {
-            busy: Busy::CannotTell("x".into()),
-            ..base
-        };
-        assert!(matches!(plan_orphan(&unknown), OrphanDecision::Keep(_)));
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

@@ -6,7 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::plan::{Branch, Decision, Reason, Via};
-use crate::model::{Dirt, Oid, SessionId};
+use crate::model::{Dirt, Evidence, Ignored, Oid, SessionId};
 use crate::ui::Ui;
 
 /// What happened to one thing gc looked at.
@@ -18,6 +18,8 @@ pub enum Action {
     Pruned,
     Kept,
     Degraded,
+    /// A collected record older than `bullpen.gc.expire`, deleted.
+    Expired,
 }
 
 impl Action {
@@ -28,11 +30,13 @@ impl Action {
             (Action::Pruned, false) => "pruned",
             (Action::Kept, false) => "kept",
             (Action::Degraded, false) => "degraded",
+            (Action::Expired, false) => "expired",
             (Action::Removed, true) => "would remove",
             (Action::Collected, true) => "would collect",
             (Action::Pruned, true) => "would prune",
             (Action::Kept, true) => "would keep",
             (Action::Degraded, true) => "would fail",
+            (Action::Expired, true) => "would expire",
         }
     }
 }
@@ -50,6 +54,43 @@ pub struct Entry {
     pub branch: Option<String>,
     pub hint: Option<String>,
     pub dry_run: bool,
+    /// How the session's work is published, when it is: `{how, ref, commit,
+    /// since, description}` (`how`: `reachable`, `squash-merged`, `rebased`).
+    #[serde(serialize_with = "published_json")]
+    pub published: Option<Evidence>,
+    /// What went (or would go) with a removed worktree that was not work:
+    /// `{files, bytes}`, when anything.
+    #[serde(serialize_with = "ignored_json")]
+    pub ignored: Option<Ignored>,
+}
+
+fn published_json<S: serde::Serializer>(e: &Option<Evidence>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        None => s.serialize_none(),
+        Some(e) => {
+            let since = match e {
+                Evidence::Squashed { since, .. } | Evidence::Rebased { since, .. } => {
+                    Some(since.as_str())
+                }
+                Evidence::Reachable { .. } => None,
+            };
+            serde_json::json!({
+                "how": e.how(),
+                "ref": e.on(),
+                "commit": e.commit().map(|c| c.to_string()),
+                "since": since,
+                "description": e.words(),
+            })
+            .serialize(s)
+        }
+    }
+}
+
+fn ignored_json<S: serde::Serializer>(i: &Option<Ignored>, s: S) -> Result<S::Ok, S::Error> {
+    match i {
+        None => s.serialize_none(),
+        Some(i) => serde_json::json!({"files": i.files, "bytes": i.bytes}).serialize(s),
+    }
 }
 
 pub fn subject(e: &Entry) -> String {
@@ -91,6 +132,7 @@ pub fn summary(ui: &Ui, entries: &[Entry], dry_run: bool) {
         Action::Pruned,
         Action::Kept,
         Action::Degraded,
+        Action::Expired,
     ] {
         let n = entries.iter().filter(|e| e.action == action).count();
         if n > 0 {
@@ -105,20 +147,39 @@ pub fn summary(ui: &Ui, entries: &[Entry], dry_run: bool) {
     ui.info(format!("{head}: {}", parts.join(", ")));
 }
 
-pub fn removed_reason(via: Via) -> String {
-    match via {
-        Via::GitWorktreeRemove => "published, clean and idle".to_owned(),
+/// "published (reachable from origin/bullpen/x), clean and idle; and 3 ignored
+/// files, 80 KiB".
+pub fn removed_reason(via: Via, evidence: Option<&Evidence>, ignored: Option<&Ignored>) -> String {
+    let published = match evidence {
+        Some(e) => format!("published ({})", e.words()),
+        // Only a branch that holds no commit of its own (an interrupted
+        // spawn's, at its base) goes without evidence.
+        None => "holds no commit of its own".to_owned(),
+    };
+    let mut reason = match via {
+        Via::GitWorktreeRemove => format!("{published}, clean and idle"),
         Via::AdminEntryGone => {
-            "published, clean and idle (its worktree entry was already gone)".to_owned()
+            format!("{published}, clean and idle (its worktree entry was already gone)")
         }
         Via::FinishTeardown => "finished the removal an earlier gc started".to_owned(),
+    };
+    if let Some(words) = ignored.and_then(Ignored::words) {
+        reason.push_str("; and ");
+        reason.push_str(&words);
     }
+    reason
 }
 
-pub fn collected_reason(tip: Option<Oid>) -> String {
-    match tip {
-        Some(_) => "the worktree is gone and the branch is published".to_owned(),
-        None => "the worktree and the branch are already gone".to_owned(),
+pub fn collected_reason(tip: Option<Oid>, evidence: Option<&Evidence>) -> String {
+    match (tip, evidence) {
+        (Some(_), Some(e)) => format!(
+            "the worktree is gone and the branch is published ({})",
+            e.words()
+        ),
+        (Some(_), None) => {
+            "the worktree is gone and the branch holds no commit of its own".to_owned()
+        }
+        (None, _) => "the worktree and the branch are already gone".to_owned(),
     }
 }
 
@@ -131,8 +192,14 @@ pub fn discarded_reason(
     branch_name: &str,
 ) -> String {
     let mut parts = Vec::new();
-    if let Branch::Unpublished { ahead, .. } = branch {
-        parts.push(Reason::Unpublished { ahead: *ahead }.describe(branch_name));
+    if let Branch::Unpublished { ahead, found, .. } = branch {
+        parts.push(
+            Reason::Unpublished {
+                ahead: *ahead,
+                found: found.clone(),
+            }
+            .describe(branch_name),
+        );
     }
     if let Some(d) = dirt.filter(|d| !d.is_clean()) {
         parts.push(Reason::Dirty(d.clone()).describe(branch_name));
@@ -188,6 +255,8 @@ mod tests {
             branch: None,
             hint: None,
             dry_run: false,
+            published: None,
+            ignored: None,
         }
     }
 

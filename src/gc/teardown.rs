@@ -20,7 +20,7 @@ use crate::sys::procfs;
 /// How many times a directory that refuses to go is removed again.
 const ATTEMPTS: usize = 5;
 /// After a removal succeeds, how long to watch for a late writer bringing it back.
-const SETTLE: Duration = Duration::from_millis(50);
+pub const SETTLE: Duration = Duration::from_millis(50);
 /// Pause between attempts.
 const BACKOFF: [Duration; ATTEMPTS] = [
     Duration::from_millis(20),
@@ -38,6 +38,11 @@ pub struct Target<'a> {
     pub via: Via,
     /// The published branch tip the tree was proven clean against.
     pub tip: Oid,
+    /// Watch a successful `git worktree remove` for a late writer bringing the
+    /// directory back (and take the fallback if it does): where this gc saw a
+    /// process in it. Otherwise the caller looks once, after all its removals
+    /// (see `execute`). A fallback is always watched.
+    pub watch: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -74,8 +79,15 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
     let root = layout.worktree_root.as_path();
     let mut notes = Vec::new();
     let before = match t.via {
-        Via::GitWorktreeRemove => match repo.worktree_remove(t.path) {
-            WorktreeRemoval::Removed if stays_gone(t.path) => return Outcome::Removed { notes },
+        // The plan checked the tree under this lock a moment ago, more
+        // strictly than git's own check: no second status in git.
+        Via::GitWorktreeRemove => match repo.worktree_remove(t.path, true) {
+            WorktreeRemoval::Removed if !t.watch && t.path.symlink_metadata().is_err() => {
+                return Outcome::Removed { notes }
+            }
+            WorktreeRemoval::Removed if t.watch && stays_gone(t.path) => {
+                return Outcome::Removed { notes }
+            }
             WorktreeRemoval::Removed => {
                 notes.push(
                     "git worktree remove left the directory behind (a process wrote into it)"
@@ -241,7 +253,7 @@ fn stays_gone(path: &Path) -> bool {
     path.symlink_metadata().is_err()
 }
 
-fn hint(path: &Path) -> String {
+pub fn hint(path: &Path) -> String {
     format!(
         "a process may still be writing into {p}: find it with `fuser -v {p}` or `lsof +D {p}`, \
          stop it, then run `git bullpen gc` again",

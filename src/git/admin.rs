@@ -109,8 +109,11 @@ impl Repo {
         let nested = match nested_of(
             present.then_some(worktree),
             Some(&modules),
+            None,
             &self.cli_config,
-        ) {
+        )
+        .map(|(n, _)| n)
+        {
             Ok(n) => n,
             Err(e) => {
                 return Ok(EntryRemoval::Refused(format!(

@@ -163,12 +163,18 @@ impl Repo {
         .map(drop)
     }
 
-    /// `git worktree remove <path>` (no --force), and how it ended.
-    pub fn worktree_remove(&self, path: &Path) -> WorktreeRemoval {
-        match self.run_git(
-            None,
-            &["worktree".as_ref(), "remove".as_ref(), path.as_os_str()],
-        ) {
+    /// `git worktree remove <path>`, and how it ended. With `checked`,
+    /// `--force` (once: a locked worktree is still refused): for a caller that
+    /// has just, under its lock, checked the tree at least as strictly as git's
+    /// own check would (`git status --porcelain --ignore-submodules=none`, the
+    /// submodules), so that git does not run that status a second time.
+    pub fn worktree_remove(&self, path: &Path, checked: bool) -> WorktreeRemoval {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
+        if checked {
+            args.push("--force".as_ref());
+        }
+        args.push(path.as_os_str());
+        match self.run_git(None, &args) {
             Ok(_) => WorktreeRemoval::Removed,
             Err(e) => {
                 let message = format!("{e:#}");
@@ -178,22 +184,6 @@ impl Repo {
                 }
             }
         }
-    }
-
-    /// `git worktree remove --force <path>`: the removal `rm --force` asks for,
-    /// discarding modified and untracked files (once `--force`: a locked
-    /// worktree is still refused, and git never removes one with submodules).
-    pub fn worktree_remove_forced(&self, path: &Path) -> Result<()> {
-        self.run_git(
-            None,
-            &[
-                "worktree".as_ref(),
-                "remove".as_ref(),
-                "--force".as_ref(),
-                path.as_os_str(),
-            ],
-        )
-        .map(drop)
     }
 
     /// The ignored files of the main worktree, as `git status --ignored` sees
@@ -277,6 +267,43 @@ impl Repo {
         .map(drop)
     }
 
+    /// `git merge-tree --write-tree` for each `(base, ours, theirs)`, in one
+    /// process (`--stdin`): the merged tree when the merge is clean, `None` when
+    /// it conflicts. git writes what it merges into a temporary object directory
+    /// (the repository's objects as its alternate), removed afterwards: a gc, dry
+    /// run or not, leaves no object behind.
+    pub fn merge_trees(&self, merges: &[(Oid, Oid, Oid)]) -> Result<Vec<Option<Oid>>> {
+        if merges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tmp = self.temp_dir_named("objects")?;
+        let objects = self.common_dir.join("objects");
+        let env = [
+            ("GIT_OBJECT_DIRECTORY", tmp.as_os_str()),
+            ("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects.as_os_str()),
+        ];
+        let mut input = String::new();
+        for (base, ours, theirs) in merges {
+            input.push_str(&format!("{base} -- {ours} {theirs}\n"));
+        }
+        let result = self.run_git_input(
+            None,
+            &[
+                "merge-tree".as_ref(),
+                "--stdin".as_ref(),
+                "--write-tree".as_ref(),
+                "--no-messages".as_ref(),
+                "--name-only".as_ref(),
+            ],
+            &env,
+            Some(input.as_bytes()),
+        );
+        let _ = std::fs::remove_dir_all(&tmp);
+        self.remove_temp_root();
+        let out = result.context("could not ask git whether merging changes anything")?;
+        parse_merge_tree(&out, merges.len())
+    }
+
     /// `git gc --auto --quiet`: git's own housekeeping (packs loose objects once
     /// there are many). git runs it after commits and fetches; bullpen's record
     /// writes are in-process and never trigger it.
@@ -289,9 +316,48 @@ impl Repo {
     }
 }
 
+/// `git merge-tree --stdin --write-tree --no-messages --name-only` output: per
+/// merge, `<1 clean | 0 conflicts>\0<tree>\0`, the conflicted paths each
+/// followed by `\0`, then `\0`.
+fn parse_merge_tree(out: &[u8], n: usize) -> Result<Vec<Option<Oid>>> {
+    let mut fields = out.split(|b| *b == 0);
+    let mut results = Vec::with_capacity(n);
+    let bad = || anyhow::anyhow!("git merge-tree printed what bullpen cannot read");
+    for _ in 0..n {
+        let status = fields.next().ok_or_else(bad)?;
+        let tree = fields.next().ok_or_else(bad)?;
+        let tree: Oid = std::str::from_utf8(tree)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(bad)?;
+        // The conflicted paths, up to the empty field that ends them.
+        for f in fields.by_ref() {
+            if f.is_empty() {
+                break;
+            }
+        }
+        results.push(match status {
+            b"1" => Some(tree),
+            b"0" => None,
+            _ => return Err(bad()),
+        });
+    }
+    Ok(results)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_merge_tree_output() {
+        let t1 = "1111111111111111111111111111111111111111";
+        let t2 = "2222222222222222222222222222222222222222";
+        let out = format!("1\0{t1}\0\00\0{t2}\0f\0g/h\0\0");
+        let got = parse_merge_tree(out.as_bytes(), 2).unwrap();
+        assert_eq!(got, vec![Some(t1.parse().unwrap()), None]);
+        assert!(parse_merge_tree(b"1\0xyz\0\0", 1).is_err());
+    }
 
     /// git's own messages (builtin/worktree.c), as `git worktree remove` prints them.
     #[test]

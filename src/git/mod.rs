@@ -15,6 +15,7 @@
 mod admin;
 pub mod cache;
 mod cli;
+mod content;
 mod env;
 mod history;
 mod nested;
@@ -34,7 +35,9 @@ use anyhow::{Context, Result};
 pub use crate::model::{Dirt, Oid};
 pub use admin::EntryRemoval;
 pub use cli::WorktreeRemoval;
+pub use content::{Content, ContentQuery, IntegrationRef};
 pub use env::GitEnv;
+pub use status::{NestedTarget, StatusMap};
 
 use crate::model::Error;
 

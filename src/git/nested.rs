@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::history::remote_tips;
-use super::status::dirt_of;
+use super::status::{dirt_of, StatusMap};
 use super::Repo;
-use crate::model::{Nested, NestedKind};
+use crate::model::{Ignored, Nested, NestedKind};
 
 impl Repo {
     /// The repositories nested in `worktree` (when given and present) and the
@@ -27,8 +27,10 @@ impl Repo {
         nested_of(
             worktree,
             admin_id.map(|a| self.modules_dir(a)).as_deref(),
+            None,
             &self.cli_config,
         )
+        .map(|(nested, _)| nested)
     }
 
     /// `<common>/worktrees/<admin_id>/modules`.
@@ -40,16 +42,26 @@ impl Repo {
     }
 }
 
-/// [`Repo::nested_repositories`] without `&Repo` (threads share it).
+/// [`Repo::nested_repositories`] without `&Repo` (threads share it). With the
+/// worktree's status (`map`), only what status did not look into is looked at:
+/// a `.git` in each directory holding tracked files, and the ignored entries
+/// whole, whose files it counts; without, the whole tree.
 pub(super) fn nested_of(
     worktree: Option<&Path>,
     modules: Option<&Path>,
+    map: Option<&StatusMap>,
     cli_config: &[gix::bstr::BString],
-) -> Result<Vec<Nested>> {
+) -> Result<(Vec<Nested>, Ignored)> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
+    let mut tally = Ignored::default();
     if let Some(top) = worktree.filter(|w| w.is_dir()) {
-        for (dir, dot_git_is_dir) in find_nested(top)? {
+        let (found, counted) = match map {
+            Some(map) => find_nested_mapped(top, map)?,
+            None => find_nested(top, false)?,
+        };
+        tally = counted;
+        for (dir, dot_git_is_dir) in found {
             let repo = gix::open(&dir)
                 .with_context(|| format!("could not open the repository at {}", dir.display()))?;
             seen.insert(canonical(repo.git_dir()));
@@ -83,7 +95,7 @@ pub(super) fn nested_of(
             });
         }
     }
-    Ok(out)
+    Ok((out, tally))
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -99,10 +111,13 @@ fn open_git_dir(git_dir: &Path) -> Result<gix::Repository> {
 }
 
 /// Directories below `top` (never `top` itself) that hold a `.git` entry, with
-/// whether it is a directory (or a symlink) rather than a gitdir file. Symlinks are not followed and `.git` entries are
-/// not entered; a nested repository's own tree is searched too.
-fn find_nested(top: &Path) -> Result<Vec<(PathBuf, bool)>> {
+/// whether it is a directory (or a symlink) rather than a gitdir file. Symlinks
+/// are not followed and `.git` entries are not entered; a nested repository's
+/// own tree is searched too. With `count`, the files (and symlinks) below `top`
+/// are counted too, with their sizes.
+fn find_nested(top: &Path, count: bool) -> Result<(Vec<(PathBuf, bool)>, Ignored)> {
     let mut found = Vec::new();
+    let mut tally = Ignored::default();
     let mut stack = vec![top.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let rd =
@@ -122,11 +137,53 @@ fn find_nested(top: &Path) -> Result<Vec<(PathBuf, bool)>> {
             }
             if ft.is_dir() {
                 stack.push(entry.path());
+            } else if count {
+                tally.files += 1;
+                tally.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
             }
         }
     }
     found.sort();
-    Ok(found)
+    Ok((found, tally))
+}
+
+/// [`find_nested`] with the map a status of the worktree drew: every `.git`
+/// status cannot see is in a directory holding tracked files (a repository
+/// initialised there, a submodule) or in an ignored directory; an untracked one
+/// makes the worktree dirty already. So: one `lstat` per tracked directory,
+/// and a walk of each ignored entry, counting its files.
+fn find_nested_mapped(top: &Path, map: &StatusMap) -> Result<(Vec<(PathBuf, bool)>, Ignored)> {
+    let mut found = Vec::new();
+    for dir in &map.tracked_dirs {
+        if dir.as_os_str().is_empty() {
+            continue;
+        }
+        let at = top.join(dir);
+        if let Ok(m) = at.join(".git").symlink_metadata() {
+            found.push((at, !m.is_file()));
+        }
+    }
+    let mut tally = Ignored::default();
+    for (entry, is_dir) in &map.ignored {
+        let at = top.join(entry);
+        if !*is_dir {
+            if let Ok(m) = at.symlink_metadata() {
+                tally.files += 1;
+                tally.bytes += m.len();
+            }
+            continue;
+        }
+        if let Ok(m) = at.join(".git").symlink_metadata() {
+            found.push((at.clone(), !m.is_file()));
+        }
+        let (below, counted) = find_nested(&at, true)?;
+        found.extend(below);
+        tally.files += counted.files;
+        tally.bytes += counted.bytes;
+    }
+    found.sort();
+    found.dedup();
+    Ok((found, tally))
 }
 
 /// Git dirs under a `modules/` directory: submodule names may hold slashes, and

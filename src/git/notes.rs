@@ -1,6 +1,7 @@
 //! Notes (`refs/notes/bullpen`): appending and reading, interoperable with `git notes`.
 
 use anyhow::{Context, Result};
+use gix::bstr::ByteSlice;
 
 use super::records::one_line;
 use super::{gid, CasConflict, Expect, Oid, Repo};
@@ -14,12 +15,51 @@ impl Repo {
     /// An existing note on a commit is kept and the new text appended after a blank
     /// line, like `git notes append`. Interoperates with `git notes`.
     pub fn add_notes(&self, notes_ref: &str, notes: &[(Oid, String)], message: &str) -> Result<()> {
+        self.add_notes_with(notes_ref, notes, message, false)
+    }
+
+    /// [`Repo::add_notes`], leaving out each text a commit's note already holds
+    /// (as one of its paragraphs); no notes commit at all when nothing is new.
+    pub fn add_notes_unless_there(
+        &self,
+        notes_ref: &str,
+        notes: &[(Oid, String)],
+        message: &str,
+    ) -> Result<()> {
+        self.add_notes_with(notes_ref, notes, message, true)
+    }
+
+    /// Of `commits`, those without a note in `notes_ref`, in the same order.
+    pub fn without_note(&self, notes_ref: &str, commits: &[Oid]) -> Result<Vec<Oid>> {
+        let Some(notes_commit) = self.ref_target(notes_ref)? else {
+            return Ok(commits.to_vec());
+        };
+        let mut state = self.notes_state(notes_ref, Some(notes_commit))?;
+        let mut out = Vec::new();
+        for c in commits {
+            let found = state
+                .get(&gid(c)?, &self.repo)
+                .with_context(|| format!("could not look up the note on {c} in {notes_ref}"))?;
+            if found.is_none() {
+                out.push(*c);
+            }
+        }
+        Ok(out)
+    }
+
+    fn add_notes_with(
+        &self,
+        notes_ref: &str,
+        notes: &[(Oid, String)],
+        message: &str,
+        unless_there: bool,
+    ) -> Result<()> {
         if notes.is_empty() {
             return Ok(());
         }
         let mut last_err = None;
         for _ in 0..NOTES_ATTEMPTS {
-            match self.add_notes_once(notes_ref, notes, message) {
+            match self.add_notes_once(notes_ref, notes, message, unless_there) {
                 Ok(()) => return Ok(()),
                 Err(err) if err.downcast_ref::<CasConflict>().is_some() => last_err = Some(err),
                 Err(err) => return Err(err),
@@ -83,9 +123,11 @@ impl Repo {
         notes_ref: &str,
         notes: &[(Oid, String)],
         message: &str,
+        unless_there: bool,
     ) -> Result<()> {
         let previous = self.ref_target(notes_ref)?;
         let mut state = self.notes_state(notes_ref, previous)?;
+        let mut changed = false;
         for (commit, text) in notes {
             let existing = state.get(&gid(commit)?, &self.repo).with_context(|| {
                 format!("could not look up the note on {commit} in {notes_ref}")
@@ -98,6 +140,14 @@ impl Repo {
                     let mut old = blob.data.clone();
                     while old.last() == Some(&b'\n') {
                         old.pop();
+                    }
+                    let wanted = text.trim_end_matches(['\n', '\r']).as_bytes();
+                    if unless_there
+                        && old
+                            .split_str(b"\n\n")
+                            .any(|paragraph| paragraph.trim_end() == wanted)
+                    {
+                        continue;
                     }
                     if !old.is_empty() {
                         old.extend_from_slice(b"\n\n");
@@ -116,6 +166,10 @@ impl Repo {
             state
                 .edit(gid(commit)?, Some(blob), &self.repo)
                 .with_context(|| format!("could not add the note for {commit} to {notes_ref}"))?;
+            changed = true;
+        }
+        if !changed {
+            return Ok(());
         }
         let tree = state
             .write(&self.repo)

@@ -8,7 +8,36 @@ use anyhow::{Context, Result};
 use super::nested::nested_of;
 use super::{Dirt, Oid, Repo};
 use crate::model::error::GitFailed;
-use crate::model::{Hiding, Nested};
+use crate::model::{Hiding, Ignored, Nested};
+
+/// What [`Repo::nested_many`] looks at for one session.
+#[derive(Clone, Debug, Default)]
+pub struct NestedTarget {
+    /// The worktree directory, when it is there.
+    pub worktree: Option<PathBuf>,
+    /// Its admin entry, whose `modules/` may hold submodule git dirs.
+    pub admin_id: Option<String>,
+    /// What the worktree's status found (to walk only what status did not
+    /// look into, and count what goes with the worktree); `None`: walk it all.
+    pub map: Option<StatusMap>,
+}
+
+/// From a worktree's status: its ignored entries (each with whether it is a
+/// directory) and the directories holding tracked files.
+#[derive(Clone, Debug, Default)]
+pub struct StatusMap {
+    pub ignored: Vec<(PathBuf, bool)>,
+    pub tracked_dirs: Vec<PathBuf>,
+}
+
+impl StatusMap {
+    pub fn of(dirt: &Dirt) -> StatusMap {
+        StatusMap {
+            ignored: dirt.ignored.clone(),
+            tracked_dirs: dirt.tracked_dirs.clone(),
+        }
+    }
+}
 
 impl Repo {
     /// Modified/staged/untracked counts of the worktree at `path` (ignored files excluded).
@@ -148,14 +177,38 @@ impl Repo {
         })
     }
 
-    /// Where [`Repo::dirt_against`] puts its temporary indexes.
+    /// Where [`Repo::dirt_against`] puts its temporary indexes (and
+    /// [`Repo::merge_trees`] its temporary object directories).
     fn temp_index_dir(&self) -> PathBuf {
         self.common_dir.join("bullpen").join("tmp")
     }
 
+    /// A new empty directory `<common>/bullpen/tmp/<what>-<pid>-<nanos>`.
+    pub(super) fn temp_dir_named(&self, what: &str) -> Result<PathBuf> {
+        let root = self.temp_index_dir();
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("could not create {}", root.display()))?;
+        let dir = root.join(format!(
+            "{what}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// Remove `<common>/bullpen/tmp` if it is empty: leave no trace.
+    pub(super) fn remove_temp_root(&self) {
+        let _ = std::fs::remove_dir(self.temp_index_dir());
+    }
+
     /// Remove the temporary indexes (and their `.lock`s) that a gc killed while it
     /// compared a directory left behind: `index-<pid>-<nanos>` whose `<pid>` is not
-    /// a live process (`alive`). A live pid's file is kept (that gc may still be
+    /// a live process (`alive`); and the temporary object directories of merges
+    /// (`objects-<pid>-<nanos>`) the same way. A live pid's file is kept (that gc may still be
     /// using it; a reused pid keeps it until that process ends). Other names are
     /// not ours and stay. The directory goes when it is empty. Returns what was
     /// removed. Nothing here is work: a temporary index only ever holds a tree that
@@ -182,7 +235,12 @@ impl Repo {
                 continue;
             }
             let path = entry.path();
-            match std::fs::remove_file(&path) {
+            let gone = if name.to_str().is_some_and(|n| n.starts_with("objects-")) {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            match gone {
                 Ok(()) => removed.push(path),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
                 Err(err) => {
@@ -202,19 +260,18 @@ impl Repo {
         on_threads(worktrees, |w| dirt_of(w, config))
     }
 
-    /// [`Repo::nested_repositories`] of many (worktree, admin entry) pairs, on a
-    /// few threads: each walks the whole tree, ignored directories included.
-    pub fn nested_many(
-        &self,
-        targets: &[(Option<PathBuf>, Option<String>)],
-    ) -> Vec<Result<Vec<Nested>>> {
-        let items: Vec<(Option<PathBuf>, Option<PathBuf>)> = targets
+    /// [`Repo::nested_repositories`] of many (worktree, admin entry, ignored
+    /// entries) targets, on a few threads: each walks the whole tree, ignored
+    /// directories included, and counts what the ignored entries hold.
+    pub fn nested_many(&self, targets: &[NestedTarget]) -> Vec<Result<(Vec<Nested>, Ignored)>> {
+        let modules: Vec<Option<PathBuf>> = targets
             .iter()
-            .map(|(w, a)| (w.clone(), a.as_deref().map(|a| self.modules_dir(a))))
+            .map(|t| t.admin_id.as_deref().map(|a| self.modules_dir(a)))
             .collect();
+        let items: Vec<(&NestedTarget, &Option<PathBuf>)> = targets.iter().zip(&modules).collect();
         let config = &self.cli_config;
-        on_threads(&items, |(w, m)| {
-            nested_of(w.as_deref(), m.as_deref(), config)
+        on_threads(&items, |(t, m)| {
+            nested_of(t.worktree.as_deref(), m.as_deref(), t.map.as_ref(), config)
         })
     }
 }
@@ -254,7 +311,10 @@ fn on_threads<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> Result<T> + Sync)
 /// The pid in the name of a temporary index of [`Repo::dirt_against`]
 /// (`index-<pid>-<nanos>`, or its `.lock`); `None` for any other name.
 fn temp_index_pid(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("index-")?;
+    let rest = name.strip_prefix("index-").or_else(|| {
+        name.strip_prefix("objects-")
+            .filter(|r| !r.ends_with(".lock"))
+    })?;
     let rest = rest.strip_suffix(".lock").unwrap_or(rest);
     let (pid, nanos) = rest.split_once('-')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -281,54 +341,64 @@ pub(super) fn dirt_of(worktree: &Path, cli_config: &[gix::bstr::BString]) -> Res
             worktree.display()
         )
     })?;
+    let index = repo
+        .index_or_empty()
+        .with_context(|| format!("could not read the index of {}", worktree.display()))?;
+    let mut dirt = Dirt {
+        staged: staged(&repo, &index).with_context(|| {
+            format!(
+                "could not compare the index of {} with HEAD",
+                worktree.display()
+            )
+        })?,
+        ..Dirt::default()
+    };
     let iter = repo
         .status(gix::progress::Discard)
         .with_context(|| format!("could not get the status of {}", worktree.display()))?
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_rewrites(None)
+        // One thread for the index against the files: gc already runs a status
+        // per worktree on every core, and more threads only cost switching.
+        .index_worktree_options_mut(|o| o.thread_limit = Some(1))
         // Ignored entries too (an ignored directory as one entry, not entered):
         // some may be hidden by a `.gitignore` that is not in the index.
         .dirwalk_options(|opts| {
             opts.empty_patterns_match_prefix(false)
                 .emit_ignored(Some(gix::dir::walk::EmissionMode::Matching))
         })
-        .into_iter(Vec::new())
+        .into_index_worktree_iter(Vec::new())
         .with_context(|| format!("could not get the status of {}", worktree.display()))?;
-    let mut dirt = Dirt::default();
     let mut ignored = Vec::new();
     let mut gitignores = Vec::new();
     for item in iter {
         let item =
             item.with_context(|| format!("could not get the status of {}", worktree.display()))?;
-        match item {
-            gix::status::Item::TreeIndex(_) => dirt.staged += 1,
-            gix::status::Item::IndexWorktree(item) => {
-                if let Item::DirectoryContents { entry, .. } = &item {
-                    let name = entry.rela_path.rsplit(|b| *b == b'/').next();
-                    if name == Some(b".gitignore".as_slice()) && entry.disk_kind == Some(Kind::File)
-                    {
-                        gitignores.push(entry.rela_path.clone());
-                    }
-                    if matches!(entry.status, Status::Ignored(_)) {
-                        ignored.push((
-                            entry.rela_path.clone(),
-                            entry.disk_kind == Some(Kind::Directory),
-                        ));
-                        continue;
-                    }
-                }
-                match item.summary() {
-                    None => {}
-                    Some(Summary::Added) => dirt.untracked += 1,
-                    Some(Summary::Removed) => dirt.deleted += 1,
-                    Some(_) => dirt.modified += 1,
-                }
+        if let Item::DirectoryContents { entry, .. } = &item {
+            let name = entry.rela_path.rsplit(|b| *b == b'/').next();
+            if name == Some(b".gitignore".as_slice()) && entry.disk_kind == Some(Kind::File) {
+                gitignores.push(entry.rela_path.clone());
+            }
+            if matches!(entry.status, Status::Ignored(_)) {
+                ignored.push((
+                    entry.rela_path.clone(),
+                    entry.disk_kind == Some(Kind::Directory),
+                ));
+                continue;
             }
         }
+        match item.summary() {
+            None => {}
+            Some(Summary::Added) => dirt.untracked += 1,
+            Some(Summary::Removed) => dirt.deleted += 1,
+            Some(_) => dirt.modified += 1,
+        }
     }
-    let index = repo
-        .index_or_empty()
-        .with_context(|| format!("could not read the index of {}", worktree.display()))?;
+    dirt.ignored = ignored
+        .iter()
+        .map(|(p, dir)| (PathBuf::from(std::ffi::OsStr::from_bytes(p)), *dir))
+        .collect();
+    dirt.tracked_dirs = tracked_dirs(&index);
     if !gitignores.is_empty() {
         dirt.hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
             format!("could not read the ignore rules of {}", worktree.display())
@@ -341,6 +411,60 @@ pub(super) fn dirt_of(worktree: &Path, cli_config: &[gix::bstr::BString]) -> Res
         )
     })?;
     Ok(dirt)
+}
+
+/// Every directory holding a tracked file (its ancestors too) and every
+/// submodule path of `index`, relative, sorted.
+fn tracked_dirs(index: &gix::index::State) -> Vec<PathBuf> {
+    use gix::index::entry::Mode;
+    let mut dirs: std::collections::BTreeSet<&[u8]> = std::collections::BTreeSet::new();
+    for e in index.entries() {
+        let path: &[u8] = e.path(index);
+        if e.mode == Mode::COMMIT {
+            dirs.insert(path);
+        }
+        let mut end = path.len();
+        while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
+            if !dirs.insert(&path[..slash]) {
+                break; // its ancestors are in already
+            }
+            end = slash;
+        }
+    }
+    dirs.into_iter()
+        .map(|d| PathBuf::from(std::ffi::OsStr::from_bytes(d)))
+        .collect()
+}
+
+/// Changes staged in `index` against `HEAD`'s tree. Where the index's cache
+/// tree (its `TREE` extension, which git keeps) is valid at the top and names
+/// `HEAD`'s tree, there are none, and not one tree is read: comparing the whole
+/// tree would read every tree object of the commit, deltas and all (on
+/// symfony/symfony, 50 MiB of the pack per worktree).
+fn staged(repo: &gix::Repository, index: &gix::index::State) -> Result<usize> {
+    let head = repo
+        .head_tree_id_or_empty()
+        .context("could not read the tree of HEAD")?
+        .detach();
+    if index
+        .tree()
+        .is_some_and(|t| t.num_entries.is_some() && t.id == head)
+    {
+        return Ok(0);
+    }
+    let mut n = 0;
+    repo.tree_index_status(
+        &head,
+        index,
+        None,
+        gix::status::tree_index::TrackRenames::AsConfigured,
+        |_, _, _| {
+            n += 1;
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+    )
+    .context("could not compare the index with HEAD")?;
+    Ok(n)
 }
 
 /// Of `ignored` (worktree-relative paths, with whether each is a directory), those
@@ -526,5 +650,7 @@ mod tests {
         assert_eq!(temp_index_pid("index-1-2-3"), None);
         assert_eq!(temp_index_pid("index-99999999999-1"), None);
         assert_eq!(temp_index_pid("notes.txt"), None);
+        assert_eq!(temp_index_pid("objects-42-17"), Some(42));
+        assert_eq!(temp_index_pid("objects-42-17.lock"), None);
     }
 }

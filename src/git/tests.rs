@@ -518,7 +518,7 @@ fn worktrees_and_inspect_path() {
     );
 
     // Removal goes through the CLI; locked ones refuse with git's message.
-    let WorktreeRemoval::Refused(err) = repo.worktree_remove(&wt2) else {
+    let WorktreeRemoval::Refused(err) = repo.worktree_remove(&wt2, true) else {
         panic!("a locked worktree is refused")
     };
     assert!(
@@ -527,7 +527,7 @@ fn worktrees_and_inspect_path() {
             && err.contains("cannot remove a locked working tree"),
         "{err}"
     );
-    assert_eq!(repo.worktree_remove(&wt1), WorktreeRemoval::Removed);
+    assert_eq!(repo.worktree_remove(&wt1, false), WorktreeRemoval::Removed);
     assert!(!wt1.exists());
     assert_eq!(repo.worktrees().unwrap().len(), 2);
     // A failing add names argv and stderr.
@@ -559,11 +559,17 @@ fn dirt_counts_untracked_not_ignored() {
     std::fs::write(wt.join("build.log"), "x").unwrap();
     assert!(repo.dirt(&wt).unwrap().is_clean());
 
+    let ignored = vec![
+        (PathBuf::from("build.log"), false),
+        (PathBuf::from("target"), true),
+    ];
+    assert_eq!(repo.dirt(&wt).unwrap().ignored, ignored);
     std::fs::write(wt.join("new.txt"), "n").unwrap();
     assert_eq!(
         repo.dirt(&wt).unwrap(),
         Dirt {
             untracked: 1,
+            ignored: ignored.clone(),
             ..Dirt::default()
         }
     );
@@ -577,6 +583,7 @@ fn dirt_counts_untracked_not_ignored() {
             modified: 1,
             staged: 1,
             untracked: 1,
+            ignored,
             ..Dirt::default()
         }
     );
@@ -796,4 +803,97 @@ fn dirt_sees_what_git_status_hides() {
     std::fs::remove_file(wt.join("a.txt")).unwrap();
     std::fs::write(wt.join("b.txt"), "b\n").unwrap();
     assert!(repo.dirt(&wt).unwrap().is_clean());
+}
+
+#[test]
+fn notes_unless_there_say_a_text_once() {
+    let (_tmp, repo_dir) = init_repo();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let c = repo.resolve_commit("HEAD").unwrap();
+    let notes = "refs/notes/bullpen";
+    repo.add_notes(notes, &[(c, "first".into())], "m").unwrap();
+    repo.add_notes_unless_there(notes, &[(c, "second".into())], "m")
+        .unwrap();
+    let after = repo.ref_target(notes).unwrap();
+    repo.add_notes_unless_there(notes, &[(c, "second".into())], "m")
+        .unwrap();
+    repo.add_notes_unless_there(notes, &[(c, "first\n".into())], "m")
+        .unwrap();
+    assert_eq!(
+        repo.ref_target(notes).unwrap(),
+        after,
+        "no new notes commit"
+    );
+    assert_eq!(
+        git(&repo_dir, &["notes", "--ref=bullpen", "show", "HEAD"]),
+        "first\n\nsecond\n"
+    );
+    assert_eq!(repo.without_note(notes, &[c]).unwrap(), Vec::<Oid>::new());
+}
+
+/// A repository whose `refs/remotes/origin/main` is `remote_tip`, without a remote.
+fn set_remote_tip(dir: &Path, tip: Oid) {
+    git(
+        dir,
+        &["update-ref", "refs/remotes/origin/main", &tip.to_string()],
+    );
+}
+
+#[test]
+fn unpublished_commits_in_one_walk_whatever_the_commit_times() {
+    // Every commit has the same time (the fixed test date): the walk's order
+    // comes from the queue alone, and must still be exact.
+    let (_tmp, repo_dir) = init_repo();
+    let base = commit_file(&repo_dir, "b.txt", "b\n");
+    git(&repo_dir, &["checkout", "-q", "-b", "s1"]);
+    let s1a = commit_file(&repo_dir, "s1a.txt", "1\n");
+    let s1b = commit_file(&repo_dir, "s1b.txt", "2\n");
+    git(&repo_dir, &["checkout", "-q", "-b", "s2"]);
+    let s2 = commit_file(&repo_dir, "s2.txt", "3\n");
+    // main moves on by several commits, all hidden, from the base.
+    git(&repo_dir, &["checkout", "-q", "main"]);
+    let mut main_tip = base;
+    for i in 0..6 {
+        main_tip = commit_file(&repo_dir, &format!("m{i}.txt"), "m\n");
+    }
+    set_remote_tip(&repo_dir, main_tip);
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let got = repo
+        .unpublished_commits(&[s1b, s2, base, main_tip])
+        .unwrap();
+    let sorted = |mut v: Vec<Oid>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(got[&s1b].clone()), sorted(vec![s1a, s1b]));
+    assert_eq!(sorted(got[&s2].clone()), sorted(vec![s1a, s1b, s2]));
+    assert!(got[&base].is_empty(), "the base is on origin/main's way");
+    assert!(got[&main_tip].is_empty());
+    // Once s1 is pushed, only s2's own commit is left.
+    git(
+        &repo_dir,
+        &["update-ref", "refs/remotes/origin/s1", &s1b.to_string()],
+    );
+    let got = repo.unpublished_commits(&[s1b, s2]).unwrap();
+    assert!(got[&s1b].is_empty());
+    assert_eq!(got[&s2], vec![s2]);
+    // A hidden tip that reaches a session only through a merge commit.
+    git(&repo_dir, &["update-ref", "-d", "refs/remotes/origin/s1"]);
+    git(&repo_dir, &["checkout", "-q", "main"]);
+    git(
+        &repo_dir,
+        &["merge", "-q", "--no-ff", "-m", "merge s2", "s2"],
+    );
+    let merged: Oid = git(&repo_dir, &["rev-parse", "HEAD"])
+        .trim()
+        .parse()
+        .unwrap();
+    for _ in 0..3 {
+        main_tip = commit_file(&repo_dir, "later.txt", &format!("{main_tip}\n"));
+    }
+    set_remote_tip(&repo_dir, main_tip);
+    let got = repo.unpublished_commits(&[s1b, s2, merged]).unwrap();
+    assert!(got[&s1b].is_empty() && got[&s2].is_empty() && got[&merged].is_empty());
+    assert!(repo.reaches(main_tip, s1a).unwrap());
+    assert!(!repo.reaches(s1a, main_tip).unwrap());
 }

@@ -52,6 +52,28 @@ impl Repo {
         Ok(out)
     }
 
+    /// The one linked worktree registered as `<common>/worktrees/<admin_id>`,
+    /// read without listing the others; `None` when there is no such entry.
+    pub fn worktree_entry(&self, admin_id: &str) -> Result<Option<Worktree>> {
+        if admin_id.is_empty() || admin_id.contains('/') || admin_id == "." || admin_id == ".." {
+            return Ok(None);
+        }
+        let admin_dir = self.common_dir.join("worktrees").join(admin_id);
+        if !admin_dir.is_dir() {
+            return Ok(None);
+        }
+        let Some(path) = registered_path(&admin_dir)? else {
+            return Ok(None);
+        };
+        Ok(Some(Worktree {
+            exists: path.is_dir(),
+            path,
+            admin_id: Some(admin_id.to_owned()),
+            head_ref: read_head_ref(&admin_dir),
+            locked: admin_dir.join("locked").exists(),
+        }))
+    }
+
     /// What is at `path`: the top level of one of our worktrees, another repo, or none.
     pub fn inspect_path(&self, path: &Path) -> Result<PathRepo> {
         let canonical = std::fs::canonicalize(path)

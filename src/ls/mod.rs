@@ -7,7 +7,7 @@
 
 pub mod table;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -175,18 +175,23 @@ fn gather_status(ctx: &Ctx, sessions: &[Stored]) -> Vec<StatusFacts> {
         .map(|s| repo.ref_target(&s.record.id.branch_ref()).ok().flatten())
         .collect();
     let present: Vec<Oid> = tips.iter().flatten().copied().collect();
-    let unpublished = repo
-        .unpublished(&present)
+    // One walk for all tips: the commits of each that no remote-tracking ref
+    // reaches (none: published).
+    let walked = repo
+        .unpublished_commits(&present)
         .map_err(|e| ctx.ui.warn(format!("cannot tell what is published: {e:#}")))
         .ok();
-    let unpublished_tips: Vec<Oid> = unpublished.iter().flatten().copied().collect();
-    let counts = repo
-        .commits_not_on_remotes(&unpublished_tips)
-        .map_err(|e| {
-            ctx.ui
-                .warn(format!("cannot count unpublished commits: {e:#}"))
-        })
-        .unwrap_or_default();
+    let unpublished: Option<HashSet<Oid>> = walked.as_ref().map(|w| {
+        w.iter()
+            .filter(|(_, commits)| !commits.is_empty())
+            .map(|(tip, _)| *tip)
+            .collect()
+    });
+    let counts: HashMap<Oid, usize> = walked
+        .iter()
+        .flatten()
+        .map(|(tip, commits)| (*tip, commits.len()))
+        .collect();
 
     // Registered worktrees by resolved path, with the ref their HEAD is on.
     let registered: HashMap<PathBuf, Option<String>> = repo

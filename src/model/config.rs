@@ -4,6 +4,13 @@
 pub const WORKTREE_ROOT: &str = "bullpen.worktreeRoot";
 /// The default command of a new session.
 pub const COMMAND: &str = "bullpen.command";
+/// Remote-tracking refs (globs allowed, multi-valued) gc looks for a session's
+/// changes in, besides each remote's default branch; an empty value drops the
+/// ones before it, the defaults included.
+pub const GC_INTEGRATION_REF: &str = "bullpen.gc.integrationRef";
+/// How long gc keeps the records (and logs, local state) of collected sessions:
+/// `90.days`, `2.weeks.ago`, `never`, `now`... as `gc.reflogExpire` takes them.
+pub const GC_EXPIRE: &str = "bullpen.gc.expire";
 /// The agent a new session runs when no command is given (before `bullpen.command`).
 pub const AGENT: &str = "bullpen.agent";
 /// `bullpen.agent.<name>.command` and `.resume`: an agent's profile.

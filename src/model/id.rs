@@ -40,6 +40,9 @@ pub const RECORD_PREFIX: &str = "refs/bullpen/sessions/";
 /// The key gc adds to `session.json` while it tears the worktree down (so a later
 /// gc can finish an interrupted teardown, and no run starts meanwhile).
 pub const GC_TEARDOWN_KEY: &str = "gc_teardown";
+/// The key gc adds to `session.json` when it collects a session whose work is
+/// published: how (the evidence), for `git log -p refs/bullpen/sessions/<id>`.
+pub const PUBLISHED_KEY: &str = "published";
 /// Where provenance notes live.
 pub const NOTES_REF: &str = "refs/notes/bullpen";
 

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod command;
 pub mod config;
 pub mod error;
+pub mod evidence;
 pub mod id;
 pub mod keys;
 pub mod local;
@@ -21,7 +22,8 @@ pub mod time;
 pub mod usage;
 
 pub use error::{Error, Kind};
+pub use evidence::{Evidence, Since, Unmerged};
 pub use id::SessionId;
 pub use oid::Oid;
 pub use record::{Exit, Observed, Process, Record, State};
-pub use status::{Dirt, Hiding, Nested, NestedKind};
+pub use status::{Dirt, Hiding, Ignored, Nested, NestedKind};

@@ -16,6 +16,14 @@ pub struct Dirt {
     /// `.gitignore` files that are not in the index (untracked, or ignoring
     /// themselves) and hide files that would otherwise be untracked.
     pub hiding: Vec<Hiding>,
+    /// Ignored entries, relative to the worktree, each with whether it is a
+    /// directory (one entry, not entered): not work, never counted as dirt, but
+    /// they go with the worktree.
+    pub ignored: Vec<(std::path::PathBuf, bool)>,
+    /// The directories holding tracked files (and the submodule paths),
+    /// relative: where a repository nested in the worktree could be that status
+    /// does not look into. Not dirt; a map for the walk that looks for them.
+    pub tracked_dirs: Vec<std::path::PathBuf>,
 }
 
 /// An untracked or ignored `.gitignore` and how many files it hides.
@@ -41,6 +49,51 @@ impl Dirt {
             && self.untracked == 0
             && self.unseen == 0
             && self.hiding.is_empty()
+    }
+}
+
+/// What of a worktree is ignored: not work, but it goes with the worktree, so
+/// a removal says so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ignored {
+    /// Files and symlinks.
+    pub files: usize,
+    pub bytes: u64,
+}
+
+impl Ignored {
+    /// "3 ignored files, 80 KiB"; `None` when there are none.
+    pub fn words(&self) -> Option<String> {
+        (self.files > 0).then(|| {
+            format!(
+                "{}, {}",
+                plural(self.files, "ignored file", "ignored files"),
+                size_words(self.bytes)
+            )
+        })
+    }
+}
+
+/// "80 KiB", "1.5 MiB", "512 bytes": as people read sizes (1 KiB = 1,024 bytes).
+pub fn size_words(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return if bytes == 1 {
+            "1 byte".to_owned()
+        } else {
+            format!("{bytes} bytes")
+        };
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value < 10.0 {
+        format!("{value:.1} {}", UNITS[unit])
+    } else {
+        format!("{value:.0} {}", UNITS[unit])
     }
 }
 
@@ -213,5 +266,25 @@ mod tests {
             ..n
         };
         assert!(!clean.holds_work());
+    }
+
+    #[test]
+    fn sizes_and_ignored_words() {
+        assert_eq!(size_words(0), "0 bytes");
+        assert_eq!(size_words(1), "1 byte");
+        assert_eq!(size_words(1023), "1023 bytes");
+        assert_eq!(size_words(80 * 1024), "80 KiB");
+        assert_eq!(size_words(1536), "1.5 KiB");
+        assert_eq!(size_words(3 * 1024 * 1024 / 2), "1.5 MiB");
+        assert_eq!(Ignored::default().words(), None);
+        assert_eq!(
+            Ignored {
+                files: 3,
+                bytes: 80 * 1024
+            }
+            .words()
+            .as_deref(),
+            Some("3 ignored files, 80 KiB")
+        );
     }
 }

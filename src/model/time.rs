@@ -54,6 +54,83 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
     Some(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset)
 }
 
+/// What `bullpen.gc.expire` keeps: everything, or what is newer than a moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expire {
+    Never,
+    /// What was collected before this moment (seconds since the epoch) goes.
+    Before(i64),
+}
+
+/// The default of `bullpen.gc.expire`, as git's `gc.reflogExpire`.
+pub const DEFAULT_EXPIRE: &str = "90.days.ago";
+
+/// Pure: read an expiry the way git reads `gc.reflogExpire`: `never` (or
+/// `false`), `now` (or `all`), a span ago (`90.days.ago`, `2 weeks`, `1.year`;
+/// seconds, minutes, hours, days, weeks, months of 30 days, years of 365), or a
+/// date (`2026-01-01`, RFC 3339). `now` is the present, in seconds.
+pub fn parse_expire(value: &str, now: i64) -> Result<Expire, String> {
+    let v = value.trim().to_ascii_lowercase();
+    match v.as_str() {
+        "never" | "false" => return Ok(Expire::Never),
+        "now" | "all" => return Ok(Expire::Before(now)),
+        _ => {}
+    }
+    if let Some(t) = parse_rfc3339(value.trim()) {
+        return Ok(Expire::Before(t));
+    }
+    if let Some(t) = parse_date(&v) {
+        return Ok(Expire::Before(t));
+    }
+    let words: Vec<&str> = v
+        .split(|c: char| c == '.' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let words = match words.split_last() {
+        Some((&"ago", rest)) => rest,
+        _ => &words[..],
+    };
+    let bad = || {
+        format!(
+            "{value:?} is not an expiry (as gc.reflogExpire: 90.days.ago, 2.weeks, never, now, \
+             2026-01-01)"
+        )
+    };
+    let [n, unit] = words else {
+        return Err(bad());
+    };
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let unit = unit.strip_suffix('s').unwrap_or(unit);
+    let secs = match unit {
+        "second" | "sec" => 1,
+        "minute" | "min" => 60,
+        "hour" => 3600,
+        "day" => 86_400,
+        "week" => 7 * 86_400,
+        "month" => 30 * 86_400,
+        "year" => 365 * 86_400,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(secs)
+        .and_then(|span| now.checked_sub(span))
+        .map(Expire::Before)
+        .ok_or_else(bad)
+}
+
+/// `2026-01-01`, midnight UTC.
+fn parse_date(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d) * 86_400)
+}
+
 /// A short human age: `42s`, `5m`, `3h`, `12d`.
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);
@@ -130,6 +207,53 @@ mod tests {
         assert_eq!(age(300), "5m");
         assert_eq!(age(7200), "2h");
         assert_eq!(age(86_400 * 3), "3d");
+    }
+
+    #[test]
+    fn expiries_as_git_reads_them() {
+        let now = 1_000_000_000;
+        let day = 86_400;
+        assert_eq!(parse_expire("never", now), Ok(Expire::Never));
+        assert_eq!(parse_expire("false", now), Ok(Expire::Never));
+        assert_eq!(parse_expire("now", now), Ok(Expire::Before(now)));
+        assert_eq!(parse_expire("all", now), Ok(Expire::Before(now)));
+        assert_eq!(
+            parse_expire("90.days.ago", now),
+            Ok(Expire::Before(now - 90 * day))
+        );
+        assert_eq!(
+            parse_expire(DEFAULT_EXPIRE, now),
+            Ok(Expire::Before(now - 90 * day))
+        );
+        assert_eq!(
+            parse_expire("2 weeks ago", now),
+            Ok(Expire::Before(now - 14 * day))
+        );
+        assert_eq!(
+            parse_expire("1.year", now),
+            Ok(Expire::Before(now - 365 * day))
+        );
+        assert_eq!(
+            parse_expire("3.hours", now),
+            Ok(Expire::Before(now - 3 * 3600))
+        );
+        assert_eq!(
+            parse_expire("2026-01-01", now),
+            Ok(Expire::Before(
+                parse_rfc3339("2026-01-01T00:00:00Z").unwrap()
+            ))
+        );
+        for bad in [
+            "",
+            "soon",
+            "90",
+            "days.90",
+            "x.days",
+            "1.fortnight",
+            "99999999999999.years",
+        ] {
+            assert!(parse_expire(bad, now).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -1043,3 +1043,48 @@ fn an_unreaped_zombie_is_not_alive() {
     });
     assert_eq!(env.state("a"), "lost");
 }
+
+#[test]
+fn gc_names_a_running_sessions_own_processes_once_never_as_strangers() {
+    let env = Bg::new();
+    env.add_bare_remote();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    env.spawn_bg("busy", &["sleep", "300"]);
+    let row = env.wait_state("busy", "running");
+    let pid = row["pid"].as_u64().unwrap();
+    let wt = env.worktree_of("busy");
+    // The supervisor and the command both have their cwd in the worktree: the
+    // session's own, named once as its process.
+    let (run, entries) = crate::gc::gc(&env, &["--dry-run"]);
+    run.ok();
+    let e = crate::gc::session(&entries, "busy");
+    assert_eq!(
+        e["reason"],
+        format!("busy: the session's process (pid {pid}) is running"),
+        "{e}"
+    );
+    // A stranger in it is still named.
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("300")
+        .current_dir(&wt)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let spid = stranger.id();
+    wait_for("the stranger to be in the worktree", || {
+        std::fs::read_link(format!("/proc/{spid}/cwd"))
+            .ok()
+            .filter(|c| *c == wt)
+    });
+    let (_, entries) = crate::gc::gc(&env, &["--dry-run"]);
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+    assert_eq!(
+        crate::gc::session(&entries, "busy")["reason"],
+        format!(
+            "busy: the session's process (pid {pid}) is running; busy: pid {spid} (sleep) has \
+             its current directory in it"
+        )
+    );
+    env.bullpen(&["stop", "busy"]).ok();
+}

@@ -61,7 +61,7 @@ fn push(env: &Env, id: &str) {
 pub(crate) const COMMIT: &str =
     "echo \"$BULLPEN_SESSION\" > work.txt && git add work.txt && git commit -q -m work";
 
-fn gc(env: &Env, args: &[&str]) -> (Run, Vec<Value>) {
+pub(crate) fn gc(env: &Env, args: &[&str]) -> (Run, Vec<Value>) {
     gc_in(env, &env.repo, args)
 }
 
@@ -98,14 +98,14 @@ fn assert_kept(e: &Value, reason: impl AsRef<str>) {
 }
 
 #[track_caller]
-fn session<'a>(entries: &'a [Value], id: &str) -> &'a Value {
+pub(crate) fn session<'a>(entries: &'a [Value], id: &str) -> &'a Value {
     entries
         .iter()
         .find(|e| e["kind"] == "session" && e["id"] == id)
         .unwrap_or_else(|| panic!("no session {id} in {entries:#?}"))
 }
 
-fn branch_exists(env: &Env, id: &str) -> bool {
+pub(crate) fn branch_exists(env: &Env, id: &str) -> bool {
     env.git(
         &env.repo,
         &[
@@ -161,7 +161,12 @@ fn a_pushed_session_is_removed_its_branch_deleted_record_collected_notes_kept() 
     let run = run.ok();
     let e = session(&entries, "done");
     assert_eq!(e["action"], "removed", "{e}");
-    assert_eq!(e["reason"], "published, clean and idle");
+    assert_eq!(
+        e["reason"],
+        "published (reachable from origin/bullpen/done), clean and idle"
+    );
+    assert_eq!(e["published"]["how"], "reachable", "{e}");
+    assert_eq!(e["published"]["ref"], "origin/bullpen/done", "{e}");
     assert_eq!(e["worktree"], wt.to_str().unwrap());
     assert!(!wt.exists(), "worktree directory removed");
     assert!(!registered(&env, &wt), "worktree deregistered");
@@ -377,6 +382,22 @@ fn a_process_with_its_cwd_in_the_worktree_keeps_it_busy() {
 }
 
 #[test]
+fn a_kept_session_names_every_reason_that_keeps_it_once() {
+    let env = setup();
+    let wt = env.spawn_sh("many", COMMIT);
+    std::fs::write(wt.join("draft.txt"), "x").unwrap();
+    let sleeper = sleeper_in(&wt, "300");
+    assert_kept(
+        &gc_session(&env, "many"),
+        format!(
+            "1 commit not on any remote; 1 untracked file; busy: pid {} (sleep) has its \
+             current directory in it",
+            sleeper.pid()
+        ),
+    );
+}
+
+#[test]
 fn a_process_with_a_file_open_in_the_worktree_keeps_it_busy() {
     let env = setup();
     let wt = spawn_pushed(&env, "open", "mkdir .cache && echo x > .cache/log");
@@ -495,6 +516,14 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
 
     let (run, entries) = gc(&env, &[]);
     let e = session(&entries, "late");
+    // git fails half-way ("Directory not empty": the fallback, which keeps the
+    // branch until the directory is gone), or git succeeds and the writer brings
+    // the directory back right after (gc looks at its removals once more at the
+    // end: the worktree is gone, what came back is the writer's and stays).
+    let came_back = e["reason"]
+        .as_str()
+        .unwrap()
+        .contains("came back right after git removed it");
     match e["action"].as_str().unwrap() {
         "degraded" => {
             assert_eq!(run.code(), 1, "degraded exits 1\n{}", run.stderr);
@@ -506,20 +535,34 @@ fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishe
     // The other session was handled all the same.
     assert_eq!(session(&entries, "other")["action"], "removed");
     assert!(!wt2.exists());
-    assert!(
-        branch_exists(&env, "late"),
-        "branch kept until the worktree is gone"
-    );
-    assert_ne!(env.record("late")["state"], "collected");
+    if came_back {
+        assert!(!registered(&env, &wt), "git removed the worktree");
+        assert!(!branch_exists(&env, "late"));
+        assert_eq!(env.record("late")["state"], "collected");
+    } else {
+        assert!(
+            branch_exists(&env, "late"),
+            "branch kept until the worktree is gone"
+        );
+        assert_ne!(env.record("late")["state"], "collected");
+    }
 
     drop(writer);
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    assert_eq!(
-        session(&entries, "late")["action"],
-        "removed",
-        "{entries:#?}"
-    );
+    if came_back {
+        let leftover = entries
+            .iter()
+            .find(|e| e["kind"] == "orphan")
+            .unwrap_or_else(|| panic!("the leftover is not reported: {entries:#?}"));
+        assert_eq!(leftover["action"], "removed", "{leftover}");
+    } else {
+        assert_eq!(
+            session(&entries, "late")["action"],
+            "removed",
+            "{entries:#?}"
+        );
+    }
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "late"));
@@ -566,7 +609,8 @@ fn the_admin_entry_already_gone_is_not_fatal() {
     assert_eq!(e["action"], "removed", "{e}");
     assert_eq!(
         e["reason"],
-        "published, clean and idle (its worktree entry was already gone)"
+        "published (reachable from origin/bullpen/noadmin), clean and idle (its worktree entry \
+         was already gone)"
     );
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
@@ -633,8 +677,8 @@ fn git_dies_during_worktree_remove(env: &mut Env) {
     let dir = env.root().join("dying-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) \
-         rm -f \"$5/.git\" \"$5/README\"; kill -9 $$;; esac\nexec {} \"$@\"\n",
+        "#!/bin/sh\nfor wt; do :; done\ncase \" $* \" in *\" worktree remove \"*) \
+         rm -f \"$wt/.git\" \"$wt/README\"; kill -9 $$;; esac\nexec {} \"$@\"\n",
         which_git()
     );
     std::fs::write(dir.join("git"), script).unwrap();
@@ -784,8 +828,8 @@ pub(crate) fn on_worktree_remove(env: &mut Env, snippet: &str) {
     let dir = env.root().join("race-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in *\" worktree remove \"*) {snippet}; \
-         echo \"error: failed to delete '$5': Directory not empty\" >&2; exit 255;; esac\n\
+        "#!/bin/sh\nfor wt; do :; done\ncase \" $* \" in *\" worktree remove \"*) {snippet}; \
+         echo \"error: failed to delete '$wt': Directory not empty\" >&2; exit 255;; esac\n\
          exec {} \"$@\"\n",
         which_git()
     );
@@ -1077,6 +1121,45 @@ fn a_nested_repository_in_an_ignored_directory_with_an_unpushed_commit_keeps_the
     assert!(!wt.exists());
 }
 
+#[test]
+fn an_ignored_directory_that_is_a_repository_keeps_the_worktree() {
+    let env = setup();
+    env.spawn_sh(
+        "ig",
+        "mkdir .cache && cd .cache && git init -q -b main && echo x > f && git add f && \
+         git commit -q -m mine",
+    );
+    push(&env, "ig");
+    let e = gc_session(&env, "ig");
+    assert_kept(
+        &e,
+        "nested repository .cache holds work: main not on any of its remotes",
+    );
+}
+
+#[test]
+fn a_repository_initialised_in_a_tracked_directory_keeps_the_worktree() {
+    // git status does not look into it (its files are tracked by the
+    // worktree's index, its `.git` is skipped), and `git worktree remove` would
+    // delete it: gc finds it.
+    let env = setup();
+    let wt = env.spawn_sh(
+        "inner",
+        "mkdir -p src/lib && echo a > src/lib/a.rs && git add src && git commit -q -m src && \
+         cd src/lib && git init -q -b main && git add a.rs && git commit -q -m mine",
+    );
+    push(&env, "inner");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "inner");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "nested repository src/lib holds work: main not on any of its remotes"
+    );
+    assert!(wt.join("src/lib/.git").exists());
+}
+
 // ----- untrusted records -----
 
 #[track_caller]
@@ -1313,7 +1396,7 @@ fn vanished_worktrees_are_pruned_and_their_records_reconciled() {
     assert_eq!(e["action"], "collected");
     assert_eq!(
         e["reason"],
-        "the worktree is gone and the branch is published"
+        "the worktree is gone and the branch is published (reachable from origin/bullpen/gone-pub)"
     );
     assert_eq!(env.record("gone-pub")["state"], "collected");
     assert!(!branch_exists(&env, "gone-pub"));
@@ -1459,7 +1542,9 @@ fn dry_run_changes_nothing_and_matches_what_gc_then_does() {
     let human = env.bullpen(&["gc", "--dry-run"]).ok();
     assert!(
         human.stdout.lines().any(|l| l.starts_with("would remove ")
-            && l.ends_with(" a-removed: published, clean and idle")),
+            && l.ends_with(
+                " a-removed: published (reachable from origin/bullpen/a-removed), clean and idle"
+            )),
         "{}",
         human.stdout
     );
@@ -1564,4 +1649,191 @@ fn gc_lets_git_pack_the_loose_objects_records_leave() {
     assert!(loose(&env) > 0, "--dry-run changes nothing: {}", dry.stderr);
     env.bullpen(&["gc"]).ok();
     assert_eq!(loose(&env), 0);
+}
+
+// ----- bounded history -----
+
+#[test]
+fn collected_records_expire_with_their_logs_and_local_state_and_the_notes_stay() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "old", COMMIT);
+    spawn_pushed(&env, "recent", COMMIT);
+    let tip = env.git_out(&["rev-parse", "bullpen/old"]);
+    let (run, _) = gc(&env, &[]);
+    run.ok();
+    assert!(!wt.exists());
+    let common = env.repo.join(".git/bullpen");
+    let log = common.join("logs/old.log");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, "a log\n").unwrap();
+    assert!(common.join("local/old").is_dir());
+    // Collected long ago (the default keeps 90 days).
+    env.edit_record("old", |r| r["updated_at"] = "2020-01-01T00:00:00Z".into());
+
+    let before = env.snapshot();
+    let (dry, planned) = gc(&env, &["--dry-run"]);
+    dry.ok();
+    assert_eq!(env.snapshot(), before, "--dry-run changed something");
+    let e = planned
+        .iter()
+        .find(|e| e["kind"] == "record" && e["id"] == "old")
+        .unwrap_or_else(|| panic!("{planned:#?}"));
+    assert_eq!(e["action"], "expired", "{e}");
+    assert_eq!(
+        e["reason"],
+        "collected 2020-01-01, before bullpen.gc.expire (90.days.ago): its record, log and \
+         local state go; its notes stay"
+    );
+    let human = env.bullpen(&["gc", "--dry-run"]).ok();
+    assert_contains(&human.stdout, "would expire  old: collected 2020-01-01");
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert!(entries
+        .iter()
+        .any(|e| e["kind"] == "record" && e["id"] == "old" && e["action"] == "expired"));
+    assert!(!entries.iter().any(|e| e["id"] == "recent"), "{entries:#?}");
+    let refs = env.git_out(&["for-each-ref", "refs/bullpen/"]);
+    assert!(!refs.contains("sessions/old"), "{refs}");
+    assert!(refs.contains("sessions/recent"), "{refs}");
+    assert!(!log.exists() && !common.join("local/old").exists());
+    assert!(common.join("local/recent").is_dir());
+    assert_contains(
+        &env.git_out(&["notes", "--ref=bullpen", "show", &tip]),
+        "bullpen-session: old",
+    );
+    let listed = env.ls_json();
+    assert!(
+        !listed.as_array().unwrap().iter().any(|s| s["id"] == "old"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn bullpen_gc_expire_never_keeps_records_and_a_bad_value_changes_nothing() {
+    let env = setup();
+    spawn_pushed(&env, "old", COMMIT);
+    gc(&env, &[]).0.ok();
+    env.edit_record("old", |r| r["updated_at"] = "2020-01-01T00:00:00Z".into());
+    env.git(&env.repo, &["config", "bullpen.gc.expire", "never"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert!(entries.is_empty(), "{entries:#?}");
+    assert_eq!(env.record("old")["state"], "collected");
+
+    env.git(&env.repo, &["config", "bullpen.gc.expire", "soon"])
+        .ok();
+    let before = env.snapshot();
+    let run = env.bullpen(&["gc"]);
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "fatal: bullpen.gc.expire: \"soon\" is not an expiry (as gc.reflogExpire: 90.days.ago",
+    );
+    assert_contains(
+        &run.stderr,
+        "hint: set it with `git config bullpen.gc.expire",
+    );
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn a_record_marked_collected_over_a_live_branch_does_not_expire() {
+    let env = setup();
+    spawn_pushed(&env, "live", COMMIT);
+    env.edit_record("live", |r| {
+        r["state"] = "collected".into();
+        r["updated_at"] = "2020-01-01T00:00:00Z".into();
+    });
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert!(
+        !entries.iter().any(|e| e["action"] == "expired"),
+        "{entries:#?}"
+    );
+    assert_eq!(env.record("live")["state"], "collected");
+}
+
+// ----- what goes with a worktree, and what stays -----
+
+#[test]
+fn a_removal_says_what_ignored_files_went_with_it() {
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "cache",
+        "mkdir -p .cache/a && printf 12345 > .cache/a/x && printf 123 > .cache/y",
+    );
+    let want = "published (reachable from origin/bullpen/cache), clean and idle; and 2 ignored \
+                files, 8 bytes";
+    let (_, planned) = gc(&env, &["--dry-run"]);
+    let e = session(&planned, "cache");
+    assert_eq!(e["reason"], want, "{e}");
+    assert_eq!(
+        e["ignored"],
+        serde_json::json!({"files": 2, "bytes": 8}),
+        "{e}"
+    );
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "cache");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert_eq!(e["reason"], want, "{e}");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn commits_no_run_recorded_get_a_provenance_note_before_the_branch_goes() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "left", COMMIT);
+    // A process the command left behind commits after the run was recorded.
+    std::fs::write(wt.join("late.txt"), "late\n").unwrap();
+    env.git(&wt, &["add", "late.txt"]).ok();
+    env.git(&wt, &["commit", "-q", "-m", "late"]).ok();
+    push(&env, "left");
+    let late = env.git_out(&["rev-parse", "bullpen/left"]);
+    let ran = env.git_out(&["rev-parse", "bullpen/left~1"]);
+    assert!(env
+        .git(&env.repo, &["notes", "--ref=bullpen", "show", &late])
+        .status
+        .code()
+        .is_some_and(|c| c != 0));
+
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "left")["action"], "removed");
+    let note = |c: &str| env.git_out(&["notes", "--ref=bullpen", "show", c]);
+    assert_eq!(
+        note(&late),
+        "bullpen-session: left\nbullpen-found-by: gc (on the branch, but no run of the session \
+         recorded it: made by a process the command left behind?)\n\nbullpen-published: \
+         reachable from origin/bullpen/left"
+    );
+    let first = note(&ran);
+    assert!(first.contains("bullpen-command:"), "{first}");
+    assert!(!first.contains("bullpen-found-by"), "{first}");
+}
+
+#[test]
+fn a_process_the_record_claims_but_cannot_prove_is_still_named_as_a_user() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "claim", "true");
+    let sleeper = sleeper_in(&wt, "300");
+    // A record (fetched, edited) that says the stranger is its running command,
+    // with no start time to prove it: kept as running, and the stranger is
+    // still named as using the directory.
+    env.edit_record("claim", |r| {
+        r["state"] = "running".into();
+        r["process"] =
+            serde_json::json!({"pid": sleeper.pid(), "started_at": "2026-01-01T00:00:00Z"});
+    });
+    assert_kept(
+        &gc_session(&env, "claim"),
+        format!(
+            "busy: the session's process (pid {p}) is running; busy: pid {p} (sleep) has its \
+             current directory in it",
+            p = sleeper.pid()
+        ),
+    );
 }

@@ -73,7 +73,10 @@ fn rm_applies_gcs_rules_and_says_why_it_keeps_a_session() {
     std::fs::create_dir_all(env.repo.join(".git/bullpen/logs")).unwrap();
     std::fs::write(env.repo.join(".git/bullpen/logs/done.log"), "old output\n").unwrap();
     let run = env.bullpen(&["rm", "done"]).ok();
-    assert_eq!(run.stdout, "removed  done: published, clean and idle\n");
+    assert_eq!(
+        run.stdout,
+        "removed  done: published (reachable from origin/bullpen/done), clean and idle\n"
+    );
     assert_removed(&env, "done", &done);
     // Its notes stay.
     assert!(!env.git_out(&["notes", "--ref=bullpen", "list"]).is_empty());
@@ -354,7 +357,10 @@ fn survives(change: impl Fn(&mut Env)) {
     env.bullpen(&["resume", "old"]).ok();
     // gc keeps the unpublished one for that reason, not as untrusted.
     let gc = env.bullpen(&["gc", "--dry-run"]).ok();
-    assert_contains(&gc.stdout, "would remove  old: published, clean and idle");
+    assert_contains(
+        &gc.stdout,
+        "would remove  old: published (reachable from origin/bullpen/old), clean and idle",
+    );
     assert_contains(&gc.stdout, "would keep    dirty: 1 untracked file");
     assert!(!gc.stdout.contains("untrusted"), "{}", gc.stdout);
     // A worktree deleted by hand is recreated where it was.
@@ -439,7 +445,10 @@ fn gcs_fallback_removes_a_session_under_its_old_root() {
     // removal, confined to the root the session was created under, takes over.
     crate::gc::on_worktree_remove(&mut env, ":");
     let run = env.bullpen(&["gc"]).ok();
-    assert_contains(&run.stdout, "removed  old: published, clean and idle");
+    assert_contains(
+        &run.stdout,
+        "removed  old: published (reachable from origin/bullpen/old), clean and idle",
+    );
     assert!(!wt.exists());
     assert_eq!(state(&env, "old"), "collected");
 }

@@ -15,6 +15,7 @@ mod gitenv;
 mod layout;
 mod lifecycle;
 mod ls;
+mod merged;
 mod messages;
 mod provisioning;
 mod pty;

@@ -221,11 +221,12 @@ fn gc_report_dry_run_then_for_real() {
     exit 0
     --- stdout
     would prune    worktree entry d-gone: its directory [ROOT]/bullpen-home/worktrees/repo-[KEY]/d-gone is gone
-    would remove   a-published: published, clean and idle
+    would remove   a-published: published (reachable from origin/bullpen/a-published), clean and idle
     would keep     b-unpublished: 2 commits not on any remote
     would keep     c-dirty: 1 modified file, 1 untracked file
-    would collect  d-gone: the worktree is gone and the branch is published
+    would collect  d-gone: the worktree is gone and the branch is published (reachable from origin/bullpen/d-gone)
     --- stderr
+    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
     bullpen: gc --dry-run (nothing changed), would be: 1 removed, 1 collected, 1 pruned, 2 kept
     ");
     insta::assert_snapshot!(show(&env, &["gc"]), @r"
@@ -233,11 +234,12 @@ fn gc_report_dry_run_then_for_real() {
     exit 0
     --- stdout
     pruned     worktree entry d-gone: its directory [ROOT]/bullpen-home/worktrees/repo-[KEY]/d-gone is gone
-    removed    a-published: published, clean and idle
+    removed    a-published: published (reachable from origin/bullpen/a-published), clean and idle
     kept       b-unpublished: 2 commits not on any remote
     kept       c-dirty: 1 modified file, 1 untracked file
-    collected  d-gone: the worktree is gone and the branch is published
+    collected  d-gone: the worktree is gone and the branch is published (reachable from origin/bullpen/d-gone)
     --- stderr
+    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
     bullpen: gc: 1 removed, 1 collected, 1 pruned, 2 kept
     ");
     insta::assert_snapshot!(show(&env, &["gc"]), @r"
@@ -247,6 +249,7 @@ fn gc_report_dry_run_then_for_real() {
     kept  b-unpublished: 2 commits not on any remote
     kept  c-dirty: 1 modified file, 1 untracked file
     --- stderr
+    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
     bullpen: gc: 2 kept
     ");
 }
@@ -416,17 +419,20 @@ fn lifecycle_messages() {
     --- stdout
     kept  b-unpushed: 1 commit not on any remote
     --- stderr
+    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
     hint: b-unpushed: `git bullpen rm --force b-unpushed` removes it anyway, discarding that work
 
     $ git bullpen rm --dry-run --force b-unpushed
     exit 0
     --- stdout
     would remove  b-unpushed: forced: discarded 1 commit not on any remote
+    --- stderr
+    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
 
     $ git bullpen rm a-published
     exit 0
     --- stdout
-    removed  a-published: published, clean and idle
+    removed  a-published: published (reachable from origin/bullpen/a-published), clean and idle
 
     $ git bullpen rm a-published
     exit 0

@@ -1,0 +1,437 @@
+//! gc at scale (issue 13): removing N published clean sessions against git's
+//! own removals of N plain worktrees, what the proof of content adds to a dry
+//! run, and peak memory on a real repository.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::env::{run_ok, Env};
+use crate::fixtures::Repo;
+use crate::measure::{compare, median, run_one, Case, Sample};
+use crate::report::{MemRow, Report, TimeRow};
+
+/// Removing N published clean sessions: at most this times `git worktree
+/// remove` + `git branch -d` of N plain worktrees.
+const REMOVAL_BUDGET: f64 = 1.2;
+/// The proof of content: `gc --dry-run` at most this times the same dry run
+/// without it.
+const CONTENT_BUDGET: f64 = 1.5;
+const PEAK_MIB_BUDGET: f64 = 64.0;
+
+/// What these sections are asked to do (from the suite's options).
+pub struct GcConfig {
+    pub removal_ns: Vec<usize>,
+    pub removal_files: usize,
+    pub runs_removal: usize,
+    pub content_n: usize,
+    pub content_merged: usize,
+    pub runs_content: usize,
+    /// A clone or a bare mirror of a real repository (`BULLPEN_BENCH_REAL_REPO`).
+    pub real_repo: Option<PathBuf>,
+    pub real_n: usize,
+    pub runs_real: usize,
+}
+
+/// One session's commit: a file of its own (a change the proof of content can find).
+const SESSION_COMMIT: &str = "echo \"$BULLPEN_SESSION\" > \"bullpen-$BULLPEN_SESSION.txt\" && \
+     git add \"bullpen-$BULLPEN_SESSION.txt\" && git commit -q -m \"work of $BULLPEN_SESSION\"";
+
+/// A clone of `base` (its files checked out) whose `origin` is `base`'s bare
+/// origin, in a directory of its own.
+fn clone_of(env: &Env, base: &Repo, name: &str) -> PathBuf {
+    let dir = env.root.join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let src = base.dir.to_str().expect("utf-8 path");
+    let dst = dir.to_str().expect("utf-8 path");
+    run_ok(&mut env.git(&env.root, &["clone", "-q", src, dst]));
+    let origin = base
+        .dir
+        .parent()
+        .expect("a parent")
+        .join("origin.git")
+        .to_string_lossy()
+        .into_owned();
+    run_ok(&mut env.git(&dir, &["remote", "set-url", "origin", &origin]));
+    run_ok(&mut env.git(&dir, &["fetch", "-q", "origin"]));
+    dir
+}
+
+/// Spawn sessions `ids` in `dir`, each committing a file of its own.
+fn spawn_all(env: &Env, dir: &Path, ids: &[String]) {
+    for id in ids {
+        run_ok(&mut env.bullpen(dir, &["spawn", id, "--", "sh", "-c", SESSION_COMMIT]));
+    }
+}
+
+/// Push the session branches of `ids` to origin, in chunks.
+fn push_all(env: &Env, dir: &Path, ids: &[String]) {
+    let branches: Vec<String> = ids.iter().map(|id| format!("bullpen/{id}")).collect();
+    for chunk in branches.chunks(200) {
+        let mut args = vec!["push", "-q", "origin"];
+        args.extend(chunk.iter().map(String::as_str));
+        run_ok(&mut env.git(dir, &args));
+    }
+}
+
+fn count_plan(plan: &serde_json::Value, action: &str) -> usize {
+    plan.as_array().map_or(0, |a| {
+        a.iter()
+            .filter(|e| e["kind"] == "session" && e["action"] == action)
+            .count()
+    })
+}
+
+/// Removing N published clean sessions (`git bullpen gc`) against a careful
+/// script's removal of N plain worktrees of the same repository (`git worktree
+/// remove <path> && git branch -d <branch>`, each), both with thousands of
+/// files per worktree. Each sample builds both fixtures anew (untimed): real
+/// spawns, pushed; plain `git worktree add -b`.
+pub fn bench_removal(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report) {
+    let t = Instant::now();
+    let base = Repo::create(env, "removal", cfg.removal_files);
+    eprintln!(
+        "fixture: {}-file repository for removals in {:.1} s",
+        cfg.removal_files,
+        t.elapsed().as_secs_f64()
+    );
+    for &n in &cfg.removal_ns {
+        let mut ours: Vec<Sample> = Vec::new();
+        let mut theirs: Vec<Sample> = Vec::new();
+        for run in 0..cfg.runs_removal {
+            let t = Instant::now();
+            let a = clone_of(env, &base, &format!("removal-{n}-{run}-bullpen"));
+            let ids: Vec<String> = (0..n).map(|i| format!("r{run}s{i:04}")).collect();
+            spawn_all(env, &a, &ids);
+            push_all(env, &a, &ids);
+            let plan: serde_json::Value = serde_json::from_str(&run_ok(
+                &mut env.bullpen(&a, &["gc", "--dry-run", "--json"]),
+            ))
+            .expect("gc --dry-run --json parses");
+            assert_eq!(count_plan(&plan, "removed"), n, "gc would remove them all");
+            let b = clone_of(env, &base, &format!("removal-{n}-{run}-git"));
+            let wt_root = env.root.join(format!("removal-{n}-{run}-plain"));
+            let mut list = String::new();
+            for i in 0..n {
+                let path = wt_root.join(format!("g{i:04}"));
+                let path = path.to_str().expect("utf-8 path");
+                let branch = format!("bench/g{i:04}");
+                run_ok(&mut env.git(&b, &["worktree", "add", "-q", "-b", &branch, path]));
+                list.push_str(&format!("{path} {branch}\n"));
+            }
+            let list_file = env.root.join(format!("removal-{n}-{run}.list"));
+            std::fs::File::create(&list_file)
+                .and_then(|mut f| f.write_all(list.as_bytes()))
+                .expect("write the list");
+            eprintln!(
+                "fixture: {n} sessions and {n} plain worktrees (run {run}) in {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+            let script = format!(
+                "while read w b; do git worktree remove \"$w\" && git branch -q -d \"$b\" || exit 1; \
+                 done < '{}'",
+                list_file.display()
+            );
+            let mut bullpen_gc = env.bullpen(&a, &["gc"]);
+            let mut git_loop = env.cmd("sh", &b);
+            git_loop.args(["-c", &script]);
+            // The order alternates, so that neither side always runs on a warmer cache.
+            if run % 2 == 0 {
+                ours.push(run_one(&mut bullpen_gc, errlog));
+                theirs.push(run_one(&mut git_loop, errlog));
+            } else {
+                theirs.push(run_one(&mut git_loop, errlog));
+                ours.push(run_one(&mut bullpen_gc, errlog));
+            }
+            // Both did all of it.
+            let left = run_ok(&mut env.git(&a, &["worktree", "list", "--porcelain"]));
+            assert_eq!(
+                left.lines().filter(|l| l.starts_with("worktree ")).count(),
+                1
+            );
+            let left = run_ok(&mut env.git(&b, &["worktree", "list", "--porcelain"]));
+            assert_eq!(
+                left.lines().filter(|l| l.starts_with("worktree ")).count(),
+                1
+            );
+            for dir in [&a, &b, &wt_root] {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        let fixture = format!(
+            "N={n}, {}-file worktrees, published and clean",
+            crate::thousands(cfg.removal_files)
+        );
+        let wall = |v: &[Sample]| median(v.iter().map(|s| s.wall).collect());
+        let cpu = |v: &[Sample]| median(v.iter().map(|s| s.cpu).collect());
+        report.time(TimeRow {
+            what: "`gc` removing N sessions vs `git worktree remove` + `git branch -d` of N".into(),
+            fixture: fixture.clone(),
+            bullpen: wall(&ours),
+            baseline: wall(&theirs),
+            bullpen_cpu: cpu(&ours),
+            baseline_cpu: cpu(&theirs),
+            budget: Some(REMOVAL_BUDGET),
+        });
+        report.details.push((
+            format!("git bullpen gc [{fixture}]"),
+            ours.iter().map(|s| s.wall).collect(),
+        ));
+        report.details.push((
+            format!("git worktree remove + git branch -d [{fixture}]"),
+            theirs.iter().map(|s| s.wall).collect(),
+        ));
+        report.mem(MemRow {
+            what: "`gc` removing N sessions".into(),
+            fixture,
+            kib: ours.iter().map(|s| s.maxrss_kib).max().unwrap_or(0),
+            baseline: "largest git of the baseline".into(),
+            baseline_kib: theirs.iter().map(|s| s.maxrss_kib).max().unwrap_or(0),
+            budget_mib: Some(PEAK_MIB_BUDGET),
+        });
+    }
+}
+
+/// `gc --dry-run` over N sessions (half pushed, some squash-merged on the
+/// remote by a second clone, their branches deleted there and pruned here),
+/// with the proof of content and without it (`bullpen.gc.integrationRef` set
+/// to nothing).
+pub fn bench_content(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report) {
+    let t = Instant::now();
+    let repo = Repo::create(env, "content", 0);
+    let dir = &repo.dir;
+    let n = cfg.content_n;
+    let ids: Vec<String> = (0..n).map(|i| format!("c{i:04}")).collect();
+    spawn_all(env, dir, &ids);
+    let pushed: Vec<String> = ids.iter().step_by(2).cloned().collect();
+    let merged: Vec<String> = ids
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .take(cfg.content_merged)
+        .cloned()
+        .collect();
+    push_all(env, dir, &pushed);
+    push_all(env, dir, &merged);
+    // The forge: squash-merge each into main, push, delete the branches.
+    let origin = repo.dir.parent().expect("a parent").join("origin.git");
+    let forge = env.root.join("content-forge");
+    run_ok(&mut env.git(
+        &env.root,
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "main",
+            origin.to_str().expect("utf-8 path"),
+            forge.to_str().expect("utf-8 path"),
+        ],
+    ));
+    for id in &merged {
+        run_ok(&mut env.git(
+            &forge,
+            &["merge", "-q", "--squash", &format!("origin/bullpen/{id}")],
+        ));
+        run_ok(&mut env.git(&forge, &["commit", "-q", "-m", &format!("Squashed {id}")]));
+    }
+    run_ok(&mut env.git(&forge, &["push", "-q", "origin", "main"]));
+    for chunk in merged.chunks(200) {
+        let mut args = vec!["push", "-q", "origin", "--delete"];
+        let branches: Vec<String> = chunk.iter().map(|id| format!("bullpen/{id}")).collect();
+        args.extend(branches.iter().map(String::as_str));
+        run_ok(&mut env.git(&forge, &args));
+    }
+    run_ok(&mut env.git(dir, &["fetch", "-q", "--prune", "origin"]));
+    eprintln!(
+        "fixture: {n} sessions, {} pushed, {} squash-merged, in {:.1} s",
+        pushed.len(),
+        merged.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let without = |c: &mut Command| {
+        c.env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "bullpen.gc.integrationRef")
+            .env("GIT_CONFIG_VALUE_0", "");
+    };
+    let plan = |proof: bool| -> serde_json::Value {
+        let mut c = env.bullpen(dir, &["gc", "--dry-run", "--json"]);
+        if !proof {
+            without(&mut c);
+        }
+        serde_json::from_str(&run_ok(&mut c)).expect("gc --dry-run --json parses")
+    };
+    assert_eq!(
+        count_plan(&plan(true), "removed"),
+        pushed.len() + merged.len(),
+        "with the proof of content, the squash-merged go too"
+    );
+    assert_eq!(
+        count_plan(&plan(false), "removed"),
+        pushed.len(),
+        "without it, only the pushed"
+    );
+    let cases = [
+        Case::new("git bullpen gc --dry-run, no proof of content", |_| {
+            let mut c = env.bullpen(dir, &["gc", "--dry-run"]);
+            without(&mut c);
+            vec![c]
+        }),
+        Case::new("git bullpen gc --dry-run", |_| {
+            vec![env.bullpen(dir, &["gc", "--dry-run"])]
+        }),
+    ];
+    let s = compare(&cases, cfg.runs_content, true, errlog);
+    let fixture = format!(
+        "N={n}, {} pushed, {} squash-merged",
+        pushed.len(),
+        merged.len()
+    );
+    report.time(TimeRow {
+        what: "`gc --dry-run` vs the same without the proof of content".into(),
+        fixture: fixture.clone(),
+        bullpen: s.median(1),
+        baseline: s.median(0),
+        bullpen_cpu: s.median_cpu(1),
+        baseline_cpu: s.median_cpu(0),
+        budget: Some(CONTENT_BUDGET),
+    });
+    report.samples(&fixture, &cases, &s);
+    report.mem(MemRow {
+        what: "`gc --dry-run` with the proof of content".into(),
+        fixture,
+        kib: s.peak_kib(1),
+        baseline: "without it".into(),
+        baseline_kib: s.peak_kib(0),
+        budget_mib: Some(PEAK_MIB_BUDGET),
+    });
+}
+
+/// Peak memory of `gc --dry-run` and `gc` on a real repository (its history
+/// and pack as they are): `BULLPEN_BENCH_REAL_REPO` names a clone or a bare
+/// mirror, which the suite clones (`--shared`: its objects are read in place)
+/// and gives `real_n` sessions, half pushed, a few squash-merged.
+pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report) {
+    let Some(src) = &cfg.real_repo else {
+        report.note(
+            "real repository: not measured (set BULLPEN_BENCH_REAL_REPO to a clone or a bare \
+             mirror of one, e.g. symfony/symfony)"
+                .into(),
+        );
+        return;
+    };
+    let t = Instant::now();
+    let base = env.root.join("real");
+    std::fs::create_dir_all(&base).expect("mkdir");
+    let origin = base.join("origin.git");
+    let dir = base.join("repo");
+    let s = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    run_ok(&mut env.git(
+        &base,
+        &["clone", "-q", "--bare", "--shared", &s(src), &s(&origin)],
+    ));
+    run_ok(&mut env.git(&base, &["clone", "-q", &s(&origin), &s(&dir)]));
+    let name = src
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let files = run_ok(&mut env.git(&dir, &["ls-files"])).lines().count();
+    let n = cfg.real_n;
+    let ids: Vec<String> = (0..n).map(|i| format!("x{i:03}")).collect();
+    spawn_all(env, &dir, &ids);
+    let pushed: Vec<String> = ids.iter().step_by(2).cloned().collect();
+    let merged: Vec<String> = ids
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .take(n / 20)
+        .cloned()
+        .collect();
+    push_all(env, &dir, &pushed);
+    push_all(env, &dir, &merged);
+    let forge = base.join("forge");
+    run_ok(&mut env.git(&base, &["clone", "-q", "--shared", &s(&origin), &s(&forge)]));
+    for id in &merged {
+        run_ok(&mut env.git(
+            &forge,
+            &["merge", "-q", "--squash", &format!("origin/bullpen/{id}")],
+        ));
+        run_ok(&mut env.git(&forge, &["commit", "-q", "-m", &format!("Squashed {id}")]));
+    }
+    let head = run_ok(&mut env.git(&forge, &["symbolic-ref", "--short", "HEAD"]));
+    run_ok(&mut env.git(&forge, &["push", "-q", "origin", head.trim()]));
+    for id in &merged {
+        run_ok(&mut env.git(
+            &forge,
+            &["push", "-q", "origin", "--delete", &format!("bullpen/{id}")],
+        ));
+    }
+    run_ok(&mut env.git(&dir, &["fetch", "-q", "--prune", "origin"]));
+    eprintln!(
+        "fixture: {name}, {files} files, {n} sessions ({} pushed, {} squash-merged) in {:.0} s",
+        pushed.len(),
+        merged.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let plan: serde_json::Value = serde_json::from_str(&run_ok(
+        &mut env.bullpen(&dir, &["gc", "--dry-run", "--json"]),
+    ))
+    .expect("gc --dry-run --json parses");
+    assert_eq!(
+        count_plan(&plan, "removed"),
+        pushed.len() + merged.len(),
+        "gc would remove the pushed and the squash-merged"
+    );
+    let wt = PathBuf::from(
+        plan.as_array()
+            .and_then(|a| a.iter().find(|e| e["kind"] == "session"))
+            .and_then(|e| e["worktree"].as_str())
+            .expect("a session's worktree"),
+    );
+    let cases = [
+        Case::new("git status (one session worktree)", |_| {
+            vec![env.git(&wt, &["status", "--porcelain"])]
+        }),
+        Case::new("git bullpen gc --dry-run", |_| {
+            vec![env.bullpen(&dir, &["gc", "--dry-run"])]
+        }),
+    ];
+    let samples = compare(&cases, cfg.runs_real, true, errlog);
+    let fixture = format!("{name} ({files} files), {n} sessions");
+    report.time(TimeRow {
+        what: "`gc --dry-run` on a real repository vs one `git status`".into(),
+        fixture: fixture.clone(),
+        bullpen: samples.median(1),
+        baseline: samples.median(0),
+        bullpen_cpu: samples.median_cpu(1),
+        baseline_cpu: samples.median_cpu(0),
+        budget: None,
+    });
+    report.samples(&fixture, &cases, &samples);
+    report.mem(MemRow {
+        what: "`gc --dry-run` on a real repository".into(),
+        fixture: fixture.clone(),
+        kib: samples.peak_kib(1),
+        baseline: "`git status` in one worktree".into(),
+        baseline_kib: samples.peak_kib(0),
+        budget_mib: Some(PEAK_MIB_BUDGET),
+    });
+    // The real run last: it removes what it can.
+    let real = run_one(&mut env.bullpen(&dir, &["gc"]), errlog);
+    report.mem(MemRow {
+        what: "`gc` on a real repository".into(),
+        fixture,
+        kib: real.maxrss_kib,
+        baseline: "`git status` in one worktree".into(),
+        baseline_kib: samples.peak_kib(0),
+        budget_mib: Some(PEAK_MIB_BUDGET),
+    });
+    report.note(format!(
+        "`gc` on {name}: removed {} sessions in {:.1} s",
+        pushed.len() + merged.len(),
+        real.wall.as_secs_f64()
+    ));
+    report.note(
+        "`ls --status`: not measured, this build has no `ls --status` (issue 12 adds it)".into(),
+    );
+}

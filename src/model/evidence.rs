@@ -1,0 +1,228 @@
+//! How a session's work is known to be on a remote (the evidence gc names, and
+//! keeps in the record and the notes when it collects the session), and, for a
+//! session that is not, how much of it is there.
+
+use super::Oid;
+
+/// Proof that deleting a session's branch loses nothing: its tip is reachable
+/// from a remote-tracking ref, or its changes are in an integration ref
+/// (merging the tip into it would change nothing, at some commit of its
+/// first-parent history since the session forked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    /// Its tip is reachable from this remote-tracking ref (`origin/bullpen/x`);
+    /// `None`: from one gc did not name (the walk proved it, naming was not
+    /// worth another).
+    Reachable { from: Option<String> },
+    /// One commit of `into` brought in all of its changes (a squash merge).
+    Squashed {
+        into: String,
+        commit: Oid,
+        /// `commit` as git abbreviates it in this repository.
+        short: String,
+        since: Since,
+    },
+    /// Several commits of `into` brought its changes in, one or more of its
+    /// commits each (a rebase merge, cherry-picks).
+    Rebased {
+        into: String,
+        commits: usize,
+        /// The commit of `into` that brought in the last of them.
+        last: Oid,
+        short: String,
+        since: Since,
+    },
+}
+
+/// What became of the changes on the integration ref after they landed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Since {
+    /// Merging the session tip into the ref's tip still changes nothing.
+    Unchanged,
+    /// Changed there since (merging the tip now would change something, or conflict).
+    Changed,
+    /// Reverted there since: the ref's tip has none of them.
+    Reverted,
+}
+
+impl Since {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Since::Unchanged => "unchanged",
+            Since::Changed => "changed",
+            Since::Reverted => "reverted",
+        }
+    }
+}
+
+impl Evidence {
+    /// `reachable`, `squash-merged` or `rebased` (the JSON `how`).
+    pub fn how(&self) -> &'static str {
+        match self {
+            Evidence::Reachable { .. } => "reachable",
+            Evidence::Squashed { .. } => "squash-merged",
+            Evidence::Rebased { .. } => "rebased",
+        }
+    }
+
+    /// The remote-tracking ref it names (short), if any.
+    pub fn on(&self) -> Option<&str> {
+        match self {
+            Evidence::Reachable { from } => from.as_deref(),
+            Evidence::Squashed { into, .. } | Evidence::Rebased { into, .. } => Some(into),
+        }
+    }
+
+    /// The commit of the integration ref it names, if any.
+    pub fn commit(&self) -> Option<Oid> {
+        match self {
+            Evidence::Reachable { .. } => None,
+            Evidence::Squashed { commit, .. } => Some(*commit),
+            Evidence::Rebased { last, .. } => Some(*last),
+        }
+    }
+
+    /// Whether the proof is by content rather than by reachability.
+    pub fn by_content(&self) -> bool {
+        !matches!(self, Evidence::Reachable { .. })
+    }
+
+    /// "reachable from origin/bullpen/x", "squash-merged into origin/main as 1a2b3c4".
+    pub fn words(&self) -> String {
+        match self {
+            Evidence::Reachable { from: Some(r) } => format!("reachable from {r}"),
+            Evidence::Reachable { from: None } => "reachable from a remote-tracking ref".to_owned(),
+            Evidence::Squashed {
+                into, short, since, ..
+            } => format!(
+                "squash-merged into {into} as {short}{}",
+                since_words(*since)
+            ),
+            Evidence::Rebased {
+                into,
+                commits,
+                short,
+                since,
+                ..
+            } => format!(
+                "rebased onto {into} ({commits} commits, the last {short}){}",
+                since_words(*since)
+            ),
+        }
+    }
+
+    /// The same with full object ids, for what stays in the repository (the
+    /// record's last commit, the provenance note of the session tip).
+    pub fn full_words(&self) -> String {
+        match self {
+            Evidence::Reachable { .. } => self.words(),
+            Evidence::Squashed {
+                into,
+                commit,
+                since,
+                ..
+            } => format!(
+                "squash-merged into {into} as {commit}{}",
+                since_words(*since)
+            ),
+            Evidence::Rebased {
+                into,
+                commits,
+                last,
+                since,
+                ..
+            } => format!(
+                "rebased onto {into} ({commits} commits, the last {last}){}",
+                since_words(*since)
+            ),
+        }
+    }
+}
+
+fn since_words(since: Since) -> &'static str {
+    match since {
+        Since::Unchanged => "",
+        Since::Changed => " (changed there since)",
+        Since::Reverted => " (reverted there since)",
+    }
+}
+
+/// For a session whose tip no remote-tracking ref reaches and whose changes
+/// are not all in an integration ref: what gc found of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unmerged {
+    /// `merged` of its `of` commits have their changes on `into`.
+    Partly {
+        into: String,
+        merged: usize,
+        of: usize,
+    },
+    /// Merging it into `into` conflicts.
+    Conflicts { into: String },
+    /// Its commits change no file: there is nothing to find on any ref.
+    NoChanges,
+}
+
+impl Unmerged {
+    /// "2 of 3 commits' changes are on origin/main".
+    pub fn words(&self) -> String {
+        match self {
+            Unmerged::Partly { into, merged, of } => {
+                format!("{merged} of {of} commits' changes are on {into}")
+            }
+            Unmerged::Conflicts { into } => format!("its changes conflict with {into}"),
+            Unmerged::NoChanges => "they change no file".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words() {
+        let c: Oid = "1a2b3c4d5e6f1a2b3c4d5e6f1a2b3c4d5e6f1a2b".parse().unwrap();
+        let squashed = Evidence::Squashed {
+            into: "origin/main".into(),
+            commit: c,
+            short: "1a2b3c4".into(),
+            since: Since::Unchanged,
+        };
+        assert_eq!(
+            squashed.words(),
+            "squash-merged into origin/main as 1a2b3c4"
+        );
+        assert_eq!(
+            squashed.full_words(),
+            format!("squash-merged into origin/main as {c}")
+        );
+        let rebased = Evidence::Rebased {
+            into: "origin/main".into(),
+            commits: 2,
+            last: c,
+            short: "1a2b3c4".into(),
+            since: Since::Reverted,
+        };
+        assert_eq!(
+            rebased.words(),
+            "rebased onto origin/main (2 commits, the last 1a2b3c4) (reverted there since)"
+        );
+        assert_eq!(
+            Evidence::Reachable {
+                from: Some("origin/bullpen/x".into())
+            }
+            .words(),
+            "reachable from origin/bullpen/x"
+        );
+        assert_eq!(
+            Unmerged::Partly {
+                into: "origin/main".into(),
+                merged: 2,
+                of: 3
+            }
+            .words(),
+            "2 of 3 commits' changes are on origin/main"
+        );
+    }
+}
