@@ -26,12 +26,21 @@ use crate::model::{Oid, Record};
 
 const HEADER: &str = "bullpen ls cache 1";
 
+/// Where an entry's JSON is: a range of the file as read, or one added since.
+#[derive(Clone)]
+enum Json {
+    InFile(std::ops::Range<usize>),
+    Added(String),
+}
+
 #[derive(Default)]
 pub struct ObjectCache {
     /// `None`: not to be written (a bare repository, opened read-only).
     path: Option<PathBuf>,
+    /// The file as read: the entries below point into it.
+    text: String,
     /// Record commit -> its `session.json` (compact JSON, one line).
-    records: HashMap<Oid, String>,
+    records: HashMap<Oid, Json>,
     /// (tip, base) -> commits on tip that base lacks.
     ahead: HashMap<(Oid, Oid), usize>,
     used_records: HashSet<Oid>,
@@ -47,7 +56,7 @@ impl ObjectCache {
         let file = repo.common_dir().join("bullpen").join("cache").join("ls");
         let mut cache = std::fs::read(&file)
             .ok()
-            .and_then(|bytes| parse(&bytes))
+            .and_then(parse)
             .unwrap_or_default();
         cache.path = (!repo.is_bare()).then_some(file);
         cache
@@ -59,16 +68,29 @@ impl ObjectCache {
     }
 
     /// The record `commit` holds, if cached.
+    /// A record of a newer schema than this build reads (another bullpen
+    /// wrote the cache) counts as absent, and is read from its objects (where
+    /// it is refused as usual).
     pub fn record(&mut self, commit: Oid) -> Option<Record> {
-        let json = self.records.get(&commit)?;
-        let record = Record::parse(json.as_bytes()).ok()?;
+        let json = self.json(self.records.get(&commit)?);
+        let record: Record = serde_json::from_str(json).ok()?;
+        if record.schema > crate::model::record::SCHEMA {
+            return None;
+        }
         self.used_records.insert(commit);
         Some(record)
     }
 
+    fn json<'a>(&'a self, j: &'a Json) -> &'a str {
+        match j {
+            Json::InFile(range) => self.text.get(range.clone()).unwrap_or_default(),
+            Json::Added(s) => s,
+        }
+    }
+
     pub fn put_record(&mut self, commit: Oid, record: &Record) {
         if let Ok(json) = serde_json::to_string(record) {
-            self.records.insert(commit, json);
+            self.records.insert(commit, Json::Added(json));
             self.used_records.insert(commit);
             self.added = true;
         }
@@ -87,7 +109,7 @@ impl ObjectCache {
     }
 
     /// Write what this listing used, when that differs from what the file
-    /// holds. Atomic (a temporary file renamed over it), not synced: a cache
+    /// holds. Atomic (a temporary file renamed over it, not synced): a cache
     /// lost in a crash is only read again from the objects.
     pub fn save(&self) -> Result<()> {
         let Some(path) = &self.path else {
@@ -102,7 +124,7 @@ impl ObjectCache {
             64 + self
                 .used_records
                 .iter()
-                .map(|c| self.records.get(c).map_or(0, |j| j.len() + 48))
+                .map(|c| self.records.get(c).map_or(0, |j| self.json(j).len() + 48))
                 .sum::<usize>(),
         );
         out.push_str(HEADER);
@@ -112,7 +134,7 @@ impl ObjectCache {
         records.sort();
         for commit in records {
             if let Some(json) = self.records.get(commit) {
-                out.push_str(&format!("r {commit} {json}\n"));
+                out.push_str(&format!("r {commit} {}\n", self.json(json)));
                 lines += 1;
             }
         }
@@ -127,40 +149,55 @@ impl ObjectCache {
         // The last line says how many came before it: a file cut short is
         // recognised as such and ignored whole.
         out.push_str(&format!("end {lines}\n"));
-        crate::sys::atomic::write_unsynced(path, out.as_bytes())
+        crate::sys::atomic::write(path, out.as_bytes())
             .with_context(|| format!("cannot write the cache {}", path.display()))
     }
 }
 
 /// The entries of a cache file; `None` when it is not one whole file of this version.
-fn parse(bytes: &[u8]) -> Option<ObjectCache> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let body = text.strip_prefix(HEADER)?.strip_prefix('\n')?;
-    let body = body.strip_suffix('\n')?;
-    let (entries, end) = match body.rsplit_once('\n') {
-        Some((entries, end)) => (entries, end),
-        None => ("", body),
-    };
-    let count: usize = end.strip_prefix("end ")?.parse().ok()?;
+fn parse(bytes: Vec<u8>) -> Option<ObjectCache> {
+    let text = String::from_utf8(bytes).ok()?;
     let mut cache = ObjectCache::default();
-    let mut lines = 0;
-    for line in entries.split('\n').filter(|l| !l.is_empty()) {
-        lines += 1;
-        let mut parts = line.splitn(3, ' ');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some("r"), Some(commit), Some(json)) => {
-                cache.records.insert(commit.parse().ok()?, json.to_owned());
+    {
+        let body = text.strip_prefix(HEADER)?.strip_prefix('\n')?;
+        let body = body.strip_suffix('\n')?;
+        let (entries, end) = match body.rsplit_once('\n') {
+            Some((entries, end)) => (entries, end),
+            None => ("", body),
+        };
+        let count: usize = end.strip_prefix("end ")?.parse().ok()?;
+        let mut lines = 0;
+        let mut at = HEADER.len() + 1;
+        for line in entries.split('\n') {
+            let start = at;
+            at += line.len() + 1;
+            if line.is_empty() {
+                continue;
             }
-            (Some("a"), Some(tip), Some(rest)) => {
-                let (base, n) = rest.split_once(' ')?;
-                cache
-                    .ahead
-                    .insert((tip.parse().ok()?, base.parse().ok()?), n.parse().ok()?);
+            lines += 1;
+            let mut parts = line.splitn(3, ' ');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some("r"), Some(commit), Some(json)) => {
+                    let from = start + line.len() - json.len();
+                    cache
+                        .records
+                        .insert(commit.parse().ok()?, Json::InFile(from..from + json.len()));
+                }
+                (Some("a"), Some(tip), Some(rest)) => {
+                    let (base, n) = rest.split_once(' ')?;
+                    cache
+                        .ahead
+                        .insert((tip.parse().ok()?, base.parse().ok()?), n.parse().ok()?);
+                }
+                _ => return None,
             }
-            _ => return None,
+        }
+        if lines != count {
+            return None;
         }
     }
-    (lines == count).then_some(cache)
+    cache.text = text;
+    Some(cache)
 }
 
 #[cfg(test)]
@@ -185,6 +222,7 @@ mod tests {
     fn clone(c: &ObjectCache) -> ObjectCache {
         ObjectCache {
             path: None,
+            text: c.text.clone(),
             records: c.records.clone(),
             ahead: c.ahead.clone(),
             used_records: c.used_records.clone(),
@@ -197,18 +235,25 @@ mod tests {
     fn what_is_saved_reads_back_and_a_damaged_file_reads_as_empty() {
         let mut c = ObjectCache::default();
         c.put_ahead(oid('a'), oid('b'), 3);
-        c.records.insert(oid('c'), "{\"schema\":1}".into());
+        c.records
+            .insert(oid('c'), Json::Added("{\"schema\":1}".into()));
         c.used_records.insert(oid('c'));
         let text = file(&c);
-        let back = parse(text.as_bytes()).unwrap();
+        let back = parse(text.clone().into_bytes()).unwrap();
         assert_eq!(back.ahead.get(&(oid('a'), oid('b'))), Some(&3));
-        assert_eq!(back.records.get(&oid('c')).unwrap(), "{\"schema\":1}");
+        assert_eq!(
+            back.json(back.records.get(&oid('c')).unwrap()),
+            "{\"schema\":1}"
+        );
         // Cut anywhere, the file is not trusted at all.
         for cut in 1..text.len() {
-            assert!(parse(&text.as_bytes()[..cut]).is_none(), "cut at {cut}");
+            assert!(
+                parse(text.as_bytes()[..cut].to_vec()).is_none(),
+                "cut at {cut}"
+            );
         }
-        assert!(parse(text.replace(" 3\n", " x\n").as_bytes()).is_none());
-        assert!(parse(text.replace("cache 1", "cache 2").as_bytes()).is_none());
+        assert!(parse(text.replace(" 3\n", " x\n").into_bytes()).is_none());
+        assert!(parse(text.replace("cache 1", "cache 2").into_bytes()).is_none());
     }
 
     #[test]
@@ -217,7 +262,7 @@ mod tests {
         c.ahead.insert((oid('a'), oid('b')), 1);
         c.ahead.insert((oid('c'), oid('d')), 2);
         assert_eq!(c.ahead(oid('c'), oid('d')), Some(2));
-        let back = parse(file(&c).as_bytes()).unwrap();
+        let back = parse(file(&c).into_bytes()).unwrap();
         assert_eq!(back.ahead.len(), 1);
         assert_eq!(back.ahead.get(&(oid('c'), oid('d'))), Some(&2));
     }

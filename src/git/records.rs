@@ -262,23 +262,60 @@ impl Repo {
     /// Author and committer for objects and reflogs: the repository's identity,
     /// or `bullpen <bullpen@localhost>`; the time is now unless
     /// `GIT_AUTHOR_DATE`/`GIT_COMMITTER_DATE` say otherwise.
+    ///
+    /// The identity is read from the configuration as gix's `author()` and
+    /// `committer()` resolve it (`GIT_AUTHOR_NAME` and the like are applied to
+    /// the configuration when the repository is opened), but not through them:
+    /// their first call also takes the local time through jiff, which with `TZ`
+    /// set walks the whole time-zone database (a few milliseconds of every
+    /// spawn). The time's offset comes from the C library instead.
     fn signatures(&self) -> (gix::actor::Signature, gix::actor::Signature) {
-        let make =
-            |configured: Option<std::result::Result<gix::actor::SignatureRef<'_>, gix::Error>>,
-             date_var: &str| {
-                let (name, email) = match configured {
-                    Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
-                    _ => ("bullpen".into(), "bullpen@localhost".into()),
-                };
-                let time = std::env::var(date_var)
-                    .ok()
-                    .filter(|v| !v.trim().is_empty())
-                    .and_then(|v| gix::date::parse(&v, Some(gix::date::Zoned::now())).ok())
-                    .unwrap_or_else(gix::date::Time::now_local_or_utc);
-                gix::actor::Signature { name, email, time }
+        let config = self.repo.config_snapshot();
+        let first = |keys: &[&str]| -> Option<gix::bstr::BString> {
+            keys.iter().find_map(|k| config.string(*k))
+        };
+        let make = |name: Option<gix::bstr::BString>,
+                    email: Option<gix::bstr::BString>,
+                    date_var: &str| {
+            let (name, email) = match (name, email) {
+                (Some(name), Some(email)) => (name, email),
+                _ => ("bullpen".into(), "bullpen@localhost".into()),
             };
-        let author = make(self.repo.author(), "GIT_AUTHOR_DATE");
-        let committer = make(self.repo.committer(), "GIT_COMMITTER_DATE");
+            let time = std::env::var(date_var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .and_then(|v| {
+                    gix::date::parse(&v, None)
+                        .or_else(|_| gix::date::parse(&v, Some(gix::date::Zoned::now())))
+                        .ok()
+                })
+                .unwrap_or_else(now);
+            gix::actor::Signature { name, email, time }
+        };
+        let author = make(
+            first(&["author.name", "user.name", "gitoxide.author.nameFallback"]),
+            first(&[
+                "author.email",
+                "user.email",
+                "gitoxide.user.emailFallback",
+                "gitoxide.author.emailFallback",
+            ]),
+            "GIT_AUTHOR_DATE",
+        );
+        let committer = make(
+            first(&[
+                "committer.name",
+                "user.name",
+                "gitoxide.committer.nameFallback",
+            ]),
+            first(&[
+                "committer.email",
+                "user.email",
+                "gitoxide.user.emailFallback",
+                "gitoxide.committer.emailFallback",
+            ]),
+            "GIT_COMMITTER_DATE",
+        );
         (author, committer)
     }
 
@@ -358,6 +395,20 @@ impl Repo {
         crate::model::Error::failed(format!("cannot lock {}: it exists", path.display()))
             .hints(GIT_LOCK_ADVICE.iter().map(|l| (*l).to_owned()))
     }
+}
+
+/// Now, with the local offset from UTC as the C library has it (`TZ`, else
+/// /etc/localtime); UTC when it cannot tell.
+fn now() -> gix::date::Time {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let t = seconds as libc::time_t;
+    // SAFETY: localtime_r only writes the `tm` it is given.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = !unsafe { libc::localtime_r(&t, &mut tm) }.is_null();
+    let offset = if ok { tm.tm_gmtoff as i32 } else { 0 };
+    gix::date::Time { seconds, offset }
 }
 
 /// git's advice for a lock file that exists (lockfile.c, `unable_to_lock_message`).

@@ -70,9 +70,10 @@ pub fn load_all_cached(
     repo: &Repo,
     cache: &mut ObjectCache,
 ) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
-    let mut ok = Vec::new();
+    let refs = repo.ref_targets_with_prefix(RECORD_PREFIX)?;
+    let mut ok = Vec::with_capacity(refs.len());
     let mut bad = Vec::new();
-    for (refname, commit) in repo.ref_targets_with_prefix(RECORD_PREFIX)? {
+    for (refname, commit) in refs {
         let expected = refname.strip_prefix(RECORD_PREFIX).unwrap_or_default();
         let read = match cache.record(commit) {
             Some(record) => Ok(record),
