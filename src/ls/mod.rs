@@ -68,13 +68,17 @@ pub fn rows(
     } else {
         Vec::new()
     };
-    // Every session branch in one listing, rather than one lookup each.
-    let tips: HashMap<String, Oid> = ctx
-        .repo
-        .ref_targets_with_prefix(BRANCH_PREFIX)
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    // Every session branch in one listing, rather than one lookup each, when
+    // that is cheaper: not for `ls <id>` of a few among thousands.
+    let tips: HashMap<String, Oid> = if sessions.len() > 16 {
+        ctx.repo
+            .ref_targets_with_prefix(BRANCH_PREFIX)
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    } else {
+        HashMap::new()
+    };
     sessions
         .iter()
         .enumerate()

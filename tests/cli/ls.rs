@@ -464,3 +464,31 @@ fn a_damaged_ls_cache_is_ignored_and_rewritten() {
     std::fs::write(&cache, &forged).unwrap();
     assert_contains(&env.bullpen(&["ls", "--json"]).ok().stdout, "forged-");
 }
+
+/// The session the current directory is in is found by the identity of the
+/// directories holding it (issue 17: no path resolved per session), so a
+/// directory deep in a worktree, reached through a symbolic link, still counts.
+#[test]
+fn the_current_session_is_found_through_a_link_and_from_below() {
+    let env = Env::new();
+    let alpha = env.spawn_sh("alpha", "mkdir -p deep/er");
+    env.spawn_sh("beta", "true");
+    let link = env.root().join("link");
+    std::os::unix::fs::symlink(&alpha, &link).unwrap();
+    let below = link.join("deep/er");
+    let path = env.bullpen_in(&below, &["path"]).ok().stdout;
+    assert_eq!(path.trim(), alpha.display().to_string());
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.bullpen_in(&below, &["ls", "--json"]).ok().stdout).unwrap();
+    let current: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["current"] == true)
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(current, ["alpha"]);
+    // From the main worktree: none.
+    let rows = env.bullpen(&["ls", "--json"]).ok().stdout;
+    assert!(!rows.contains("\"current\": true"), "{rows}");
+}
