@@ -17,6 +17,7 @@
 //! listing used, so it never grows past the sessions there are.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -89,7 +90,8 @@ impl ObjectCache {
     }
 
     pub fn put_record(&mut self, commit: Oid, record: &Record) {
-        if let Ok(json) = serde_json::to_string(record) {
+        if let Ok(mut json) = serde_json::to_string(record) {
+            json.shrink_to_fit();
             self.records.insert(commit, Json::Added(json));
             self.used_records.insert(commit);
             self.added = true;
@@ -120,12 +122,14 @@ impl ObjectCache {
         if !self.added && !unused {
             return Ok(());
         }
+        // Sized for all of it at once: a cache of 10,000 records is 10 MB.
         let mut out = String::with_capacity(
             64 + self
                 .used_records
                 .iter()
-                .map(|c| self.records.get(c).map_or(0, |j| self.json(j).len() + 48))
-                .sum::<usize>(),
+                .map(|c| self.records.get(c).map_or(0, |j| self.json(j).len() + 44))
+                .sum::<usize>()
+                + self.used_ahead.len() * 100,
         );
         out.push_str(HEADER);
         out.push('\n');
@@ -134,7 +138,7 @@ impl ObjectCache {
         records.sort();
         for commit in records {
             if let Some(json) = self.records.get(commit) {
-                out.push_str(&format!("r {commit} {}\n", self.json(json)));
+                let _ = writeln!(out, "r {commit} {}", self.json(json));
                 lines += 1;
             }
         }
@@ -142,7 +146,7 @@ impl ObjectCache {
         ahead.sort();
         for key in ahead {
             if let Some(n) = self.ahead.get(key) {
-                out.push_str(&format!("a {} {} {n}\n", key.0, key.1));
+                let _ = writeln!(out, "a {} {} {n}", key.0, key.1);
                 lines += 1;
             }
         }
