@@ -395,6 +395,9 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
         Case::new("git bullpen gc --dry-run", |_| {
             vec![env.bullpen(&dir, &["gc", "--dry-run"])]
         }),
+        Case::new("git bullpen ls --status", |_| {
+            vec![env.bullpen(&dir, &["ls", "--status"])]
+        }),
     ];
     let samples = compare(&cases, cfg.runs_real, true, errlog);
     let fixture = format!("{name} ({files} files), {n} sessions");
@@ -416,6 +419,14 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
         baseline_kib: samples.peak_kib(0),
         budget_mib: Some(PEAK_MIB_BUDGET),
     });
+    report.mem(MemRow {
+        what: "`ls --status` on a real repository".into(),
+        fixture: fixture.clone(),
+        kib: samples.peak_kib(2),
+        baseline: "`git status` in one worktree".into(),
+        baseline_kib: samples.peak_kib(0),
+        budget_mib: Some(PEAK_MIB_BUDGET),
+    });
     // The real run last: it removes what it can.
     let real = run_one(&mut env.bullpen(&dir, &["gc"]), errlog);
     report.mem(MemRow {
@@ -431,7 +442,4 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
         pushed.len() + merged.len(),
         real.wall.as_secs_f64()
     ));
-    report.note(
-        "`ls --status`: not measured, this build has no `ls --status` (issue 12 adds it)".into(),
-    );
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::history::remote_tips;
-use super::status::{dirt_of, StatusMap};
+use super::status::{dirt_of, tracked_dirs_at, StatusMap};
 use super::Repo;
 use crate::model::{Ignored, Nested, NestedKind};
 
@@ -57,7 +57,7 @@ pub(super) fn nested_of(
     let mut tally = Ignored::default();
     if let Some(top) = worktree.filter(|w| w.is_dir()) {
         let (found, counted) = match map {
-            Some(map) => find_nested_mapped(top, map)?,
+            Some(map) => find_nested_mapped(top, map, cli_config)?,
             None => find_nested(top, false)?,
         };
         tally = counted;
@@ -152,9 +152,13 @@ fn find_nested(top: &Path, count: bool) -> Result<(Vec<(PathBuf, bool)>, Ignored
 /// initialised there, a submodule) or in an ignored directory; an untracked one
 /// makes the worktree dirty already. So: one `lstat` per tracked directory,
 /// and a walk of each ignored entry, counting its files.
-fn find_nested_mapped(top: &Path, map: &StatusMap) -> Result<(Vec<(PathBuf, bool)>, Ignored)> {
+fn find_nested_mapped(
+    top: &Path,
+    map: &StatusMap,
+    cli_config: &[gix::bstr::BString],
+) -> Result<(Vec<(PathBuf, bool)>, Ignored)> {
     let mut found = Vec::new();
-    for dir in &map.tracked_dirs {
+    for dir in &tracked_dirs_at(top, cli_config)? {
         if dir.as_os_str().is_empty() {
             continue;
         }

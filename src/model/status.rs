@@ -20,10 +20,6 @@ pub struct Dirt {
     /// directory (one entry, not entered): not work, never counted as dirt, but
     /// they go with the worktree.
     pub ignored: Vec<(std::path::PathBuf, bool)>,
-    /// The directories holding tracked files (and the submodule paths),
-    /// relative: where a repository nested in the worktree could be that status
-    /// does not look into. Not dirt; a map for the walk that looks for them.
-    pub tracked_dirs: Vec<std::path::PathBuf>,
 }
 
 /// An untracked or ignored `.gitignore` and how many files it hides.
