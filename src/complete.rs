@@ -24,7 +24,8 @@ use crate::git::store;
 use crate::git::Repo;
 use crate::model::command::render_command;
 use crate::model::config;
-use crate::model::{Process, Record, State};
+use crate::model::id::{BRANCH_PREFIX, RECORD_PREFIX};
+use crate::model::{Process, Record, SessionId, State};
 use crate::sys::layout::Layout;
 
 /// The program the scripts call, found on PATH (where git finds it too).
@@ -64,34 +65,42 @@ pub fn complete_from_env() {
 }
 
 /// Candidates for an argument naming an existing session that is not collected:
-/// `resume`, `path`, `logs`, `stop`. Hook it onto an id argument with
+/// `resume`, `path`, `rm`. Hook it onto an id argument with
 /// `#[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]`.
+///
+/// Only ref names are listed, no record is read (a <TAB> must answer in a few
+/// milliseconds at thousands of sessions): a session is offered while it has
+/// both its record and its branch, and gc deletes the branch of every session
+/// it collects.
 pub fn session_id_candidates() -> Vec<CompletionCandidate> {
-    candidates(&records_here(), false)
+    ids_here(false)
+        .map(|(_, ids)| plain(&ids))
+        .unwrap_or_default()
 }
 
 /// Like [`session_id_candidates`], collected sessions included (`ls` shows them).
 pub fn any_session_id_candidates() -> Vec<CompletionCandidate> {
-    candidates(&records_here(), true)
+    ids_here(true)
+        .map(|(_, ids)| plain(&ids))
+        .unwrap_or_default()
 }
 
 /// What `resume` takes: the sessions here that are not collected, then the
-/// sessions fetched from remotes (`origin/fix-login`, `ls --remote`'s).
+/// sessions fetched from remotes (`origin/fix-login`, `ls --remote`'s), from
+/// ref names alone, as [`session_id_candidates`].
 pub fn resume_candidates() -> Vec<CompletionCandidate> {
-    let Some((repo, records)) = repo_and_records() else {
+    let Some((repo, ids)) = ids_here(false) else {
         return Vec::new();
     };
-    let mut out = candidates(&records, false);
+    let mut out = plain(&ids);
     for remote in store::fetched_remotes(&repo).unwrap_or_default() {
-        let Ok((fetched, _)) = store::load_remote(&repo, &remote) else {
-            continue;
-        };
-        for s in fetched {
-            let help = format!("{} on {}", s.record.state.as_str(), s.record.host);
-            out.push(
-                CompletionCandidate::new(format!("{remote}/{}", s.record.id))
-                    .help(Some(help.into())),
-            );
+        for name in repo
+            .ref_names_under(&remote.tracking_prefix())
+            .unwrap_or_default()
+        {
+            if let Ok(id) = name.parse::<SessionId>() {
+                out.push(CompletionCandidate::new(format!("{remote}/{id}")));
+            }
         }
     }
     out
@@ -141,19 +150,55 @@ pub fn running_session_id_candidates() -> Vec<CompletionCandidate> {
     candidates(&running, false)
 }
 
-/// Sessions with a background log: `logs`.
+/// Sessions with a background log: `logs` (names only, as [`session_id_candidates`]).
 pub fn logged_session_id_candidates() -> Vec<CompletionCandidate> {
-    let Some((repo, records)) = repo_and_records() else {
+    let Some((repo, ids)) = ids_here(true) else {
         return Vec::new();
     };
     let Ok(layout) = Layout::for_repo(&repo) else {
         return Vec::new();
     };
-    let logged: Vec<Record> = records
+    let logged: Vec<SessionId> = ids
         .into_iter()
-        .filter(|r| layout.log_path(&r.id).is_file())
+        .filter(|id| layout.log_path(id).is_file())
         .collect();
-    candidates(&logged, true)
+    plain(&logged)
+}
+
+/// The ids of the repository around the current directory, from ref names
+/// alone (collected ones only with `collected`: see [`session_id_candidates`]);
+/// `None` on any error.
+fn ids_here(collected: bool) -> Option<(Repo, Vec<SessionId>)> {
+    let repo = Repo::discover(&std::env::current_dir().ok()?).ok()?;
+    let ids = session_ids(&repo, collected).ok()?;
+    Some((repo, ids))
+}
+
+fn session_ids(repo: &Repo, collected: bool) -> anyhow::Result<Vec<SessionId>> {
+    let records = repo.ref_names_under(RECORD_PREFIX)?;
+    let branches = if collected {
+        Vec::new()
+    } else {
+        repo.ref_names_under(BRANCH_PREFIX)?
+    };
+    Ok(with_branches(records, &branches, collected))
+}
+
+/// Pure: the valid ids among `records` (sorted names), only those also in
+/// `branches` (sorted) unless `collected`.
+pub fn with_branches(records: Vec<String>, branches: &[String], collected: bool) -> Vec<SessionId> {
+    records
+        .into_iter()
+        .filter(|name| collected || branches.binary_search(name).is_ok())
+        .filter_map(|name| name.parse().ok())
+        .collect()
+}
+
+/// Pure: one candidate per id, without a description (none is read).
+pub fn plain(ids: &[SessionId]) -> Vec<CompletionCandidate> {
+    ids.iter()
+        .map(|id| CompletionCandidate::new(id.as_str()))
+        .collect()
 }
 
 /// Revisions for `spawn --base`, as git's own completion offers them: HEAD,
@@ -196,16 +241,18 @@ pub fn agent_candidates() -> Vec<CompletionCandidate> {
 
 /// The records of the repository around the current directory; none on any error.
 fn records_here() -> Vec<Record> {
-    repo_and_records().map(|(_, r)| r).unwrap_or_default()
-}
-
-fn repo_and_records() -> Option<(Repo, Vec<Record>)> {
-    records_in(&std::env::current_dir().ok()?).ok()
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| records_in(&cwd).ok())
+        .map(|(_, r)| r)
+        .unwrap_or_default()
 }
 
 fn records_in(cwd: &Path) -> anyhow::Result<(Repo, Vec<Record>)> {
     let repo = Repo::discover(cwd)?;
-    let (stored, _unreadable) = store::load_all(&repo)?;
+    // `ls`'s cache of records, read (never written) here.
+    let mut cache = crate::git::cache::ObjectCache::open(&repo);
+    let (stored, _unreadable) = store::load_all_cached(&repo, &mut cache)?;
     Ok((repo, stored.into_iter().map(|s| s.record).collect()))
 }
 
@@ -582,6 +629,21 @@ mod tests {
                 .map(|h| h.to_string())
                 .as_deref(),
             Some("running: sh -c 'make test'")
+        );
+    }
+
+    #[test]
+    fn ids_without_a_branch_are_collected_and_invalid_names_never_offered() {
+        let records = ["a", "b", "Bad", "c"].map(String::from).to_vec();
+        let branches = ["a", "c", "z"].map(String::from).to_vec();
+        let ids = |v: Vec<SessionId>| v.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(with_branches(records.clone(), &branches, false)),
+            ["a", "c"]
+        );
+        assert_eq!(
+            ids(with_branches(records, &branches, true)),
+            ["a", "b", "c"]
         );
     }
 

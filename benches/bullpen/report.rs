@@ -35,10 +35,19 @@ pub struct MemRow {
     pub budget_mib: Option<f64>,
 }
 
+/// One target of issue 17 ("at git's floor"): what it is, the figure measured
+/// in this run, and whether it was met.
+pub struct Target {
+    pub what: String,
+    pub figure: String,
+    pub met: bool,
+}
+
 #[derive(Default)]
 pub struct Report {
     pub times: Vec<TimeRow>,
     pub mems: Vec<MemRow>,
+    pub targets: Vec<Target>,
     pub notes: Vec<String>,
     /// Raw samples: (label, wall times in ms).
     pub details: Vec<(String, Vec<Duration>)>,
@@ -77,6 +86,17 @@ impl Report {
             self.details
                 .push((format!("{} [{fixture}]", c.name), s.walls(i)));
         }
+    }
+
+    /// A target with its figure and verdict (printed as a `met`/`missed` line).
+    pub fn target(&mut self, what: impl Into<String>, figure: impl Into<String>, met: bool) {
+        let t = Target {
+            what: what.into(),
+            figure: figure.into(),
+            met,
+        };
+        eprintln!("  target {}: {} ({})", t.what, t.figure, met_word(t.met));
+        self.targets.push(t);
     }
 
     pub fn note(&mut self, note: String) {
@@ -131,6 +151,14 @@ impl Report {
                 verdict.unwrap_or("—")
             );
         }
+        if !self.targets.is_empty() {
+            println!();
+            println!("Targets (issue 17), measured side by side in this run:");
+            println!();
+            for t in &self.targets {
+                println!("- {}: {} — {}", t.what, t.figure, met_word(t.met));
+            }
+        }
         if !self.notes.is_empty() {
             println!();
             for n in &self.notes {
@@ -155,4 +183,12 @@ impl Report {
 fn verdict_time(r: &TimeRow) -> Option<&'static str> {
     r.budget
         .map(|b| if r.ratio() <= b { "PASS" } else { "FAIL" })
+}
+
+fn met_word(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "missed"
+    }
 }

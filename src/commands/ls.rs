@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::context::Ctx;
+use crate::git::cache::ObjectCache;
 use crate::ls::table::{render_remote_table, render_table, View};
 use crate::ls::{remote_rows, rows, sessions};
 use crate::model::remote::RemoteName;
@@ -109,8 +110,17 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if let Some(remote) = &args.remote {
         return run_remote(&ctx, remote.as_ref(), &args);
     }
-    let (sessions, hidden) = sessions(&ctx, &args.ids, args.all)?;
-    let rows = rows(&ctx, &sessions, cwd, args.status);
+    // What the records and branches say, kept between listings (see
+    // `git::cache`); only a full listing rewrites it, with what it used.
+    let mut cache = if args.ids.is_empty() {
+        ObjectCache::open(&ctx.repo)
+    } else {
+        ObjectCache::none()
+    };
+    let (sessions, hidden) = sessions(&ctx, &args.ids, args.all, &mut cache)?;
+    let rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+    // A cache that cannot be written is only read from the objects next time.
+    let _ = cache.save();
     if args.json {
         ui.write_json(&rows)?;
     } else {

@@ -13,6 +13,7 @@
 //! `status` (dirt), and `cli` (the one runner every `git` subprocess goes through).
 
 mod admin;
+pub mod cache;
 mod cli;
 mod content;
 mod env;

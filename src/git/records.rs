@@ -57,6 +57,59 @@ impl Repo {
         Ok(out)
     }
 
+    /// The last components of the refs under the directory `prefix` (ending in
+    /// `/`), sorted and without duplicates, and without reading one of them: the
+    /// loose ones are the directory's file names (a `.lock` is not a ref), the
+    /// packed ones come from `packed-refs`. For completion, which must answer in a
+    /// few milliseconds at thousands of sessions: a name listed here may point
+    /// at anything, or at nothing readable.
+    pub fn ref_names_under(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut out = std::collections::BTreeSet::new();
+        let dir = self.common_dir.join(prefix);
+        match std::fs::read_dir(&dir) {
+            Ok(entries) => {
+                for entry in entries {
+                    let entry =
+                        entry.with_context(|| format!("could not list {}", dir.display()))?;
+                    let Ok(name) = entry.file_name().into_string() else {
+                        continue;
+                    };
+                    let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+                    let full = format!("{prefix}{name}");
+                    if is_file
+                        && !name.ends_with(".lock")
+                        && gix::refs::FullName::try_from(full.as_str()).is_ok()
+                    {
+                        out.insert(name);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        }
+        let packed = self
+            .repo
+            .refs
+            .cached_packed_buffer()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .context("could not read packed-refs")?;
+        if let Some(packed) = packed {
+            let iter = packed
+                .iter_prefixed(prefix.into())
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .context("could not read packed-refs")?;
+            for reference in iter.flatten() {
+                let name = reference.name.as_bstr().to_string();
+                if let Some(last) = name.strip_prefix(prefix) {
+                    if !last.contains('/') {
+                        out.insert(last.to_owned());
+                    }
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
     /// Every ref whose full name starts with `prefix`, with the commit it points at.
     pub fn refs_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Oid)>> {
         let platform = self.repo.references().context("could not read refs")?;
@@ -73,6 +126,27 @@ impl Repo {
                 .peel_to_commit()
                 .with_context(|| format!("ref {name} does not point at a commit"))?;
             out.push((name, oid(commit.id)));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Every ref whose full name starts with `prefix`, with the object it names
+    /// directly (no object is read: a ref naming a tag or a blob is listed as
+    /// it is, and fails where its commit is read). Symbolic refs are left out.
+    pub fn ref_targets_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Oid)>> {
+        let platform = self.repo.references().context("could not read refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .with_context(|| format!("could not list refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let reference = reference
+                .map_err(|err| anyhow::anyhow!("{err}"))
+                .with_context(|| format!("could not read a ref under {prefix}"))?;
+            if let gix::refs::TargetRef::Object(id) = reference.target() {
+                out.push((reference.name().as_bstr().to_string(), oid(id)));
+            }
         }
         out.sort();
         Ok(out)
@@ -192,23 +266,60 @@ impl Repo {
     /// Author and committer for objects and reflogs: the repository's identity,
     /// or `bullpen <bullpen@localhost>`; the time is now unless
     /// `GIT_AUTHOR_DATE`/`GIT_COMMITTER_DATE` say otherwise.
+    ///
+    /// The identity is read from the configuration as gix's `author()` and
+    /// `committer()` resolve it (`GIT_AUTHOR_NAME` and the like are applied to
+    /// the configuration when the repository is opened), but not through them:
+    /// their first call also takes the local time through jiff, which with `TZ`
+    /// set walks the whole time-zone database (a few milliseconds of every
+    /// spawn). The time's offset comes from the C library instead.
     pub(super) fn signatures(&self) -> (gix::actor::Signature, gix::actor::Signature) {
-        let make =
-            |configured: Option<std::result::Result<gix::actor::SignatureRef<'_>, gix::Error>>,
-             date_var: &str| {
-                let (name, email) = match configured {
-                    Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
-                    _ => ("bullpen".into(), "bullpen@localhost".into()),
-                };
-                let time = std::env::var(date_var)
-                    .ok()
-                    .filter(|v| !v.trim().is_empty())
-                    .and_then(|v| gix::date::parse(&v, Some(gix::date::Zoned::now())).ok())
-                    .unwrap_or_else(gix::date::Time::now_local_or_utc);
-                gix::actor::Signature { name, email, time }
+        let config = self.repo.config_snapshot();
+        let first = |keys: &[&str]| -> Option<gix::bstr::BString> {
+            keys.iter().find_map(|k| config.string(*k))
+        };
+        let make = |name: Option<gix::bstr::BString>,
+                    email: Option<gix::bstr::BString>,
+                    date_var: &str| {
+            let (name, email) = match (name, email) {
+                (Some(name), Some(email)) => (name, email),
+                _ => ("bullpen".into(), "bullpen@localhost".into()),
             };
-        let author = make(self.repo.author(), "GIT_AUTHOR_DATE");
-        let committer = make(self.repo.committer(), "GIT_COMMITTER_DATE");
+            let time = std::env::var(date_var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .and_then(|v| {
+                    gix::date::parse(&v, None)
+                        .or_else(|_| gix::date::parse(&v, Some(gix::date::Zoned::now())))
+                        .ok()
+                })
+                .unwrap_or_else(now);
+            gix::actor::Signature { name, email, time }
+        };
+        let author = make(
+            first(&["author.name", "user.name", "gitoxide.author.nameFallback"]),
+            first(&[
+                "author.email",
+                "user.email",
+                "gitoxide.user.emailFallback",
+                "gitoxide.author.emailFallback",
+            ]),
+            "GIT_AUTHOR_DATE",
+        );
+        let committer = make(
+            first(&[
+                "committer.name",
+                "user.name",
+                "gitoxide.committer.nameFallback",
+            ]),
+            first(&[
+                "committer.email",
+                "user.email",
+                "gitoxide.user.emailFallback",
+                "gitoxide.committer.emailFallback",
+            ]),
+            "GIT_COMMITTER_DATE",
+        );
         (author, committer)
     }
 
@@ -288,6 +399,20 @@ impl Repo {
         crate::model::Error::failed(format!("cannot lock {}: it exists", path.display()))
             .hints(GIT_LOCK_ADVICE.iter().map(|l| (*l).to_owned()))
     }
+}
+
+/// Now, with the local offset from UTC as the C library has it (`TZ`, else
+/// /etc/localtime); UTC when it cannot tell.
+fn now() -> gix::date::Time {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let t = seconds as libc::time_t;
+    // SAFETY: localtime_r only writes the `tm` it is given.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = !unsafe { libc::localtime_r(&t, &mut tm) }.is_null();
+    let offset = if ok { tm.tm_gmtoff as i32 } else { 0 };
+    gix::date::Time { seconds, offset }
 }
 
 /// git's advice for a lock file that exists (lockfile.c, `unable_to_lock_message`).

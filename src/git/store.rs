@@ -4,6 +4,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use super::cache::ObjectCache;
 use super::remote::RecordObject;
 use super::{CasConflict, Expect, Oid, Repo};
 use crate::model::command::quoted;
@@ -63,11 +64,26 @@ pub fn load(repo: &Repo, id: &SessionId) -> Result<Option<Stored>> {
 
 /// Every record, read in-process (no process per session), sorted by creation time.
 pub fn load_all(repo: &Repo) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
-    let mut ok = Vec::new();
+    load_all_cached(repo, &mut ObjectCache::none())
+}
+
+/// [`load_all`], taking the records of commits `cache` holds from it (and
+/// adding those it lacks) rather than reading three objects each (`ls`). The
+/// refs are read as they are, without reading the commits they name.
+pub fn load_all_cached(
+    repo: &Repo,
+    cache: &mut ObjectCache,
+) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
+    let refs = repo.ref_targets_with_prefix(RECORD_PREFIX)?;
+    let mut ok = Vec::with_capacity(refs.len());
     let mut bad = Vec::new();
-    for (refname, commit) in repo.refs_with_prefix(RECORD_PREFIX)? {
+    for (refname, commit) in refs {
         let expected = refname.strip_prefix(RECORD_PREFIX).unwrap_or_default();
-        match read_commit(repo, &refname, commit) {
+        let read = match cache.record(commit) {
+            Some(record) => Ok(record),
+            None => read_commit(repo, &refname, commit).inspect(|r| cache.put_record(commit, r)),
+        };
+        match read {
             Ok(record) if record.id.as_str() == expected => ok.push(Stored { record, commit }),
             Ok(record) => bad.push(Unreadable {
                 refname,

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::context::{session_at, Ctx};
+use crate::git::cache::ObjectCache;
 use crate::git::store::{self, Stored};
+use crate::model::id::BRANCH_PREFIX;
 use crate::model::remote::{branch_destination, host_label, tracking_branch, RemoteName};
 use crate::model::{Dirt, Oid, SessionId, State};
 use crate::sys::paths::canonical_or_self as canonical;
@@ -24,9 +26,14 @@ use table::{remote_row, row, Facts, RemoteFacts, Row, StatusFacts};
 /// The sessions to list: the named ones (each must exist), or all (collected
 /// ones only with `all`). A record that cannot be read is reported and skipped.
 /// Also how many collected sessions were left out.
-pub fn sessions(ctx: &Ctx, ids: &[SessionId], all: bool) -> Result<(Vec<Stored>, usize)> {
+pub fn sessions(
+    ctx: &Ctx,
+    ids: &[SessionId],
+    all: bool,
+    cache: &mut ObjectCache,
+) -> Result<(Vec<Stored>, usize)> {
     if ids.is_empty() {
-        let (mut sessions, unreadable) = store::load_all(&ctx.repo)?;
+        let (mut sessions, unreadable) = store::load_all_cached(&ctx.repo, cache)?;
         for u in &unreadable {
             ctx.ui
                 .warn(format!("skipping {}: {:#}", u.refname, u.error));
@@ -107,19 +114,37 @@ pub fn remote_rows(
 }
 
 /// The rows for these sessions; `cwd` decides which one is marked current;
-/// `status` adds what decides a clean-up.
-pub fn rows(ctx: &Ctx, sessions: &[Stored], cwd: &Path, status: bool) -> Vec<Row> {
+/// `status` adds what decides a clean-up. Commits ahead come from `cache` where
+/// it has them (and are added to it where it does not).
+pub fn rows(
+    ctx: &Ctx,
+    sessions: &[Stored],
+    cwd: &Path,
+    status: bool,
+    cache: &mut ObjectCache,
+) -> Vec<Row> {
     let current = session_at(sessions, cwd);
     let mut status = if status {
         gather_status(ctx, sessions)
     } else {
         Vec::new()
     };
+    // Every session branch in one listing, rather than one lookup each, when
+    // that is cheaper: not for `ls <id>` of a few among thousands.
+    let tips: HashMap<String, Oid> = if sessions.len() > 16 {
+        ctx.repo
+            .ref_targets_with_prefix(BRANCH_PREFIX)
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    } else {
+        HashMap::new()
+    };
     sessions
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let mut f = gather(ctx, s);
+            let mut f = gather(ctx, s, &tips, cache);
             f.current = current == Some(i);
             f.status = (!status.is_empty()).then(|| std::mem::take(&mut status[i]));
             row(&s.record, &f)
@@ -129,7 +154,7 @@ pub fn rows(ctx: &Ctx, sessions: &[Stored], cwd: &Path, status: bool) -> Vec<Row
 
 /// Facts for one row. A fact that cannot be read is reported and left unknown:
 /// one bad record never hides the others.
-fn gather(ctx: &Ctx, s: &Stored) -> Facts {
+fn gather(ctx: &Ctx, s: &Stored, tips: &HashMap<String, Oid>, cache: &mut ObjectCache) -> Facts {
     let r = &s.record;
     let alive = r.state == State::Running
         && r.process.as_ref().is_some_and(|p| {
@@ -138,11 +163,22 @@ fn gather(ctx: &Ctx, s: &Stored) -> Facts {
         });
     let worktree_exists = Path::new(&r.worktree).is_dir();
     let ahead = (|| -> Result<Option<usize>> {
-        let Some(tip) = ctx.repo.ref_target(&r.id.branch_ref())? else {
-            return Ok(None);
+        let branch = r.id.branch_ref();
+        let tip = match tips.get(&branch) {
+            Some(tip) => *tip,
+            // Not a plain ref to an object (symbolic), or gone.
+            None => match ctx.repo.ref_target(&branch)? {
+                Some(tip) => tip,
+                None => return Ok(None),
+            },
         };
         let base = r.base.parse::<Oid>()?;
-        Ok(Some(ctx.repo.commits_between(tip, &[base])?.len()))
+        if let Some(n) = cache.ahead(tip, base) {
+            return Ok(Some(n));
+        }
+        let n = ctx.repo.commits_between(tip, &[base])?.len();
+        cache.put_ahead(tip, base, n);
+        Ok(Some(n))
     })()
     .unwrap_or_else(|e| {
         ctx.ui.warn(format!(

@@ -32,6 +32,9 @@ impl SessionId {
     }
 }
 
+/// Where session branches live (`refs/heads/bullpen/<id>`).
+pub const BRANCH_PREFIX: &str = "refs/heads/bullpen/";
+
 /// Where records live.
 pub const RECORD_PREFIX: &str = "refs/bullpen/sessions/";
 /// The key gc adds to `session.json` while it tears the worktree down (so a later

@@ -378,8 +378,23 @@ fn ls_status_shows_uncommitted_work_behind_and_published() {
         ["+1 -2", "clean", "no", "b"],
         "{table}"
     );
-    // -s is the short form; plain ls has none of these columns.
-    assert_eq!(env.bullpen(&["ls", "-s"]).ok().stdout, table);
+    // -s is the short form; plain ls has none of these columns. (The STATE
+    // cells say how long ago, which may cross a second between the two runs.)
+    let but_state = |t: &str| -> Vec<Vec<String>> {
+        t.lines()
+            .map(|l| {
+                let mut c = cells(l);
+                if c.len() > 2 {
+                    c.remove(1);
+                }
+                c
+            })
+            .collect()
+    };
+    assert_eq!(
+        but_state(&env.bullpen(&["ls", "-s"]).ok().stdout),
+        but_state(&table)
+    );
     assert!(!env.bullpen(&["ls"]).ok().stdout.contains("CHANGES"));
 
     let json: serde_json::Value =
@@ -418,4 +433,77 @@ fn ls_status_looks_only_into_the_sessions_own_worktrees() {
         serde_json::from_str(&env.bullpen(&["ls", "--status", "--json"]).ok().stdout).unwrap();
     assert_eq!(json[0]["untracked"], serde_json::Value::Null, "{}", json[0]);
     assert_eq!(json[0]["modified"], serde_json::Value::Null);
+}
+
+/// `ls` keeps what it read from objects in `<common>/bullpen/cache/ls`, keyed
+/// by object ids (issue 17): a record that changed, or a branch that moved, is
+/// read anew, never taken from the cache.
+#[test]
+fn ls_shows_what_records_and_branches_say_now_not_what_it_cached() {
+    let env = Env::new();
+    let wt = env.spawn_sh("demo", "git commit -q --allow-empty -m one");
+    let first = env.ls_json();
+    assert_eq!(first[0]["ahead"], 1);
+    assert!(env.repo.join(".git/bullpen/cache/ls").is_file());
+
+    env.edit_record("demo", |r| r["host"] = "elsewhere".into());
+    env.git(&wt, &["commit", "-q", "--allow-empty", "-m", "two"])
+        .ok();
+    let now = env.ls_json();
+    assert_eq!(now[0]["host"], "elsewhere", "{now}");
+    assert_eq!(now[0]["ahead"], 2, "{now}");
+}
+
+/// A cache file that is damaged, cut short or of another version is not read
+/// at all: `ls` says what the objects say, and rewrites it.
+#[test]
+fn a_damaged_ls_cache_is_ignored_and_rewritten() {
+    let env = Env::new();
+    env.spawn_sh("demo", "git commit -q --allow-empty -m one");
+    let want = env.bullpen(&["ls", "--json"]).ok().stdout;
+    let cache = env.repo.join(".git/bullpen/cache/ls");
+    let good = std::fs::read_to_string(&cache).unwrap();
+    // An entry that says otherwise, in a file that is cut short (no `end`
+    // line), or that claims one line too many: none of it is believed.
+    let forged = good.replace("\"host\":\"", "\"host\":\"forged-");
+    assert_ne!(forged, good);
+    let cut = forged.rsplit_once("end ").unwrap().0.to_owned();
+    let miscounted = forged.replace("end 2", "end 3");
+    for damaged in [cut.as_str(), miscounted.as_str(), "garbage", ""] {
+        std::fs::write(&cache, damaged).unwrap();
+        assert_eq!(env.bullpen(&["ls", "--json"]).ok().stdout, want);
+        assert_eq!(std::fs::read_to_string(&cache).unwrap(), good);
+    }
+    // The whole forged file is believed (it is only a cache of what the
+    // records say, as trusted as they are): proof the cache is what ls reads.
+    std::fs::write(&cache, &forged).unwrap();
+    assert_contains(&env.bullpen(&["ls", "--json"]).ok().stdout, "forged-");
+}
+
+/// The session the current directory is in is found by the identity of the
+/// directories holding it (issue 17: no path resolved per session), so a
+/// directory deep in a worktree, reached through a symbolic link, still counts.
+#[test]
+fn the_current_session_is_found_through_a_link_and_from_below() {
+    let env = Env::new();
+    let alpha = env.spawn_sh("alpha", "mkdir -p deep/er");
+    env.spawn_sh("beta", "true");
+    let link = env.root().join("link");
+    std::os::unix::fs::symlink(&alpha, &link).unwrap();
+    let below = link.join("deep/er");
+    let path = env.bullpen_in(&below, &["path"]).ok().stdout;
+    assert_eq!(path.trim(), alpha.display().to_string());
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.bullpen_in(&below, &["ls", "--json"]).ok().stdout).unwrap();
+    let current: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["current"] == true)
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(current, ["alpha"]);
+    // From the main worktree: none.
+    let rows = env.bullpen(&["ls", "--json"]).ok().stdout;
+    assert!(!rows.contains("\"current\": true"), "{rows}");
 }

@@ -1340,3 +1340,28 @@ fn a_remote_resume_that_fails_leaves_nothing_behind() {
         "refs/heads/bullpen/x"
     );
 }
+
+/// `resume <TAB>` offers this clone's sessions and the fetched ones as
+/// `<remote>/<id>`, from ref names alone (as every id completion does).
+#[test]
+fn resume_completes_fetched_sessions() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    a.bullpen(env, &["spawn", "far", "--", "true"]).ok();
+    a.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["spawn", "near", "--", "true"]).ok();
+    b.bullpen(env, &["fetch"]).ok();
+    let out = b
+        .cmd(env, BIN, &b.dir)
+        .env("GIT_BULLPEN_COMPLETE", "fish")
+        .args(["--", "git-bullpen", "resume", ""])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let offered: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(offered, ["near", "origin/far"], "{offered:?}");
+}

@@ -809,3 +809,19 @@ fn agents_complete_from_the_built_ins_and_git_config() {
     assert_eq!(words(&run.stdout), ["aider", "claude", "codex"]);
     assert_eq!(run.stderr, "");
 }
+
+/// Completion of ids reads no record (issue 17): a session is offered while it
+/// has its record and its branch, so what gc or rm collected (its branch
+/// deleted) is offered only where collected sessions are named (`ls`).
+#[test]
+fn collected_sessions_complete_only_for_ls() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "alpha", "--", "true"]).ok();
+    env.bullpen(&["spawn", "beta", "--", "true"]).ok();
+    env.bullpen(&["rm", "--force", "beta"]).ok();
+    assert_eq!(env.record("beta")["state"], "collected");
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "path", ""]).ok();
+    assert_eq!(words(&run.stdout), ["alpha"]);
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "ls", ""]).ok();
+    assert_eq!(words(&run.stdout), ["alpha", "beta"]);
+}

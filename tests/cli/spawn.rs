@@ -556,3 +556,84 @@ fn ctrl_c_reaches_the_command_and_bullpen_records_the_outcome() {
     assert_eq!(rec["state"], "exited");
     assert_eq!(rec["exit"]["signal"], 2);
 }
+
+/// Record commits carry the repository's identity as git resolves it (the
+/// environment over `author.*`/`committer.*` over `user.*`; `bullpen
+/// <bullpen@localhost>` when there is none), and the time now in the local
+/// offset (`TZ`) unless `GIT_AUTHOR_DATE`/`GIT_COMMITTER_DATE` say otherwise.
+/// bullpen reads these itself rather than through gix's `author()` (issue 17).
+#[test]
+fn record_commits_carry_the_identity_and_local_time_git_would_use() {
+    let env = Env::new();
+    let who = |id: &str| {
+        env.git_out(&[
+            "log",
+            "-1",
+            "--format=%an <%ae>|%cn <%ce>|%ad",
+            "--date=raw",
+            &format!("refs/bullpen/sessions/{id}"),
+        ])
+    };
+    let spawn = |id: &str, unset: &[&str], vars: &[(&str, &str)]| {
+        let mut cmd = env.cmd(crate::support::BIN, &env.repo);
+        cmd.args(["spawn", id, "--", "true"]);
+        for v in unset {
+            cmd.env_remove(v);
+        }
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let run: crate::support::Run = cmd.output().unwrap().into();
+        run.ok();
+    };
+    // The environment's names and dates (the hermetic ones).
+    spawn("envs", &[], &[]);
+    let got = who("envs");
+    assert!(
+        got.starts_with("Test Author <author@example.com>|Test Committer <committer@example.com>|"),
+        "{got}"
+    );
+    let names = [
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+    ];
+    let dates = ["GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"];
+    // None at all: bullpen's own, at the local time, in TZ's offset.
+    spawn(
+        "nobody",
+        &[&names[..], &dates[..]].concat(),
+        &[("TZ", "Asia/Kolkata")],
+    );
+    let got = who("nobody");
+    assert!(
+        got.starts_with("bullpen <bullpen@localhost>|bullpen <bullpen@localhost>|"),
+        "{got}"
+    );
+    assert!(got.ends_with(" +0530"), "{got}");
+    let secs: i64 = got
+        .rsplit('|')
+        .next()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!((now - secs).abs() < 600, "{got}: not now ({now})");
+    // user.* in the repository's config; committer.* over it for the committer.
+    env.git_out(&["config", "user.name", "Repo User"]);
+    env.git_out(&["config", "user.email", "user@repo"]);
+    env.git_out(&["config", "committer.name", "Repo Committer"]);
+    spawn("config", &names, &[]);
+    let got = who("config");
+    assert!(
+        got.starts_with("Repo User <user@repo>|Repo Committer <user@repo>|"),
+        "{got}"
+    );
+}
