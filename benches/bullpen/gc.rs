@@ -102,7 +102,7 @@ pub fn bench_removal(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Repo
         for run in 0..cfg.runs_removal {
             let t = Instant::now();
             let a = clone_of(env, &base, &format!("removal-{n}-{run}-bullpen"));
-            let ids: Vec<String> = (0..n).map(|i| format!("r{run}s{i:04}")).collect();
+            let ids: Vec<String> = (0..n).map(|i| format!("n{n}r{run}s{i:04}")).collect();
             spawn_all(env, &a, &ids);
             push_all(env, &a, &ids);
             let plan: serde_json::Value = serde_json::from_str(&run_ok(

@@ -18,6 +18,8 @@
 //!   --keep         BULLPEN_BENCH_KEEP=1    keep the temp dir (for profiling)
 //!   BULLPEN_BENCH_REAL_REPO=<dir>          a clone or bare mirror of a real repository
 //!                                          for the `real` section (peak memory of gc)
+//!   BULLPEN_BENCH_REMOVAL_N=<n,...>         the N of the removal section (default 100,1000;
+//!                                          quick: 100)
 //!   BULLPEN_BENCH_REAL_N=<n>               its sessions (default 200; quick: 12)
 //!
 //! `cargo test` does not build this target; `cargo test --all-targets` runs its
@@ -106,7 +108,11 @@ impl Config {
                 .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect()),
             keep: flag("--keep", "BULLPEN_BENCH_KEEP"),
             gc: gc::GcConfig {
-                removal_ns: if quick { vec![100] } else { vec![100, 1000] },
+                removal_ns: std::env::var("BULLPEN_BENCH_REMOVAL_N")
+                    .ok()
+                    .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+                    .filter(|v: &Vec<usize>| !v.is_empty())
+                    .unwrap_or_else(|| if quick { vec![100] } else { vec![100, 1000] }),
                 removal_files: 2_000,
                 runs_removal: r(3),
                 content_n: if quick { 200 } else { 1000 },
