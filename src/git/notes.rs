@@ -74,23 +74,9 @@ impl Repo {
         if notes.is_empty() {
             return Ok(());
         }
-        let mut last_err = None;
-        for _ in 0..NOTES_ATTEMPTS {
-            match self.add_notes_once(notes_ref, notes, message, unless_there) {
-                Ok(()) => return Ok(()),
-                Err(err) if err.downcast_ref::<CasConflict>().is_some() => last_err = Some(err),
-                Err(err) => return Err(err),
-            }
-        }
-        Err(last_err
-            .unwrap_or_else(|| {
-                anyhow::Error::new(CasConflict {
-                    refname: notes_ref.to_string(),
-                })
-            })
-            .context(format!(
-                "gave up writing notes to {notes_ref} after {NOTES_ATTEMPTS} attempts"
-            )))
+        retry_cas(notes_ref, "writing notes to", || {
+            self.add_notes_once(notes_ref, notes, message, unless_there)
+        })
     }
 
     /// Merge the notes commit `theirs` (another machine's `refs/notes/bullpen`,
@@ -104,23 +90,9 @@ impl Repo {
         self.repo
             .find_commit(gid(theirs)?)
             .with_context(|| format!("{theirs} is not a notes commit"))?;
-        let mut last_err = None;
-        for _ in 0..NOTES_ATTEMPTS {
-            match self.merge_notes_once(notes_ref, theirs, message) {
-                Ok(done) => return Ok(done),
-                Err(err) if err.downcast_ref::<CasConflict>().is_some() => last_err = Some(err),
-                Err(err) => return Err(err),
-            }
-        }
-        Err(last_err
-            .unwrap_or_else(|| {
-                anyhow::Error::new(CasConflict {
-                    refname: notes_ref.to_string(),
-                })
-            })
-            .context(format!(
-                "gave up merging notes into {notes_ref} after {NOTES_ATTEMPTS} attempts"
-            )))
+        retry_cas(notes_ref, "merging notes into", || {
+            self.merge_notes_once(notes_ref, theirs, message)
+        })
     }
 
     fn merge_notes_once(&self, notes_ref: &str, theirs: Oid, message: &str) -> Result<NotesMerge> {
@@ -389,4 +361,26 @@ impl Repo {
             &format!("notes: {}", one_line(message)),
         )
     }
+}
+
+/// `attempt` until it does not lose a compare-and-swap on `notes_ref`, at most
+/// [`NOTES_ATTEMPTS`] times; `doing` words the give-up ("writing notes to").
+fn retry_cas<T>(notes_ref: &str, doing: &str, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut last_err = None;
+    for _ in 0..NOTES_ATTEMPTS {
+        match attempt() {
+            Ok(done) => return Ok(done),
+            Err(err) if err.downcast_ref::<CasConflict>().is_some() => last_err = Some(err),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(last_err
+        .unwrap_or_else(|| {
+            anyhow::Error::new(CasConflict {
+                refname: notes_ref.to_string(),
+            })
+        })
+        .context(format!(
+            "gave up {doing} {notes_ref} after {NOTES_ATTEMPTS} attempts"
+        )))
 }

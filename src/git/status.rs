@@ -57,17 +57,7 @@ impl Repo {
     /// the repository's ignore rules. `staged` is always 0: the index went with the
     /// admin entry.
     pub fn dirt_against(&self, dir: &Path, tip: Oid) -> Result<Dirt> {
-        let tmp_dir = self.temp_index_dir();
-        std::fs::create_dir_all(&tmp_dir)
-            .with_context(|| format!("could not create {}", tmp_dir.display()))?;
-        let index = tmp_dir.join(format!(
-            "index-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ));
+        let index = self.temp_path("index")?;
         let result = (|| -> Result<Dirt> {
             let mut git_dir = std::ffi::OsString::from("--git-dir=");
             git_dir.push(&self.common_dir);
@@ -167,7 +157,7 @@ impl Repo {
         })();
         let _ = std::fs::remove_file(&index);
         let _ = std::fs::remove_file(index.with_extension("lock"));
-        let _ = std::fs::remove_dir(&tmp_dir); // only when empty: leave no trace
+        let _ = std::fs::remove_dir(self.temp_index_dir()); // only when empty: leave no trace
 
         result.with_context(|| {
             format!(
@@ -183,19 +173,25 @@ impl Repo {
         self.common_dir.join("bullpen").join("tmp")
     }
 
-    /// A new empty directory `<common>/bullpen/tmp/<what>-<pid>-<nanos>`.
-    pub(super) fn temp_dir_named(&self, what: &str) -> Result<PathBuf> {
+    /// `<common>/bullpen/tmp/<what>-<pid>-<nanos>`, its directory made: the
+    /// name every real gc's sweep knows (the pid says whose it is).
+    fn temp_path(&self, what: &str) -> Result<PathBuf> {
         let root = self.temp_index_dir();
         std::fs::create_dir_all(&root)
             .with_context(|| format!("could not create {}", root.display()))?;
-        let dir = root.join(format!(
+        Ok(root.join(format!(
             "{what}-{}-{}",
             std::process::id(),
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos())
                 .unwrap_or(0)
-        ));
+        )))
+    }
+
+    /// A new empty directory `<common>/bullpen/tmp/<what>-<pid>-<nanos>`.
+    pub(super) fn temp_dir_named(&self, what: &str) -> Result<PathBuf> {
+        let dir = self.temp_path(what)?;
         std::fs::create_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
         Ok(dir)
     }
