@@ -112,15 +112,7 @@ impl Repo {
             return Ok(NotesMerge::FastForward);
         }
         let mut state = self.notes_state(notes_ref, Some(ours))?;
-        let their_tree = self
-            .repo
-            .find_commit(gid(theirs)?)
-            .with_context(|| format!("could not read notes commit {theirs}"))?
-            .tree_id()
-            .with_context(|| format!("could not read the tree of notes commit {theirs}"))?
-            .detach();
-        let mut their_notes = Vec::new();
-        self.notes_in_tree(their_tree, String::new(), &mut their_notes)?;
+        let their_notes = self.notes_of_commit(theirs)?;
         let (mut added, mut united) = (0, 0);
         for (object, their_blob) in their_notes {
             let annotated = oid(object);
@@ -160,20 +152,25 @@ impl Repo {
         Ok(NotesMerge::Merged { added, united })
     }
 
+    /// Every note of the notes commit `commit`: (annotated object, note blob).
+    fn notes_of_commit(&self, commit: Oid) -> Result<Vec<(gix::ObjectId, gix::ObjectId)>> {
+        let tree = self
+            .repo
+            .find_commit(gid(commit)?)
+            .with_context(|| format!("could not read notes commit {commit}"))?
+            .tree_id()
+            .with_context(|| format!("could not read the tree of notes commit {commit}"))?
+            .detach();
+        let mut out = Vec::new();
+        self.notes_in_tree(tree, String::new(), &mut out)?;
+        Ok(out)
+    }
+
     /// Whether the notes commit `theirs` holds every note of `ours`, each with
     /// every paragraph of our text (`model::notes::union`).
     fn holds_every_note(&self, ours: Oid, theirs: Oid) -> Result<bool> {
         let notes = |commit: Oid| -> Result<std::collections::HashMap<_, _>> {
-            let tree = self
-                .repo
-                .find_commit(gid(commit)?)
-                .with_context(|| format!("could not read notes commit {commit}"))?
-                .tree_id()
-                .with_context(|| format!("could not read the tree of notes commit {commit}"))?
-                .detach();
-            let mut out = Vec::new();
-            self.notes_in_tree(tree, String::new(), &mut out)?;
-            Ok(out.into_iter().collect())
+            Ok(self.notes_of_commit(commit)?.into_iter().collect())
         };
         let (mine, other) = (notes(ours)?, notes(theirs)?);
         for (object, our_blob) in &mine {

@@ -401,16 +401,8 @@ fn fit(natural: &[usize], columns: &[Column], limit: Option<usize>) -> Vec<usize
     width
 }
 
-/// The human table: a mark, ID, STATE, BRANCH, (with `--status`) CHANGES and
-/// PUBLISHED, WORKTREE; then the worktree root. Fitted to `view.width`: the ID
-/// and WORKTREE cells are cut first (with `…`), then whole lines; a line never
-/// wraps. Padding is computed on plain text so colour never misaligns.
-pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let with_status = rows.iter().any(|r| r.with_status);
-    let with_agent = rows.iter().any(|r| r.agent.is_some());
+/// ID, and AGENT when some row has an agent: the columns both tables start with.
+fn leading_columns(with_agent: bool) -> Vec<Column> {
     let mut columns = vec![Column {
         header: "ID",
         min: Some(6),
@@ -423,6 +415,20 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
             from_start: false,
         });
     }
+    columns
+}
+
+/// The human table: a mark, ID, STATE, BRANCH, (with `--status`) CHANGES and
+/// PUBLISHED, WORKTREE; then the worktree root. Fitted to `view.width`: the ID
+/// and WORKTREE cells are cut first (with `…`), then whole lines; a line never
+/// wraps. Padding is computed on plain text so colour never misaligns.
+pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let with_status = rows.iter().any(|r| r.with_status);
+    let with_agent = rows.iter().any(|r| r.agent.is_some());
+    let mut columns = leading_columns(with_agent);
     columns.extend([
         Column {
             header: "STATE",
@@ -498,18 +504,7 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
         return Ok(());
     }
     let with_agent = rows.iter().any(|r| r.agent.is_some());
-    let mut columns = vec![Column {
-        header: "ID",
-        min: Some(6),
-        from_start: false,
-    }];
-    if with_agent {
-        columns.push(Column {
-            header: "AGENT",
-            min: None,
-            from_start: false,
-        });
-    }
+    let mut columns = leading_columns(with_agent);
     columns.extend([
         Column {
             header: "STATE",
