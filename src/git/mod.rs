@@ -162,6 +162,9 @@ pub struct Repo {
     /// The configuration of `git -c`, as gix takes it, for every repository
     /// bullpen opens in-process (the session worktrees too).
     cli_config: Vec<gix::bstr::BString>,
+    /// The loose objects of the common dir, read first for what bullpen itself
+    /// wrote (records: see [`Repo::read_file_at`]).
+    loose: gix::odb::loose::Store,
 }
 
 impl Repo {
@@ -244,6 +247,7 @@ impl Repo {
             }
         };
 
+        let loose = gix::odb::loose::Store::at(common_dir.join("objects"), repo.object_hash());
         Ok(Repo {
             repo,
             git,
@@ -251,6 +255,7 @@ impl Repo {
             main_worktree,
             git_dir_env: env.git_dir.clone(),
             cli_config,
+            loose,
         })
     }
 

@@ -75,7 +75,8 @@ pub(super) fn nested_of(
                 },
                 unpublished: unpublished_refs(&repo)
                     .with_context(|| format!("could not read the history of {}", dir.display()))?,
-                dirt: Some(dirt_of(&dir, cli_config)?),
+                // A repository of its own: its own objects.
+                dirt: Some(dirt_of(&dir, cli_config, None)?),
             });
         }
     }

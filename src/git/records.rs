@@ -153,28 +153,87 @@ impl Repo {
     }
 
     /// The content of file `path` in the tree of `commit`, `None` when absent.
+    ///
+    /// Its objects are read loose first, then from the packs: a record is loose
+    /// until git packs it, and every object looked up in the packs first costs
+    /// a search of each pack index. On a large repository (1.3 million objects,
+    /// a 38 MB `.idx`) those searches for hundreds of records bring most of the
+    /// index into memory, where the loose read costs one `open`.
     pub fn read_file_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
-        let commit_obj = self
-            .repo
-            .find_commit(gid(commit)?)
-            .with_context(|| format!("could not read commit {commit}"))?;
-        let tree = commit_obj
-            .tree()
-            .with_context(|| format!("could not read the tree of commit {commit}"))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(path)
-            .with_context(|| format!("could not look up {path} in commit {commit}"))?
-        else {
-            return Ok(None);
+        use gix::objs::tree::EntryKind;
+        let mut buf = Vec::new();
+        let id = gid(commit)?;
+        let mut tree = {
+            let data = self
+                .object_loose_first(&id, gix::object::Kind::Commit, &mut buf)
+                .with_context(|| format!("could not read commit {commit}"))?;
+            gix::objs::CommitRefIter::from_bytes(data, self.repo.object_hash())
+                .tree_id()
+                .with_context(|| format!("could not read the tree of commit {commit}"))?
         };
-        if !entry.mode().is_blob() {
-            bail!("{path} in commit {commit} is not a file");
+        let mut parts = path.split('/').peekable();
+        while let Some(name) = parts.next() {
+            let data = self
+                .object_loose_first(&tree, gix::object::Kind::Tree, &mut buf)
+                .with_context(|| format!("could not read the tree of commit {commit}"))?;
+            let mut found = None;
+            for entry in gix::objs::TreeRefIter::from_bytes(data, self.repo.object_hash()) {
+                let entry = entry
+                    .with_context(|| format!("could not look up {path} in commit {commit}"))?;
+                if entry.filename == name.as_bytes() {
+                    found = Some((entry.oid.to_owned(), entry.mode.kind()));
+                    break;
+                }
+            }
+            let Some((entry, kind)) = found else {
+                return Ok(None);
+            };
+            if parts.peek().is_some() {
+                if kind != EntryKind::Tree {
+                    return Ok(None);
+                }
+                tree = entry;
+                continue;
+            }
+            if !matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable) {
+                bail!("{path} in commit {commit} is not a file");
+            }
+            let data = self
+                .object_loose_first(&entry, gix::object::Kind::Blob, &mut buf)
+                .with_context(|| format!("could not read {path} in commit {commit}"))?;
+            return Ok(Some(data.to_vec()));
         }
-        let blob = self
-            .repo
-            .find_blob(entry.object_id())
-            .with_context(|| format!("could not read {path} in commit {commit}"))?;
-        Ok(Some(blob.data.clone()))
+        Ok(None)
+    }
+
+    /// The data of object `id`, which must be a `kind`: its loose file when
+    /// there is one, else wherever git keeps it (packs, alternates).
+    fn object_loose_first<'b>(
+        &self,
+        id: &gix::oid,
+        kind: gix::object::Kind,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<&'b [u8]> {
+        use gix::objs::Find;
+        let found = match self.loose.try_find(id, buf) {
+            Ok(Some(data)) => Some(data.kind),
+            // Not loose (or unreadable so): the object database decides.
+            Ok(None) | Err(_) => None,
+        };
+        let found = match found {
+            Some(kind) => Some(kind),
+            None => self
+                .repo
+                .objects
+                .try_find(id, buf)
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .map(|data| data.kind),
+        };
+        match found {
+            None => bail!("object {id} is missing"),
+            Some(k) if k != kind => bail!("object {id} is a {k}, not a {kind}"),
+            Some(_) => Ok(buf.as_slice()),
+        }
     }
 
     /// Write a commit whose tree holds exactly one file (`file_name` = `content`),

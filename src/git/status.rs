@@ -48,7 +48,7 @@ impl Repo {
     /// worktree changes (including deletions and conflicts), `staged` covers
     /// HEAD tree vs. index changes.
     pub fn dirt(&self, worktree: &Path) -> Result<Dirt> {
-        dirt_of(worktree, &self.cli_config)
+        dirt_of(worktree, &self.cli_config, Some(&self.shared_objects()))
     }
 
     /// Dirt of a directory that was a linked worktree of this repository but has
@@ -253,7 +253,15 @@ impl Repo {
     /// sessions the status walks dominate gc's time.
     pub fn dirt_many(&self, worktrees: &[PathBuf]) -> Vec<Result<Dirt>> {
         let config = &self.cli_config;
-        on_threads(worktrees, |w| dirt_of(w, config))
+        let shared = self.shared_objects();
+        on_threads(worktrees, |w| dirt_of(w, config, Some(&shared)))
+    }
+
+    /// This repository's object store, for the worktrees it opens again.
+    fn shared_objects(&self) -> SharedObjects {
+        let store = self.repo.objects.store();
+        let dir = crate::sys::paths::canonical_or_self(store.path());
+        SharedObjects { store, dir }
     }
 
     /// [`Repo::nested_repositories`] of many (worktree, admin entry, ignored
@@ -320,23 +328,61 @@ fn temp_index_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// The object store of a repository, lent to its linked worktrees when bullpen
+/// opens them again (for their status, on other threads). A worktree opened on
+/// its own gets a store of its own, which maps and checks every pack index
+/// anew at its first object read: on symfony/symfony (1.3 million objects) that
+/// is 5 MiB of a 38 MB `.idx` touched per worktree, once per thread at a time.
+/// Shared, the index is mapped and checked once.
+pub(super) struct SharedObjects {
+    store: std::sync::Arc<gix::odb::Store>,
+    /// Its objects directory, canonical.
+    dir: PathBuf,
+}
+
+impl SharedObjects {
+    /// Give `repo` this store, when its objects directory is this store's (a
+    /// linked worktree of the same repository). Any other repository (one whose
+    /// `.git` points elsewhere) keeps its own.
+    fn lend_to(&self, repo: &mut gix::Repository) {
+        let theirs = crate::sys::paths::canonical_or_self(repo.objects.store_ref().path());
+        if theirs != self.dir {
+            return;
+        }
+        let mut handle = gix::odb::Cache::from(self.store.to_handle());
+        // As gix sets up a repository's own handle: a small cache of
+        // delta bases (trees read for the index-against-HEAD comparison).
+        handle
+            .set_pack_cache(|| Box::<gix::odb::pack::cache::lru::StaticLinkedList<64>>::default());
+        repo.objects = gix::odb::memory::Proxy::from(handle).with_write_passthrough();
+    }
+}
+
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
 /// (a gix repository is not `Sync`; each call opens its worktree anyway), with
-/// the configuration of `git -c` (`cli_config`).
+/// the configuration of `git -c` (`cli_config`) and, for a worktree of this
+/// repository, its object store (`shared`).
 /// Beyond what `git status` shows: `.gitignore` files not in the index that hide
 /// files ([`Dirt::hiding`]), and skip-worktree or assume-unchanged entries whose
 /// file differs from the index ([`Dirt::unseen`]).
-pub(super) fn dirt_of(worktree: &Path, cli_config: &[gix::bstr::BString]) -> Result<Dirt> {
+pub(super) fn dirt_of(
+    worktree: &Path,
+    cli_config: &[gix::bstr::BString],
+    shared: Option<&SharedObjects>,
+) -> Result<Dirt> {
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
     use gix::status::index_worktree::Item;
     let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
-    let repo = gix::open_opts(worktree, options).with_context(|| {
+    let mut repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",
             worktree.display()
         )
     })?;
+    if let Some(shared) = shared {
+        shared.lend_to(&mut repo);
+    }
     let index = repo
         .index_or_empty()
         .with_context(|| format!("could not read the index of {}", worktree.display()))?;

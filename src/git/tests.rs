@@ -244,6 +244,61 @@ fn records_cas_and_reflog() {
 }
 
 #[test]
+fn a_file_is_read_from_a_commit_loose_packed_or_nested() {
+    let (_tmp, repo_dir) = init_repo();
+    std::fs::create_dir_all(repo_dir.join("d/e")).unwrap();
+    std::fs::write(repo_dir.join("d/e/f.txt"), "deep\n").unwrap();
+    git(&repo_dir, &["add", "d"]);
+    git(&repo_dir, &["commit", "-q", "-m", "deep"]);
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let record = repo
+        .write_file_commit("session.json", b"{}\n", "create", None)
+        .unwrap();
+    let head = repo.resolve_commit("HEAD").unwrap();
+    let read = |repo: &Repo| {
+        assert_eq!(
+            repo.read_file_at(record, "session.json")
+                .unwrap()
+                .as_deref(),
+            Some(&b"{}\n"[..])
+        );
+        assert_eq!(
+            repo.read_file_at(head, "d/e/f.txt").unwrap().as_deref(),
+            Some(&b"deep\n"[..])
+        );
+        assert_eq!(repo.read_file_at(head, "d/e/nope").unwrap(), None);
+        assert_eq!(repo.read_file_at(head, "a.txt/x").unwrap(), None);
+        let err = repo.read_file_at(head, "d/e").unwrap_err();
+        assert!(format!("{err:#}").contains("is not a file"), "{err:#}");
+    };
+    // Loose (the record) and packed (the deep file) at once...
+    git(&repo_dir, &["repack", "-q", "-d"]);
+    let record2 = repo
+        .write_file_commit("session.json", b"{}\n", "again", Some(record))
+        .unwrap();
+    read(&repo);
+    // ...then everything packed.
+    git(
+        &repo_dir,
+        &[
+            "update-ref",
+            "refs/bullpen/sessions/x",
+            &record2.to_string(),
+        ],
+    );
+    git(&repo_dir, &["gc", "-q", "--prune=now"]);
+    let repo = Repo::discover(&repo_dir).unwrap();
+    read(&repo);
+    // A blob named as a commit is refused, not misread.
+    let blob: Oid = git(&repo_dir, &["rev-parse", "HEAD:a.txt"])
+        .trim()
+        .parse()
+        .unwrap();
+    let err = repo.read_file_at(blob, "session.json").unwrap_err();
+    assert!(format!("{err:#}").contains("not a commit"), "{err:#}");
+}
+
+#[test]
 fn notes_interoperate_with_git() {
     let (_tmp, repo_dir) = init_repo();
     let a = commit_file(&repo_dir, "b.txt", "b\n");
@@ -589,6 +644,23 @@ fn dirt_counts_untracked_not_ignored() {
     );
     // The main worktree is untouched.
     assert!(repo.dirt(&repo_dir).unwrap().is_clean());
+}
+
+#[test]
+fn a_repository_of_its_own_is_read_with_its_own_objects() {
+    // The status of a worktree of this repository borrows its object store; any
+    // other repository (a path whose `.git` points elsewhere) must keep its own.
+    let (_a, a_dir) = init_repo();
+    let (_b, b_dir) = init_repo();
+    commit_file(&b_dir, "b.txt", "only in b\n");
+    let repo = Repo::discover(&a_dir).unwrap();
+    // b's HEAD is not in a: read with a's objects, its status would fail.
+    assert!(repo.dirt(&b_dir).unwrap().is_clean());
+    let many = repo.dirt_many(&[b_dir.clone(), a_dir.clone()]);
+    assert!(
+        many.iter().all(|d| d.as_ref().unwrap().is_clean()),
+        "{many:?}"
+    );
 }
 
 #[test]
