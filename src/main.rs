@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     // repository is kept, and git's repository variables leave the environment,
     // so that every git bullpen runs acts on the repository bullpen reads.
     bullpen::git::GitEnv::capture();
+    bullpen::sys::memory::return_large_frees();
     // With GIT_BULLPEN_COMPLETE set, answer the shell's completion request and exit.
     bullpen::complete::complete_from_env();
     let cli = match Cli::try_parse() {

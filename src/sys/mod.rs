@@ -1,11 +1,12 @@
 //! The operating system: `/proc` (read in one place), the repository lock,
-//! atomic file writes, where bullpen puts things on disk, the attach socket
-//! and the caller's terminal.
+//! atomic file writes, where bullpen puts things on disk, the attach socket,
+//! the caller's terminal and how memory goes back to the system.
 
 pub mod atomic;
 pub mod copy;
 pub mod layout;
 pub mod lock;
+pub mod memory;
 pub mod paths;
 pub mod procfs;
 pub mod socket;
