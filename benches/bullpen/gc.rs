@@ -20,6 +20,9 @@ const REMOVAL_BUDGET: f64 = 1.2;
 const CONTENT_BUDGET: f64 = 1.5;
 const PEAK_MIB_BUDGET: f64 = 64.0;
 
+/// Issue 17: `ls --status` at least 3× faster than worktrunk's `wt list`.
+const WT_LIST_BUDGET: f64 = 1.0 / 3.0;
+
 /// What these sections are asked to do (from the suite's options).
 pub struct GcConfig {
     pub removal_ns: Vec<usize>,
@@ -59,10 +62,15 @@ fn clone_of(env: &Env, base: &Repo, name: &str) -> PathBuf {
 }
 
 /// Spawn sessions `ids` in `dir`, each committing a file of its own.
-fn spawn_all(env: &Env, dir: &Path, ids: &[String]) {
-    for id in ids {
-        run_ok(&mut env.bullpen(dir, &["spawn", id, "--", "sh", "-c", SESSION_COMMIT]));
-    }
+/// Spawn a session per id, each making one commit; the wall time of each spawn.
+fn spawn_all(env: &Env, dir: &Path, ids: &[String]) -> Vec<std::time::Duration> {
+    ids.iter()
+        .map(|id| {
+            let t = Instant::now();
+            run_ok(&mut env.bullpen(dir, &["spawn", id, "--", "sh", "-c", SESSION_COMMIT]));
+            t.elapsed()
+        })
+        .collect()
 }
 
 /// Push the session branches of `ids` to origin, in chunks.
@@ -338,7 +346,7 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
     let files = run_ok(&mut env.git(&dir, &["ls-files"])).lines().count();
     let n = cfg.real_n;
     let ids: Vec<String> = (0..n).map(|i| format!("x{i:03}")).collect();
-    spawn_all(env, &dir, &ids);
+    let spawns = spawn_all(env, &dir, &ids);
     let pushed: Vec<String> = ids.iter().step_by(2).cloned().collect();
     let merged: Vec<String> = ids
         .iter()
@@ -388,6 +396,20 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
             .and_then(|e| e["worktree"].as_str())
             .expect("a session's worktree"),
     );
+    // Issue 17, item 5: spawn does not slow down as sessions accumulate.
+    if spawns.len() >= 40 {
+        let first = median(spawns[..20].to_vec());
+        let last = median(spawns[spawns.len() - 20..].to_vec());
+        report.note(format!(
+            "spawn on {name} as sessions accumulate: median of the first 20 {:.0} ms, of the \
+             last 20 (sessions {}–{}) {:.0} ms, {:.2}×",
+            first.as_secs_f64() * 1e3,
+            spawns.len() - 19,
+            spawns.len(),
+            last.as_secs_f64() * 1e3,
+            last.as_secs_f64() / first.as_secs_f64().max(1e-9)
+        ));
+    }
     let cases = [
         Case::new("git status (one session worktree)", |_| {
             vec![env.git(&wt, &["status", "--porcelain"])]
@@ -427,6 +449,32 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
         baseline_kib: samples.peak_kib(0),
         budget_mib: Some(PEAK_MIB_BUDGET),
     });
+    // worktrunk's `wt list` shows the same facts of the same worktrees
+    // (uncommitted work, ahead/behind, against the remote): issue 17 asks
+    // `ls --status` to be at least 3× faster.
+    if let Some(wt) = crate::env::which("wt") {
+        let cases = [
+            Case::new("wt list", |_| {
+                let mut c = env.cmd(&wt, &dir);
+                c.arg("list");
+                vec![c]
+            }),
+            Case::new("git bullpen ls --status", |_| {
+                vec![env.bullpen(&dir, &["ls", "--status"])]
+            }),
+        ];
+        let s = compare(&cases, cfg.runs_real, true, errlog);
+        report.time(TimeRow {
+            what: "`ls --status` vs worktrunk's `wt list` (same worktrees)".into(),
+            fixture: fixture.clone(),
+            bullpen: s.median(1),
+            baseline: s.median(0),
+            bullpen_cpu: s.median_cpu(1),
+            baseline_cpu: s.median_cpu(0),
+            budget: Some(WT_LIST_BUDGET),
+        });
+        report.samples(&fixture, &cases, &s);
+    }
     // The real run last: it removes what it can.
     let real = run_one(&mut env.bullpen(&dir, &["gc"]), errlog);
     report.mem(MemRow {

@@ -299,7 +299,11 @@ fn main() {
         );
     }
     if env::which("wt").is_none() {
-        report.note("worktrunk (`wt`) is not on PATH: `wt list` was not measured".into());
+        report.note(
+            "worktrunk (`wt`) is not on PATH: `wt list` was not measured (the `real` section \
+             times it against `ls --status`)"
+                .into(),
+        );
     }
 
     println!();

@@ -120,7 +120,9 @@ impl Report {
                 ms(r.baseline),
                 r.ratio(),
                 r.cpu_ratio(),
-                r.budget.map(|b| format!("≤ {b}×")).unwrap_or("—".into()),
+                r.budget
+                    .map(|b| format!("≤ {}×", budget(b)))
+                    .unwrap_or("—".into()),
                 verdict_time(r).unwrap_or("—")
             );
         }
@@ -178,6 +180,12 @@ impl Report {
         println!();
         println!("</details>");
     }
+}
+
+/// A budget as the issues write it: `1.2`, `0.33` (a third), never 16 digits.
+fn budget(b: f64) -> String {
+    let s = format!("{b:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 fn verdict_time(r: &TimeRow) -> Option<&'static str> {
