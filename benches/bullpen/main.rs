@@ -17,7 +17,10 @@
 //!                                          (issue 17's targets: 10000)
 //!   --keep         BULLPEN_BENCH_KEEP=1    keep the temp dir (for profiling)
 //!   BULLPEN_BENCH_REAL_REPO=<dir>          a clone or bare mirror of a real repository
-//!                                          for the `real` section (peak memory of gc)
+//!                                          for the `real` section (peak memory of gc and
+//!                                          ls --status; ls --status against worktrunk's
+//!                                          `wt list` when `wt` is on PATH; spawn times
+//!                                          as the sessions accumulate)
 //!   BULLPEN_BENCH_REMOVAL_N=<n,...>         the N of the removal section (default 100,1000;
 //!                                          quick: 100)
 //!   BULLPEN_BENCH_REAL_N=<n>               its sessions (default 200; quick: 12)
