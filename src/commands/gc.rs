@@ -32,7 +32,8 @@ right before removal:
   unlocked   the worktree is not locked (git worktree lock)
   ours       a registered worktree of this repository, strictly inside the worktree
              root, with HEAD on bullpen/<id>
-Then its local branch is deleted (its work is on a remote) and the record becomes \
+Then its local branch is deleted with its configuration (its work is on a remote), as \
+`git branch -d` does, and the record becomes \
 `collected` (see `git bullpen ls --all`); the notes stay.
 
 The integration refs are each remote's default branch (the target of \

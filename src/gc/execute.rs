@@ -860,6 +860,15 @@ impl Gc<'_> {
                     }
                 }
             }
+            // As `git branch -d`: the branch's configuration goes with it (the
+            // upstream of a session continued from a remote's).
+            if let Err(e) = repo.remove_branch_config_if_any(&r.id.branch()) {
+                self.ctx.ui.warn(format!(
+                    "{}: could not remove the configuration of {}: {e:#}",
+                    r.id,
+                    r.id.branch()
+                ));
+            }
         }
         // The evidence stays in the record's last commit: its subject, and
         // `published` in its session.json.

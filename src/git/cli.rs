@@ -191,6 +191,22 @@ impl Repo {
         .map(drop)
     }
 
+    /// [`Repo::remove_branch_config`] when the configuration read at start
+    /// has a `branch.<branch>` section: no git runs for a branch without one
+    /// (gc deletes hundreds; `git branch -d` takes the section too).
+    pub fn remove_branch_config_if_any(&self, branch: &str) -> Result<()> {
+        let config = self.repo.config_snapshot();
+        let has = config
+            .plumbing()
+            .section("branch", Some(branch.into()))
+            .is_ok();
+        if has {
+            self.remove_branch_config(branch)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Remove the configuration of `branch` (`branch.<branch>.*` in the
     /// repository's own config: the upstream `git worktree add --track` wrote),
     /// for a branch that was just deleted; nothing when it has none.

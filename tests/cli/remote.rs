@@ -1341,6 +1341,34 @@ fn a_remote_resume_that_fails_leaves_nothing_behind() {
     );
 }
 
+/// A session continued from a remote's tracks the remote's branch; when gc
+/// collects it, the branch's configuration goes with the branch, as with `git
+/// branch -d`. A session of its own without any configuration changes nothing.
+#[test]
+fn a_collected_remote_session_takes_its_upstream_config_with_it() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    a.bullpen(env, &args(&["spawn", "x"], &commit("a1", "a1")))
+        .ok();
+    a.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["fetch"]).ok();
+    b.bullpen(env, &["resume", "origin/x", "--", "true"]).ok();
+    b.bullpen(env, &["spawn", "mine", "--", "true"]).ok();
+    assert_contains(
+        &b.git_out(env, &["config", "--list", "--local"]),
+        "branch.bullpen/x.merge=refs/heads/bullpen/x",
+    );
+    let gc = b.bullpen(env, &["gc"]).ok();
+    assert_contains(
+        &gc.stdout,
+        "removed  x: published (reachable from origin/bullpen/x)",
+    );
+    assert_contains(&gc.stdout, "removed  mine");
+    let config = b.git_out(env, &["config", "--list", "--local"]);
+    assert!(!config.contains("branch.bullpen/"), "{config}");
+    assert!(!gc.stderr.contains("configuration"), "{}", gc.stderr);
+}
+
 /// `resume <TAB>` offers this clone's sessions and the fetched ones as
 /// `<remote>/<id>`, from ref names alone (as every id completion does).
 #[test]
