@@ -132,6 +132,10 @@ pub fn bench_removal(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Repo
             std::fs::File::create(&list_file)
                 .and_then(|mut f| f.write_all(list.as_bytes()))
                 .expect("write the list");
+            // The fixtures' files go to disk first (untimed): a removal of files
+            // still under writeback waits for it, and the fixture built first
+            // (bullpen's) would pay for both.
+            run_ok(&mut Command::new("sync"));
             eprintln!(
                 "fixture: {n} sessions and {n} plain worktrees (run {run}) in {:.1} s",
                 t.elapsed().as_secs_f64()
