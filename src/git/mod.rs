@@ -162,8 +162,8 @@ pub struct Repo {
     /// The configuration of `git -c`, as gix takes it, for every repository
     /// bullpen opens in-process (the session worktrees too).
     cli_config: Vec<gix::bstr::BString>,
-    /// The loose objects of the common dir, read first for what bullpen itself
-    /// wrote (records: see [`Repo::read_file_at`]).
+    /// The loose objects of the repository's object database, read first for
+    /// what bullpen itself wrote (records: see [`Repo::read_file_at`]).
     loose: gix::odb::loose::Store,
 }
 
@@ -247,7 +247,11 @@ impl Repo {
             }
         };
 
-        let loose = gix::odb::loose::Store::at(common_dir.join("objects"), repo.object_hash());
+        // The loose objects of the very object database gix reads.
+        let loose = gix::odb::loose::Store::at(
+            crate::sys::paths::canonical_or_self(repo.objects.store_ref().path()),
+            repo.object_hash(),
+        );
         Ok(Repo {
             repo,
             git,
