@@ -132,6 +132,15 @@ impl Machines {
         Machines { env, origin, a, b }
     }
 
+    /// Session `x` with one commit (`a1`) on machine a, pushed, and fetched by b.
+    pub fn x_from_a_fetched_by_b(&self) {
+        self.a
+            .bullpen(&self.env, &args(&["spawn", "x"], &commit("a1", "a1")))
+            .ok();
+        self.a.bullpen(&self.env, &["push"]).ok();
+        self.b.bullpen(&self.env, &["fetch"]).ok();
+    }
+
     /// `git <args>` in the bare remote; trimmed stdout.
     pub fn origin_git(&self, args: &[&str]) -> String {
         self.env
@@ -666,10 +675,7 @@ fn push_races(env: &Env, machine: &mut Machine, script: &str) {
 fn a_record_pushed_from_b_never_replaces_a_newer_one_from_a() {
     let m = Machines::new();
     let (env, a, b) = (&m.env, &m.a, &m.b);
-    a.bullpen(env, &args(&["spawn", "x"], &commit("a1", "a1")))
-        .ok();
-    a.bullpen(env, &["push"]).ok();
-    b.bullpen(env, &["fetch"]).ok();
+    m.x_from_a_fetched_by_b();
     b.bullpen(env, &args(&["resume", "origin/x"], &commit("b1", "b1")))
         .ok();
     b.bullpen(env, &args(&["spawn", "y"], &commit("y1", "y1")))
@@ -710,10 +716,7 @@ fn a_record_pushed_from_b_never_replaces_a_newer_one_from_a() {
 fn a_push_that_races_another_never_forces_over_it() {
     let mut m = Machines::new();
     let env = &m.env;
-    m.a.bullpen(env, &args(&["spawn", "x"], &commit("a1", "a1")))
-        .ok();
-    m.a.bullpen(env, &["push"]).ok();
-    m.b.bullpen(env, &["fetch"]).ok();
+    m.x_from_a_fetched_by_b();
     m.b.bullpen(env, &args(&["resume", "origin/x"], &commit("b1", "b1")))
         .ok();
     m.a.bullpen(env, &args(&["resume", "x"], &commit("a2", "a2")))
@@ -1306,11 +1309,8 @@ fn a_remote_that_dropped_notes_never_drops_them_here() {
 #[test]
 fn a_remote_resume_that_fails_leaves_nothing_behind() {
     let m = Machines::new();
-    let (env, a, b) = (&m.env, &m.a, &m.b);
-    a.bullpen(env, &args(&["spawn", "x"], &commit("a1", "a1")))
-        .ok();
-    a.bullpen(env, &["push"]).ok();
-    b.bullpen(env, &["fetch"]).ok();
+    let (env, b) = (&m.env, &m.b);
+    m.x_from_a_fetched_by_b();
     b.git_out(env, &["config", "bullpen.setup", "false"]);
     let before = (
         b.git_out(env, &["for-each-ref"]),
@@ -1347,11 +1347,8 @@ fn a_remote_resume_that_fails_leaves_nothing_behind() {
 #[test]
 fn a_collected_remote_session_takes_its_upstream_config_with_it() {
     let m = Machines::new();
-    let (env, a, b) = (&m.env, &m.a, &m.b);
-    a.bullpen(env, &args(&["spawn", "x"], &commit("a1", "a1")))
-        .ok();
-    a.bullpen(env, &["push"]).ok();
-    b.bullpen(env, &["fetch"]).ok();
+    let (env, b) = (&m.env, &m.b);
+    m.x_from_a_fetched_by_b();
     b.bullpen(env, &["resume", "origin/x", "--", "true"]).ok();
     b.bullpen(env, &["spawn", "mine", "--", "true"]).ok();
     assert_contains(
