@@ -257,11 +257,13 @@ impl Repo {
         on_threads(worktrees, |w| dirt_of(w, config, Some(&shared)))
     }
 
-    /// This repository's object store, for the worktrees it opens again.
+    /// This repository's object store, for the worktrees it opens again (its
+    /// directory resolved once, at discovery, for the loose reads).
     fn shared_objects(&self) -> SharedObjects {
-        let store = self.repo.objects.store();
-        let dir = crate::sys::paths::canonical_or_self(store.path());
-        SharedObjects { store, dir }
+        SharedObjects {
+            store: self.repo.objects.store(),
+            dir: self.loose.path().to_owned(),
+        }
     }
 
     /// [`Repo::nested_repositories`] of many (worktree, admin entry, ignored
