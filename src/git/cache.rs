@@ -55,8 +55,10 @@ impl ObjectCache {
     /// or it cannot be read).
     pub fn open(repo: &Repo) -> ObjectCache {
         let file = repo.common_dir().join("bullpen").join("cache").join("ls");
-        let mut cache = std::fs::read(&file)
+        // Never blocks: a FIFO (or anything but a regular file) there is no cache.
+        let mut cache = crate::sys::regular::read(&file)
             .ok()
+            .flatten()
             .and_then(parse)
             .unwrap_or_default();
         cache.path = (!repo.is_bare()).then_some(file);

@@ -473,18 +473,23 @@ pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> 
         )),
     }
     remove_empty_dirs(&created_dirs);
-    remove_empty_log(&ctx.layout.log_path(id));
+    remove_log(ctx, &ctx.layout.log_path(id));
     if let Err(e) = Local::of(&ctx.layout, id).remove() {
         ctx.ui.warn(format!("{e:#}"));
     }
     Err(err.context(format!("session {id} did not start; nothing of it is left")))
 }
 
-/// The log the dispatcher opened for a run that never started, if nobody wrote
-/// to it (what a supervisor wrote before it failed is kept: it says why).
-fn remove_empty_log(log: &Path) {
-    if std::fs::metadata(log).is_ok_and(|m| m.is_file() && m.len() == 0) {
-        let _ = std::fs::remove_file(log);
+/// The log the dispatcher opened for a run that never started: its record is
+/// gone, so a later session of that id must not show it. What the supervisor
+/// wrote there before it failed is the error it reported (already in `err`).
+fn remove_log(ctx: &Ctx, log: &Path) {
+    match std::fs::remove_file(log) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => ctx
+            .ui
+            .warn(format!("could not remove the log {}: {e}", log.display())),
     }
     if let Some(dir) = log.parent() {
         let _ = std::fs::remove_dir(dir); // only when empty

@@ -1,0 +1,51 @@
+//! Reading a file bullpen expects to be a regular one, without ever blocking on
+//! what stands in its place (a FIFO, a device) or following a symbolic link.
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// The bytes of the regular file at `path`; `Ok(None)` when nothing is there
+/// or something else is (a FIFO, a device, a directory, a symbolic link). The
+/// open never blocks (`O_NONBLOCK`) and the type is that of the opened file.
+pub fn read(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // O_NOFOLLOW on a symbolic link.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    (&file).read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_regular_file_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join("f"), "x").unwrap();
+        assert_eq!(read(&d.join("f")).unwrap(), Some(b"x".to_vec()));
+        assert_eq!(read(&d.join("none")).unwrap(), None);
+        std::os::unix::fs::symlink(d.join("f"), d.join("l")).unwrap();
+        assert_eq!(read(&d.join("l")).unwrap(), None);
+        assert_eq!(read(d).unwrap(), None);
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read(&fifo).unwrap(), None, "never blocks on a FIFO");
+    }
+}
