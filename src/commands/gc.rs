@@ -74,6 +74,12 @@ bullpen.gc.expire (default 90.days.ago; never, now, 2.weeks, 2026-01-01, as \
 gc.reflogExpire), with their logs and local state, where the branch and the worktree \
 are gone; the provenance notes stay.
 
+A branch with no commit of its own (its tip is its base) is never called published: \
+`holds no commit of its own`. An agent session with no commit of its own is kept \
+for git config bullpen.gc.agentGrace after its last activity (default 2.weeks.ago; \
+never, now, a date, as bullpen.gc.expire): its agent keeps its conversation by the \
+worktree's path, so it may be all its work. rm keeps it too; rm --force removes it.
+
 Everything is reported: removed (with what went with it that was not work: `and 3 \
 ignored files, 80 KiB`), collected, pruned, kept (with every reason that keeps it), \
 expired or degraded (with what to do). gc exits 1 when anything degraded, after handling \

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::plan::{
-    self, Branch, Contents, Link, Liveness, Marker, OnDisk, OrphanFacts, Places, Registration,
-    SessionFacts, Via,
+    self, Branch, Contents, Conversation, Link, Liveness, Marker, OnDisk, OrphanFacts, Places,
+    Registration, SessionFacts, Via,
 };
 use crate::context::Ctx;
 use crate::git::store::Stored;
@@ -20,11 +20,12 @@ use crate::git::{
     Content, ContentQuery, DotGit, IntegrationRef, NestedTarget, StatusMap, Worktree,
 };
 use crate::model::command::quoted;
+use crate::model::config::{DEFAULT_AGENT_GRACE, GC_AGENT_GRACE};
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::process::{same_process, Group};
 use crate::model::usage::{Busy, User};
-use crate::model::{Evidence, Oid, Process, Record, SessionId, State};
+use crate::model::{time, Error, Evidence, Oid, Process, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::paths;
 use crate::sys::procfs::{self, Scan};
@@ -89,6 +90,8 @@ pub(crate) struct Gatherer<'a> {
     /// `(short name, tip)` of every remote-tracking ref.
     remote_refs: Vec<(String, Oid)>,
     integration: Vec<IntegrationRef>,
+    /// `bullpen.gc.agentGrace`, read, and as written.
+    grace: (time::Expire, String),
     /// Whether the refs the proof of content looks at were named on stderr.
     named: std::cell::Cell<bool>,
 }
@@ -136,6 +139,15 @@ impl<'a> Gatherer<'a> {
         for n in notes {
             ctx.ui.warn(n);
         }
+        let grace_value = ctx
+            .repo
+            .config_string(GC_AGENT_GRACE)
+            .unwrap_or_else(|| DEFAULT_AGENT_GRACE.to_owned());
+        let grace = time::parse_expire(&grace_value, time::now_unix()).map_err(|why| {
+            Error::failed(format!("{GC_AGENT_GRACE}: {why}")).hint(format!(
+                "set it with `git config {GC_AGENT_GRACE} 2.weeks` (or never)"
+            ))
+        })?;
         Ok(Gatherer {
             ctx,
             plan,
@@ -144,6 +156,7 @@ impl<'a> Gatherer<'a> {
             remote_at,
             remote_refs,
             integration,
+            grace: (grace, grace_value),
             named: std::cell::Cell::new(false),
         })
     }
@@ -352,12 +365,21 @@ impl<'a> Gatherer<'a> {
                     continue;
                 }
             };
-            let at_base = s.record.state == State::Provisioning
-                && tip.is_some_and(|t| s.record.base.parse::<Oid>().ok() == Some(t));
+            let base = s.record.base.parse::<Oid>().ok();
+            let at_base =
+                s.record.state == State::Provisioning && tip.is_some_and(|t| base == Some(t));
             out.push(Ok(match tip {
                 None => Branch::Missing,
                 Some(tip) if at_base => Branch::AtBase { tip },
                 Some(tip) => match reach.get(&tip) {
+                    // A remote reaches it, but so does its base: no commit of its
+                    // own, nothing of it published.
+                    Some(commits)
+                        if commits.is_empty()
+                            && base.is_some_and(|b| repo.reaches(b, tip).unwrap_or(false)) =>
+                    {
+                        Branch::AtBase { tip }
+                    }
                     Some(commits) if commits.is_empty() => Branch::Published {
                         tip,
                         evidence: self.reachable(tip, &s.record.id),
@@ -459,14 +481,38 @@ impl<'a> Gatherer<'a> {
         branch_state: Branch,
         known: &Known,
     ) -> Result<SessionFacts> {
-        session_facts(
+        let mut f = session_facts(
             self.ctx,
             s,
             branch_state,
             known,
             &self.lexical,
             &self.canonical,
-        )
+        )?;
+        f.conversation = self.conversation(&s.record);
+        Ok(f)
+    }
+
+    /// The conversation of an agent session that ran: the record's agent, or the
+    /// one this machine recorded for it (a record can lose its `agent` key).
+    fn conversation(&self, r: &Record) -> Option<Conversation> {
+        if r.process.is_none() && r.exit.is_none() {
+            return None;
+        }
+        let agent = r.agent.clone().or_else(|| {
+            Local::of(&self.ctx.layout, &r.id)
+                .command()
+                .ok()
+                .flatten()
+                .and_then(|c| c.agent)
+        })?;
+        let (grace, grace_value) = &self.grace;
+        Some(Conversation {
+            agent,
+            last_active: last_active(r),
+            grace: *grace,
+            grace_value: grace_value.clone(),
+        })
     }
 }
 
@@ -501,7 +547,24 @@ fn placeholder() -> SessionFacts {
         checked_out_elsewhere: Vec::new(),
         created_here: Err(String::new()),
         spawner_alive: None,
+        conversation: None,
     }
+}
+
+/// When a session was last active, as its record says: the latest of its
+/// creation, its run's start and its end (not `updated_at`: gc's own notes in
+/// the record move that).
+fn last_active(r: &Record) -> Option<i64> {
+    let p = r.process.as_ref();
+    [
+        Some(r.created_at.as_str()),
+        p.map(|p| p.started_at.as_str()),
+        r.exit.as_ref().map(|e| e.at.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(time::parse_rfc3339)
+    .max()
 }
 
 /// Who uses a session's directory, less the session's own processes while it
@@ -687,6 +750,7 @@ fn session_facts(
         checked_out_elsewhere,
         created_here: created_here(ctx, r),
         spawner_alive: live_spawner(ctx, r),
+        conversation: None,
     })
 }
 

@@ -6,8 +6,10 @@
 
 use std::path::{Component, Path};
 
+use crate::model::config::GC_AGENT_GRACE;
 use crate::model::paths::is_strictly_inside;
 use crate::model::status::{dirt_words, nested_words, nested_work, Ignored};
+use crate::model::time::{self, Expire};
 use crate::model::usage::{describe_users, Busy, User};
 use crate::model::{Dirt, Evidence, Nested, Oid, State, Unmerged};
 
@@ -60,8 +62,10 @@ pub enum Branch {
         ahead: Option<usize>,
         found: Option<Unmerged>,
     },
-    /// An interrupted spawn's branch, still at the base it was made from: it
-    /// holds no commit of its own, so deleting it loses nothing.
+    /// A branch that holds no commit of its own: an interrupted spawn's, still
+    /// at the base it was made from, or one whose tip a remote reaches and that
+    /// is its base (or behind it). Deleting it loses no commit, and it is never
+    /// called published.
     AtBase {
         tip: Oid,
     },
@@ -105,6 +109,29 @@ pub struct Marker {
     pub tip: Oid,
 }
 
+/// An agent session's conversation: its agent keeps it by the worktree's path
+/// (Claude Code, Codex), so it is work even where the branch holds no commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conversation {
+    pub agent: String,
+    /// Its last activity, seconds since the epoch: the latest of the record's
+    /// creation, run start and end (`None`: none of them reads as a time).
+    pub last_active: Option<i64>,
+    /// `bullpen.gc.agentGrace`, read, and as written.
+    pub grace: Expire,
+    pub grace_value: String,
+}
+
+impl Conversation {
+    /// Still within its grace period (or cannot tell: kept).
+    pub fn within_grace(&self) -> bool {
+        match (self.grace, self.last_active) {
+            (Expire::Never, _) | (_, None) => true,
+            (Expire::Before(cutoff), Some(t)) => t > cutoff,
+        }
+    }
+}
+
 /// Every fact `plan_session` needs about one session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionFacts {
@@ -143,6 +170,8 @@ pub struct SessionFacts {
     pub created_here: Result<(), String>,
     /// While `provisioning`: the spawn that is creating it, if it still lives.
     pub spawner_alive: Option<u32>,
+    /// An agent session that ran: its conversation (`None` for a plain session).
+    pub conversation: Option<Conversation>,
 }
 
 /// How a worktree that may go is removed.
@@ -197,6 +226,9 @@ pub enum Reason {
     BusyUnknown(String),
     MarkerStale,
     CheckedOutElsewhere(Vec<String>),
+    /// An agent session with no commit of its own, active within
+    /// `bullpen.gc.agentGrace`: its conversation may be all its work.
+    Conversation(Conversation),
     /// Only this stands in the way: compute the status and plan again.
     StatusNotChecked,
     /// Only this stands in the way: look for nested repositories and plan again.
@@ -268,6 +300,21 @@ impl Reason {
             }
             Reason::CheckedOutElsewhere(paths) => {
                 format!("{branch} is also checked out in {}", paths.join(", "))
+            }
+            Reason::Conversation(c) => {
+                let when = match c.last_active {
+                    Some(t) => format!(
+                        "last active {}, within {GC_AGENT_GRACE} {}",
+                        time::rfc3339(t),
+                        c.grace_value
+                    ),
+                    None => "when it was last active cannot be read".to_owned(),
+                };
+                format!(
+                    "no commit of its own, but its agent {} keeps its conversation by the \
+                     worktree's path ({when})",
+                    crate::model::command::quoted(&c.agent)
+                )
             }
         }
     }
@@ -489,7 +536,8 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
             ahead: *ahead,
             found: found.clone(),
         }),
-        Branch::Published { .. } | Branch::AtBase { .. } => {}
+        Branch::AtBase { .. } => conversation_reason(f, &mut reasons),
+        Branch::Published { .. } => {}
     }
     created_here_reason(f, &mut reasons);
     if !f.checked_out_elsewhere.is_empty() {
@@ -560,7 +608,18 @@ pub fn plan_forced(f: &SessionFacts) -> Decision {
         f.branch_state = Branch::AtBase { tip };
     }
     f.dirt = Some(Ok(Dirt::default()));
+    // An agent's conversation goes with the worktree (it is not deleted: its
+    // agent keeps it by the path, where a resume recreates the worktree).
+    f.conversation = None;
     plan_session(&f)
+}
+
+/// An agent session whose branch holds no commit of its own: its conversation
+/// is kept while within its grace period.
+fn conversation_reason(f: &SessionFacts, reasons: &mut Vec<Reason>) {
+    if let Some(c) = f.conversation.as_ref().filter(|c| c.within_grace()) {
+        reasons.push(Reason::Conversation(c.clone()));
+    }
 }
 
 /// Nested repositories that hold work keep the worktree. `true`: not looked for yet.

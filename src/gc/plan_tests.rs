@@ -43,6 +43,7 @@ fn removable() -> SessionFacts {
         checked_out_elsewhere: Vec::new(),
         created_here: Ok(()),
         spawner_alive: None,
+        conversation: None,
     }
 }
 

@@ -11,6 +11,11 @@ pub const GC_INTEGRATION_REF: &str = "bullpen.gc.integrationRef";
 /// How long gc keeps the records (and logs, local state) of collected sessions:
 /// `90.days`, `2.weeks.ago`, `never`, `now`... as `gc.reflogExpire` takes them.
 pub const GC_EXPIRE: &str = "bullpen.gc.expire";
+/// How long gc keeps an agent session whose branch holds no commit of its own
+/// after its last activity (its conversation may be all its work): parsed as
+/// `bullpen.gc.expire` (`2.weeks`, `never`, `now`, a date).
+pub const GC_AGENT_GRACE: &str = "bullpen.gc.agentGrace";
+pub const DEFAULT_AGENT_GRACE: &str = "2.weeks.ago";
 /// The agent a new session runs when no command is given (before `bullpen.command`).
 pub const AGENT: &str = "bullpen.agent";
 /// `bullpen.agent.<name>.command` and `.resume`: an agent's profile.

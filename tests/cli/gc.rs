@@ -609,7 +609,7 @@ fn the_admin_entry_already_gone_is_not_fatal() {
     assert_eq!(e["action"], "removed", "{e}");
     assert_eq!(
         e["reason"],
-        "published (reachable from origin/bullpen/noadmin), clean and idle (its worktree entry \
+        "holds no commit of its own, clean and idle (its worktree entry \
          was already gone)"
     );
     assert!(!wt.exists());
@@ -1765,7 +1765,7 @@ fn a_removal_says_what_ignored_files_went_with_it() {
         "cache",
         "mkdir -p .cache/a && printf 12345 > .cache/a/x && printf 123 > .cache/y",
     );
-    let want = "published (reachable from origin/bullpen/cache), clean and idle; and 2 ignored \
+    let want = "holds no commit of its own, clean and idle; and 2 ignored \
                 files, 8 bytes";
     let (_, planned) = gc(&env, &["--dry-run"]);
     let e = session(&planned, "cache");

@@ -74,3 +74,87 @@ fn a_failed_bg_spawn_leaves_no_log_for_a_later_session_of_that_id() {
     );
     assert_contains(&logs, "second");
 }
+
+/// A repository whose `main` is on a bare `origin`, and an agent `claude`
+/// whose profile only says where it ran.
+fn published_env() -> Env {
+    let env = Env::new();
+    env.add_bare_remote();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    env.git_out(&["config", "bullpen.agent.claude.command", "true"]);
+    env
+}
+
+/// Session `id`'s record with every time of its activity set to `at`.
+fn set_activity(env: &Env, id: &str, at: &str) {
+    env.edit_record(id, |r| {
+        r["created_at"] = at.into();
+        r["process"]["started_at"] = at.into();
+        r["exit"]["at"] = at.into();
+    });
+}
+
+#[test]
+fn an_agent_session_with_no_commit_of_its_own_is_kept_for_its_conversation() {
+    let env = published_env();
+    env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
+    env.spawn_sh("plain", "true");
+    let wt = env.worktree_of("a");
+
+    let run = env.bullpen(&["gc"]).ok();
+    assert_contains(
+        &run.stdout,
+        "kept     a: no commit of its own, but its agent 'claude' keeps its conversation by \
+         the worktree's path (last active ",
+    );
+    assert_contains(&run.stdout, "within bullpen.gc.agentGrace 2.weeks.ago)");
+    // A branch with no commit of its own is never called published.
+    assert_contains(
+        &run.stdout,
+        "removed  plain: holds no commit of its own, clean and idle",
+    );
+    assert!(!run.stdout.contains("published"), "{}", run.stdout);
+    assert!(wt.is_dir(), "the agent's worktree stays");
+
+    // `rm` keeps it too; `--force` is the way to let it go.
+    let run = env.bullpen(&["rm", "a"]);
+    assert_eq!(run.code(), 3, "{}{}", run.stdout, run.stderr);
+    assert_contains(&run.stdout, "keeps its conversation");
+    assert_contains(&run.stderr, "git bullpen rm --force a");
+    assert!(wt.is_dir());
+
+    // Its grace runs from its last activity: a record last active before the
+    // cutoff goes; `never` keeps it whatever its age.
+    set_activity(&env, "a", "2026-01-01T00:00:00Z");
+    env.git_out(&["config", "bullpen.gc.agentGrace", "never"]);
+    env.bullpen(&["gc"]).ok();
+    assert!(wt.is_dir(), "never: kept");
+    env.git_out(&["config", "bullpen.gc.agentGrace", "2026-06-01"]);
+    set_activity(&env, "a", "2026-07-01T00:00:00Z");
+    let run = env.bullpen(&["gc"]).ok();
+    assert_contains(
+        &run.stdout,
+        "last active 2026-07-01T00:00:00Z, within bullpen.gc.agentGrace 2026-06-01",
+    );
+    assert!(wt.is_dir(), "active after the cutoff: kept");
+    set_activity(&env, "a", "2026-01-01T00:00:00Z");
+    let run = env.bullpen(&["gc"]).ok();
+    assert_contains(
+        &run.stdout,
+        "removed  a: holds no commit of its own, clean and idle",
+    );
+    assert!(!wt.exists());
+}
+
+#[test]
+fn a_bad_agent_grace_fails_gc_before_anything_is_done() {
+    let env = published_env();
+    env.spawn_sh("plain", "true");
+    env.git_out(&["config", "bullpen.gc.agentGrace", "soon"]);
+    let run = env.bullpen(&["gc"]).fails();
+    assert_contains(
+        &run.stderr,
+        "fatal: bullpen.gc.agentGrace: \"soon\" is not an expiry",
+    );
+    assert!(env.worktree_of("plain").is_dir());
+}

@@ -359,7 +359,7 @@ fn survives(change: impl Fn(&mut Env)) {
     let gc = env.bullpen(&["gc", "--dry-run"]).ok();
     assert_contains(
         &gc.stdout,
-        "would remove  old: published (reachable from origin/bullpen/old), clean and idle",
+        "would remove  old: holds no commit of its own, clean and idle",
     );
     assert_contains(&gc.stdout, "would keep    dirty: 1 untracked file");
     assert!(!gc.stdout.contains("untrusted"), "{}", gc.stdout);
@@ -447,7 +447,7 @@ fn gcs_fallback_removes_a_session_under_its_old_root() {
     let run = env.bullpen(&["gc"]).ok();
     assert_contains(
         &run.stdout,
-        "removed  old: published (reachable from origin/bullpen/old), clean and idle",
+        "removed  old: holds no commit of its own, clean and idle",
     );
     assert!(!wt.exists());
     assert_eq!(state(&env, "old"), "collected");

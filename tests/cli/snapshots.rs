@@ -224,7 +224,7 @@ fn gc_report_dry_run_then_for_real() {
     would remove   a-published: published (reachable from origin/bullpen/a-published), clean and idle
     would keep     b-unpublished: 2 commits not on any remote
     would keep     c-dirty: 1 modified file, 1 untracked file
-    would collect  d-gone: the worktree is gone and the branch is published (reachable from origin/bullpen/d-gone)
+    would collect  d-gone: the worktree is gone and the branch holds no commit of its own
     --- stderr
     bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
     bullpen: gc --dry-run (nothing changed), would be: 1 removed, 1 collected, 1 pruned, 2 kept
@@ -237,7 +237,7 @@ fn gc_report_dry_run_then_for_real() {
     removed    a-published: published (reachable from origin/bullpen/a-published), clean and idle
     kept       b-unpublished: 2 commits not on any remote
     kept       c-dirty: 1 modified file, 1 untracked file
-    collected  d-gone: the worktree is gone and the branch is published (reachable from origin/bullpen/d-gone)
+    collected  d-gone: the worktree is gone and the branch holds no commit of its own
     --- stderr
     bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
     bullpen: gc: 1 removed, 1 collected, 1 pruned, 2 kept
