@@ -6,6 +6,7 @@
 //! only what can change cheaply for that one session.
 
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -27,8 +28,8 @@ use crate::model::process::{same_process, Group};
 use crate::model::usage::{Busy, User};
 use crate::model::{time, Error, Evidence, Oid, Process, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
-use crate::sys::paths;
 use crate::sys::procfs::{self, Scan};
+use crate::sys::{copy, paths};
 use crate::trust::{self, local::Local};
 
 /// The key paths are compared under ([`paths::comparable`]).
@@ -490,6 +491,9 @@ impl<'a> Gatherer<'a> {
             &self.canonical,
         )?;
         f.conversation = self.conversation(&s.record);
+        if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
+            f.edited_copies = edited_copies(self.ctx, &s.record);
+        }
         Ok(f)
     }
 
@@ -548,7 +552,51 @@ fn placeholder() -> SessionFacts {
         created_here: Err(String::new()),
         spawner_alive: None,
         conversation: None,
+        edited_copies: Ok(Vec::new()),
     }
+}
+
+/// The files bullpen copied into the session's worktree (its local state says
+/// which, and what they held) that changed since: another content, or another
+/// kind of file. One deleted loses nothing (the main worktree has it); one
+/// whose size and modification time are as copied is not read again.
+fn edited_copies(ctx: &Ctx, r: &Record) -> std::result::Result<Vec<String>, String> {
+    let included = Local::of(&ctx.layout, &r.id)
+        .included()
+        .map_err(|e| format!("{e:#}"))?;
+    let Some(included) = included else {
+        return Ok(Vec::new());
+    };
+    let worktree = Path::new(&r.worktree);
+    let mut edited = Vec::new();
+    for f in included.files {
+        let rel = Path::new(&f.path);
+        let through_real_dirs = copy::is_plain_relative(rel)
+            && copy::real_dirs_to(worktree, rel, false)
+                .map_err(|e| format!("cannot inspect {}: {e}", worktree.join(rel).display()))?;
+        if !through_real_dirs {
+            edited.push(f.path);
+            continue;
+        }
+        let path = worktree.join(rel);
+        let meta = match path.symlink_metadata() {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("cannot inspect {}: {e}", path.display())),
+        };
+        if !meta.is_file() {
+            edited.push(f.path);
+            continue;
+        }
+        if meta.len() == f.size && meta.mtime() == f.mtime && meta.mtime_nsec() == f.mtime_nsec {
+            continue;
+        }
+        let now = ctx.repo.hash_file(&path).map_err(|e| format!("{e:#}"))?;
+        if now.map(|o| o.to_string()).as_deref() != Some(f.blob.as_str()) {
+            edited.push(f.path);
+        }
+    }
+    Ok(edited)
 }
 
 /// When a session was last active, as its record says: the latest of its
@@ -751,6 +799,7 @@ fn session_facts(
         created_here: created_here(ctx, r),
         spawner_alive: live_spawner(ctx, r),
         conversation: None,
+        edited_copies: Ok(Vec::new()),
     })
 }
 

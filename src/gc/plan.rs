@@ -6,7 +6,8 @@
 
 use std::path::{Component, Path};
 
-use crate::model::config::GC_AGENT_GRACE;
+use crate::model::command::quoted;
+use crate::model::config::{GC_AGENT_GRACE, WORKTREE_INCLUDE};
 use crate::model::paths::is_strictly_inside;
 use crate::model::status::{dirt_words, nested_words, nested_work, Ignored};
 use crate::model::time::{self, Expire};
@@ -172,6 +173,9 @@ pub struct SessionFacts {
     pub spawner_alive: Option<u32>,
     /// An agent session that ran: its conversation (`None` for a plain session).
     pub conversation: Option<Conversation>,
+    /// The files bullpen copied in (`.worktreeinclude`, remembered in the local
+    /// state) that changed since, by path (`Err`: why it cannot tell).
+    pub edited_copies: Result<Vec<String>, String>,
 }
 
 /// How a worktree that may go is removed.
@@ -229,6 +233,9 @@ pub enum Reason {
     /// An agent session with no commit of its own, active within
     /// `bullpen.gc.agentGrace`: its conversation may be all its work.
     Conversation(Conversation),
+    /// Files bullpen copied in that changed since (git ignores them).
+    EditedCopies(Vec<String>),
+    CopiesUnknown(String),
     /// Only this stands in the way: compute the status and plan again.
     StatusNotChecked,
     /// Only this stands in the way: look for nested repositories and plan again.
@@ -301,6 +308,22 @@ impl Reason {
             Reason::CheckedOutElsewhere(paths) => {
                 format!("{branch} is also checked out in {}", paths.join(", "))
             }
+            Reason::EditedCopies(paths) => {
+                let mut shown: Vec<String> = paths.iter().take(5).map(|p| quoted(p)).collect();
+                if paths.len() > 5 {
+                    shown.push(format!("and {} more", paths.len() - 5));
+                }
+                format!(
+                    "{} copied in from the main worktree ({WORKTREE_INCLUDE}) {} edited since: {}",
+                    plural(paths.len(), "file", "files"),
+                    if paths.len() == 1 { "was" } else { "were" },
+                    shown.join(", ")
+                )
+            }
+            Reason::CopiesUnknown(why) => format!(
+                "cannot tell whether the files copied in from the main worktree \
+                 ({WORKTREE_INCLUDE}) were edited: {why}"
+            ),
             Reason::Conversation(c) => {
                 let when = match c.last_active {
                     Some(t) => format!(
@@ -313,7 +336,7 @@ impl Reason {
                 format!(
                     "no commit of its own, but its agent {} keeps its conversation by the \
                      worktree's path ({when})",
-                    crate::model::command::quoted(&c.agent)
+                    quoted(&c.agent)
                 )
             }
         }
@@ -555,6 +578,11 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
         Some(Err(why)) => reasons.push(Reason::DirtUnknown(why.clone())),
         None => status_pending = true,
     }
+    match &f.edited_copies {
+        Ok(paths) if paths.is_empty() => {}
+        Ok(paths) => reasons.push(Reason::EditedCopies(paths.clone())),
+        Err(why) => reasons.push(Reason::CopiesUnknown(why.clone())),
+    }
     let nested_pending = nested_reasons(f, &mut reasons);
     liveness_reasons(f, &mut reasons);
     match &f.busy {
@@ -611,6 +639,8 @@ pub fn plan_forced(f: &SessionFacts) -> Decision {
     // An agent's conversation goes with the worktree (it is not deleted: its
     // agent keeps it by the path, where a resume recreates the worktree).
     f.conversation = None;
+    // Edited copies are uncommitted changes too.
+    f.edited_copies = Ok(Vec::new());
     plan_session(&f)
 }
 

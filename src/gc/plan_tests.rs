@@ -44,6 +44,7 @@ fn removable() -> SessionFacts {
         created_here: Ok(()),
         spawner_alive: None,
         conversation: None,
+        edited_copies: Ok(Vec::new()),
     }
 }
 

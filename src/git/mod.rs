@@ -17,6 +17,7 @@ pub mod cache;
 mod cli;
 mod content;
 mod env;
+mod hash;
 mod history;
 mod nested;
 mod notes;

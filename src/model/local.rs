@@ -39,6 +39,27 @@ pub struct LocalCommand {
     pub recorded_at: String,
 }
 
+/// `included.json`: the files bullpen copied into the session's worktree
+/// (`.worktreeinclude`), as it copied them. A copy that changed since is work;
+/// one that did not is as disposable as any ignored file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Included {
+    pub schema: u32,
+    pub files: Vec<IncludedFile>,
+}
+
+/// One copied file: its path in the worktree, its content (the git blob id),
+/// and its size and modification time right after the copy (unchanged, they
+/// spare reading it again).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IncludedFile {
+    pub path: String,
+    pub blob: String,
+    pub size: u64,
+    pub mtime: i64,
+    pub mtime_nsec: i64,
+}
+
 /// `run-<pid>.json`: a run this machine started, written while its command is
 /// held at the gate, before the claim lands in the record. The authority to signal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

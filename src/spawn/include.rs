@@ -11,6 +11,7 @@
 //! one) is not followed, a symbolic link is not copied, and an existing file
 //! in the new worktree is never overwritten.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -18,8 +19,10 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::context::Ctx;
 use crate::model::command::quoted;
-use crate::model::{config, Error};
+use crate::model::local::{Included, IncludedFile, LOCAL_SCHEMA};
+use crate::model::{config, Error, SessionId};
 use crate::sys::copy::{self, Skipped};
+use crate::trust::local::Local;
 
 /// The patterns of the main worktree's `.worktreeinclude`.
 pub struct Include {
@@ -75,10 +78,13 @@ impl Include {
     }
 
     /// Copy what it names, of the main worktree's ignored files, into the new
-    /// worktree `worktree`. Says what was copied and what was left out.
-    pub fn copy_into(&self, ctx: &Ctx, worktree: &Path) -> Result<()> {
+    /// worktree `worktree` of session `id`, and remember each file copied
+    /// (`included.json` of its local state: gc keeps a copy edited since).
+    /// Says what was copied and what was left out.
+    pub fn copy_into(&self, ctx: &Ctx, id: &SessionId, worktree: &Path) -> Result<()> {
         let entries = self.candidates(ctx)?;
         let mut copied = Vec::new();
+        let mut copied_files = Vec::new();
         let mut files = 0;
         let mut skipped = Vec::new();
         for (rel, _) in entries {
@@ -106,13 +112,14 @@ impl Include {
                 ));
                 continue;
             }
-            let n = copy::copy_entry(&src, &dst, &rel, &mut skipped)
+            let n = copy::copy_entry(&src, &dst, &rel, &mut skipped, &mut copied_files)
                 .with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
             if n > 0 {
                 files += n;
                 copied.push(rel.display().to_string());
             }
         }
+        remember(ctx, id, worktree, &copied_files)?;
         for s in &skipped {
             ctx.ui.warn(format!(
                 "{}: not copying {}: {}",
@@ -191,6 +198,43 @@ impl Include {
         found.sort();
         Ok(found)
     }
+}
+
+/// Write down what was copied, as it is in the new worktree now. A file that
+/// cannot be read back, or a path that is not UTF-8, is left out (it counts as
+/// any ignored file).
+fn remember(ctx: &Ctx, id: &SessionId, worktree: &Path, copied: &[PathBuf]) -> Result<()> {
+    if copied.is_empty() {
+        return Ok(());
+    }
+    let mut files = Vec::with_capacity(copied.len());
+    for rel in copied {
+        let Some(path) = rel.to_str() else { continue };
+        let full = worktree.join(rel);
+        let meta = std::fs::symlink_metadata(&full)
+            .with_context(|| format!("cannot inspect {}", full.display()))?;
+        let Some(blob) = ctx.repo.hash_file(&full)? else {
+            continue;
+        };
+        files.push(IncludedFile {
+            path: path.to_owned(),
+            blob: blob.to_string(),
+            size: meta.len(),
+            mtime: meta.mtime(),
+            mtime_nsec: meta.mtime_nsec(),
+        });
+    }
+    Local::of(&ctx.layout, id)
+        .write_included(&Included {
+            schema: LOCAL_SCHEMA,
+            files,
+        })
+        .with_context(|| {
+            format!(
+                "cannot remember what was copied into {}",
+                worktree.display()
+            )
+        })
 }
 
 /// Pure: whether a line of `.worktreeinclude` names a path outside the

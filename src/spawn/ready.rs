@@ -20,7 +20,7 @@ pub fn make_ready(
     setup: bool,
 ) -> Result<()> {
     if let Some(include) = include {
-        include.copy_into(ctx, Path::new(&record.worktree))?;
+        include.copy_into(ctx, &record.id, Path::new(&record.worktree))?;
     }
     if setup {
         crate::run::setup::run_setup(ctx, record)?;

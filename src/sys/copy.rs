@@ -52,6 +52,7 @@ pub fn copy_entry(
     dst: &Path,
     rel: &Path,
     skipped: &mut Vec<Skipped>,
+    copied: &mut Vec<PathBuf>,
 ) -> io::Result<usize> {
     let meta = fs::symlink_metadata(src)?;
     let kind = meta.file_type();
@@ -65,7 +66,10 @@ pub fn copy_entry(
     }
     if kind.is_file() {
         return match copy_new(src, dst) {
-            Ok(()) => Ok(1),
+            Ok(()) => {
+                copied.push(rel.to_path_buf());
+                Ok(1)
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 skipped.push(skip("the new worktree has it already"));
                 Ok(0)
@@ -100,6 +104,7 @@ pub fn copy_entry(
             &dst.join(&name),
             &rel.join(&name),
             skipped,
+            copied,
         )?;
     }
     Ok(n)
@@ -173,7 +178,7 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", src.join("link")).unwrap();
         let dst = dir.path().join("dst");
         let mut skipped = Vec::new();
-        let n = copy_entry(&src, &dst, Path::new("src"), &mut skipped).unwrap();
+        let n = copy_entry(&src, &dst, Path::new("src"), &mut skipped, &mut Vec::new()).unwrap();
         assert_eq!(n, 1);
         assert_eq!(fs::read_to_string(dst.join("sub/a")).unwrap(), "a");
         assert!(fs::symlink_metadata(dst.join("link")).is_err());

@@ -4,6 +4,8 @@
 //! - `created.json`: spawn created the worktree, at this path, under this root;
 //! - `command.json`: the session's command as this machine recorded it (spawn,
 //!   or `resume --save`); a plain `resume` runs it;
+//! - `included.json`: the files `.worktreeinclude` made bullpen copy into the
+//!   worktree, with their content's blob id (gc keeps a copy edited since);
 //! - `run-<pid>.json`: a run this machine started, by its command's pid (`stop`
 //!   may signal it; `attach` may connect to the socket it names, and only this
 //!   file names it). Written before the run's claim (so that the proof exists as
@@ -24,7 +26,7 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::local::{Attached, Created, LocalCommand, LocalRun, LOCAL_SCHEMA};
+use crate::model::local::{Attached, Created, Included, LocalCommand, LocalRun, LOCAL_SCHEMA};
 use crate::model::{time, SessionId};
 use crate::sys::atomic;
 use crate::sys::layout::Layout;
@@ -127,6 +129,15 @@ impl Local {
                 recorded_at: time::now_rfc3339(),
             },
         )
+    }
+
+    /// What bullpen copied into the session's worktree.
+    pub fn included(&self) -> Result<Option<Included>> {
+        self.read("included.json")
+    }
+
+    pub fn write_included(&self, included: &Included) -> Result<()> {
+        self.write("included.json", included)
     }
 
     /// The run this machine started whose command has `pid`.

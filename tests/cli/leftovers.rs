@@ -158,3 +158,52 @@ fn a_bad_agent_grace_fails_gc_before_anything_is_done() {
     );
     assert!(env.worktree_of("plain").is_dir());
 }
+
+#[test]
+fn a_file_bullpen_copied_in_is_work_once_edited() {
+    let env = published_env();
+    std::fs::write(env.repo.join(".gitignore"), ".env\n").unwrap();
+    env.git(&env.repo, &["add", ".gitignore"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "ignore .env"])
+        .ok();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n").unwrap();
+    std::fs::write(env.repo.join(".env"), "KEY=1\n").unwrap();
+
+    let edited = env.spawn_sh("edited", "echo KEY=2 >> .env");
+    let touched = env.spawn_sh("touched", "touch -d 2001-01-01 .env");
+    let gone = env.spawn_sh("deleted", "rm .env");
+    let same = env.spawn_sh("same", "true");
+    assert_eq!(
+        std::fs::read_to_string(same.join(".env")).unwrap(),
+        "KEY=1\n"
+    );
+    // What bullpen copied is remembered locally, never in a ref.
+    let local = env.repo.join(".git/bullpen/local/edited/included.json");
+    let text = std::fs::read_to_string(&local).unwrap();
+    assert_contains(&text, "\"path\": \".env\"");
+    let refs = env.git_out(&["for-each-ref", "--format=%(refname)"]);
+    assert!(!refs.contains("included"), "{refs}");
+
+    let run = env.bullpen(&["gc"]).ok();
+    assert_contains(
+        &run.stdout,
+        "kept     edited: 1 file copied in from the main worktree (.worktreeinclude) was \
+         edited since: '.env'",
+    );
+    assert!(edited.join(".env").is_file(), "the edited copy stays");
+    // Only touched (the same content), deleted, or as copied: disposable.
+    assert_contains(
+        &run.stdout,
+        "removed  same: holds no commit of its own, clean and idle; and 1 ignored file, 6 bytes",
+    );
+    assert_contains(&run.stdout, "removed  touched: ");
+    assert_contains(&run.stdout, "removed  deleted: ");
+    assert!(!touched.exists() && !gone.exists() && !same.exists());
+
+    // rm keeps it; --force discards it as any uncommitted change.
+    assert_eq!(env.bullpen(&["rm", "edited"]).code(), 3);
+    assert!(edited.is_dir());
+    env.bullpen(&["rm", "--force", "edited"]).ok();
+    assert!(!edited.exists());
+}
