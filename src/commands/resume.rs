@@ -30,8 +30,10 @@ of the repository) you run resume from. If that directory was deleted and the br
 bullpen/<id> still exists, the worktree is recreated at the same path first (said on \
 stderr). Anything else at the recorded path (a file, a symlink, a plain or empty \
 directory, another repository, a worktree on another branch or with a detached HEAD) \
-is left alone and resume fails, naming what is there. A session that is running, or \
-that gc collected, is not resumed. Without an id, resume means the session whose \
+is left alone and resume fails, naming what is there. A session that is running is \
+not resumed. One that gc collected is recreated at its recorded path (where an \
+agent finds its conversation again) from its branch, or from the tip gc deleted, \
+when nothing is there and this machine created it there. Without an id, resume means the session whose \
 worktree the current directory is in.
 
 A command given after -- runs once: the session's own command (the one a plain resume \

@@ -19,7 +19,9 @@ use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::{DotGit, EntryRemoval};
 use crate::model::config::GC_EXPIRE;
-use crate::model::id::{GC_TEARDOWN_KEY as MARKER_KEY, NOTES_REF, PUBLISHED_KEY, RECORD_PREFIX};
+use crate::model::id::{
+    GC_TEARDOWN_KEY as MARKER_KEY, LAST_TIP_KEY, NOTES_REF, PUBLISHED_KEY, RECORD_PREFIX,
+};
 use crate::model::usage::Busy;
 use crate::model::{time, Error, Evidence, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
@@ -889,6 +891,11 @@ impl Gc<'_> {
         match store::update(repo, &stored, &event, |rec| {
             rec.state = State::Collected;
             rec.extra.remove(MARKER_KEY);
+            // Where `resume` recreates the worktree from.
+            if let Some(t) = tip {
+                rec.extra
+                    .insert(LAST_TIP_KEY.to_owned(), serde_json::json!(t.to_string()));
+            }
             if let Some(p) = &published {
                 rec.extra.insert(PUBLISHED_KEY.to_owned(), p.clone());
             }

@@ -43,6 +43,9 @@ pub const GC_TEARDOWN_KEY: &str = "gc_teardown";
 /// The key gc adds to `session.json` when it collects a session whose work is
 /// published: how (the evidence), for `git log -p refs/bullpen/sessions/<id>`.
 pub const PUBLISHED_KEY: &str = "published";
+/// The key gc adds to `session.json` when it collects a session: the branch
+/// tip it deleted, from which `resume` recreates the worktree.
+pub const LAST_TIP_KEY: &str = "last_tip";
 /// Where provenance notes live.
 pub const NOTES_REF: &str = "refs/notes/bullpen";
 

@@ -173,6 +173,49 @@ pub fn decide(f: &Facts) -> Placement {
     }
 }
 
+/// Where a collected session goes back to (`revive`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Revival {
+    /// Its worktree is there after all (a revival whose record update failed).
+    Use,
+    /// `git worktree add` at the recorded path: from the branch when it exists,
+    /// else on a new branch at the last known tip (`new_branch`).
+    Recreate {
+        stale_entries: Vec<String>,
+        new_branch: bool,
+    },
+    /// Why not, beyond the placement rules (no proof, no tip): words.
+    Refuse(String),
+    /// The placement rules refuse, as for any session.
+    Placement(Refusal),
+}
+
+/// Pure: a collected session is recreated at its recorded path when that path
+/// is free and exactly `<worktree root>/<id>` (the rules of [`decide`]), this
+/// machine's local proof shows bullpen created it there (`created_here`), and
+/// its branch exists or its last known tip is a commit here (`tip_known`).
+pub fn revive(f: &Facts, created_here: Result<(), String>, tip_known: bool) -> Revival {
+    if let Err(why) = created_here {
+        return Revival::Refuse(why);
+    }
+    let placement = decide(&Facts {
+        branch_exists: true,
+        ..f.clone()
+    });
+    match placement {
+        Placement::Use => Revival::Use,
+        Placement::Refuse(why) => Revival::Placement(why),
+        Placement::Recreate { .. } if !f.branch_exists && !tip_known => Revival::Refuse(format!(
+            "its branch {} is gone and its last tip is not known here",
+            f.branch
+        )),
+        Placement::Recreate { stale_entries } => Revival::Recreate {
+            stale_entries,
+            new_branch: !f.branch_exists,
+        },
+    }
+}
+
 impl Occupant {
     /// "a regular file", "a worktree of this repository on branch main", ...
     pub fn describe(&self) -> String {
@@ -591,6 +634,50 @@ mod tests {
         }
         let msg = shown(explain(&Refusal::Occupied(Occupant::EmptyDir), &facts()));
         assert!(msg.contains(&format!("hint: `rmdir {ROOT}/x`")), "{msg}");
+    }
+
+    #[test]
+    fn a_collected_session_is_revived_only_with_proof_a_free_path_and_a_tip() {
+        let gone = with(|f| {
+            f.at_path = AtPath::Nothing;
+            f.branch_exists = false;
+        });
+        assert_eq!(
+            revive(&gone, Ok(()), true),
+            Revival::Recreate {
+                stale_entries: vec![],
+                new_branch: true
+            }
+        );
+        assert!(matches!(revive(&gone, Ok(()), false), Revival::Refuse(_)));
+        assert!(matches!(
+            revive(&gone, Err("no proof".into()), true),
+            Revival::Refuse(w) if w == "no proof"
+        ));
+        let occupied = with(|f| {
+            f.at_path = AtPath::File;
+            f.branch_exists = false;
+        });
+        assert_eq!(
+            revive(&occupied, Ok(()), true),
+            Revival::Placement(Refusal::Occupied(Occupant::File))
+        );
+        let elsewhere = with(|f| {
+            f.at_path = AtPath::Nothing;
+            f.place = Place::ElsewhereInRoot;
+        });
+        assert_eq!(
+            revive(&elsewhere, Ok(()), true),
+            Revival::Placement(Refusal::ElsewhereInRoot)
+        );
+        let with_branch = with(|f| f.at_path = AtPath::Nothing);
+        assert_eq!(
+            revive(&with_branch, Ok(()), false),
+            Revival::Recreate {
+                stale_entries: vec![],
+                new_branch: false
+            }
+        );
     }
 
     #[test]

@@ -17,13 +17,14 @@ use crate::git::store::{self, Stored};
 use crate::git::EntryRemoval;
 use crate::model::agent::Form;
 use crate::model::command::render_command;
-use crate::model::{Error, SessionId, State};
+use crate::model::id::{LAST_TIP_KEY, PUBLISHED_KEY};
+use crate::model::{Error, Oid, Record, SessionId, State};
 use crate::run;
 use crate::sys::lock::Lock;
 use crate::trust::decide::created_here;
 use crate::trust::local::Local;
 use command::plain_command;
-use decide::{decide, explain, start_again_hint, Placement};
+use decide::{decide, explain, start_again_hint, Placement, Revival};
 
 /// What to resume, and how.
 pub struct Request {
@@ -43,7 +44,6 @@ pub struct Request {
 /// Resume a session; the shell-style status of its command.
 pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     let stored = store::require(&ctx.repo, &req.id)?;
-    refuse_collected(ctx, &stored)?;
     run::liveness::ensure_provisioned(ctx, &stored.record)?;
     run::liveness::ensure_not_running(ctx, &stored)?;
     note_lost(ctx, &stored);
@@ -90,20 +90,152 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     Ok(status)
 }
 
-/// A collected session has no worktree to go back to: say so, and how to start
-/// again from what is left of its branch.
-fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
-    if stored.record.state != State::Collected {
-        return Ok(());
-    }
-    let f = facts::inspect(ctx, &stored.record)?;
-    Err(Error::refused(format!(
-        "session {} was collected (`git bullpen gc` or `rm` removed its worktree); there \
-         is nothing to resume",
+/// A collected session that cannot be recreated: why, and how to start again
+/// from what is left of its branch.
+fn refuse_collected(stored: &Stored, f: &decide::Facts, why: &str) -> anyhow::Error {
+    Error::refused(format!(
+        "session {} was collected (`git bullpen gc` or `rm` removed its worktree) and cannot \
+         be recreated: {why}",
         stored.record.id
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
-    .into())
+    .into()
+}
+
+/// The tip gc deleted when it collected the session (`last_tip`, or the tip its
+/// evidence names), when it is a commit here.
+fn last_tip(ctx: &Ctx, r: &Record) -> Option<Oid> {
+    let named = r
+        .extra
+        .get(LAST_TIP_KEY)
+        .or_else(|| r.extra.get(PUBLISHED_KEY)?.get("tip"))?
+        .as_str()?;
+    let tip: Oid = named.parse().ok()?;
+    (ctx.repo.resolve_commit(&tip.to_string()).ok() == Some(tip)).then_some(tip)
+}
+
+/// Is the recorded worktree the one bullpen created here?
+fn proof(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
+    let created = Local::of(&ctx.layout, &r.id).created();
+    let created = created
+        .as_ref()
+        .map(Option::as_ref)
+        .map_err(|e| format!("{e:#}"));
+    created_here(&r.worktree, created).map_err(|why| why.describe())
+}
+
+/// A collected session: its worktree recreated at its recorded path (so an
+/// agent finds its conversation there again), from its branch or, on a new
+/// branch, from the tip gc deleted; decided again under the lock. The record
+/// goes back to the state of a session that can run.
+fn revive(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
+    let r = &stored.record;
+    let tip = last_tip(ctx, r);
+    let plan = || -> Result<(decide::Facts, Revival)> {
+        let f = facts::inspect(ctx, r)?;
+        let revival = decide::revive(&f, proof(ctx, r), tip.is_some());
+        Ok((f, revival))
+    };
+    let refused = |f: &decide::Facts, revival: Revival| match revival {
+        Revival::Refuse(why) => refuse_collected(&stored, f, &why),
+        Revival::Placement(why) => explain(&why, f).into(),
+        _ => anyhow!("internal: not a refusal"),
+    };
+    let (f, first) = plan()?;
+    if matches!(first, Revival::Refuse(_) | Revival::Placement(_)) {
+        return Err(refused(&f, first));
+    }
+    let include = crate::spawn::include::Include::load(ctx)?;
+    let path = Path::new(&r.worktree).to_path_buf();
+    let parent = path
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
+    let lock = Lock::acquire(&ctx.layout.lock_path())?;
+    let (f, again) = plan()?;
+    let (stale_entries, new_branch) = match again {
+        Revival::Use => return runnable(ctx, &stored),
+        Revival::Recreate {
+            stale_entries,
+            new_branch,
+        } => (stale_entries, new_branch),
+        other => return Err(refused(&f, other)),
+    };
+    remove_stale_entries(ctx, r, &path, stale_entries)?;
+    let added = match (new_branch, tip) {
+        (true, Some(tip)) => {
+            ctx.ui.info(format!(
+                "session {} was collected; recreating its worktree {} from its last tip {tip}",
+                r.id,
+                path.display()
+            ));
+            ctx.repo.worktree_add_new_branch(&path, &f.branch, tip)
+        }
+        (true, None) => Err(anyhow!("internal: no tip to recreate from")),
+        (false, _) => {
+            ctx.ui.info(format!(
+                "session {} was collected; recreating its worktree {} from {}",
+                r.id,
+                path.display(),
+                f.branch
+            ));
+            ctx.repo.worktree_add_existing(&path, &f.branch)
+        }
+    };
+    let made_branch = tip.filter(|_| new_branch);
+    if let Err(e) = added {
+        undo_revival(ctx, r, &path, made_branch);
+        return Err(e.context(format!(
+            "cannot recreate the worktree of session {} at {}",
+            r.id,
+            path.display()
+        )));
+    }
+    drop(lock);
+    if let Err(e) = crate::spawn::ready::make_ready(ctx, r, &include, setup) {
+        match Lock::acquire(&ctx.layout.lock_path()) {
+            Ok(_lock) => undo_revival(ctx, r, &path, made_branch),
+            Err(undo) => ctx.ui.warn(format!("{undo:#}")),
+        }
+        return Err(e.context(format!(
+            "the recreated worktree of session {} was removed again; nothing was run",
+            r.id
+        )));
+    }
+    runnable(ctx, &stored)
+}
+
+/// The record of a revived session: no longer collected.
+fn runnable(ctx: &Ctx, stored: &Stored) -> Result<Stored> {
+    store::update(&ctx.repo, stored, "worktree recreated after gc", |rec| {
+        rec.state = if rec.exit.is_some() {
+            State::Exited
+        } else {
+            State::Ready
+        };
+        rec.extra.remove(LAST_TIP_KEY);
+        rec.extra.remove(PUBLISHED_KEY);
+    })
+    .context("the worktree was recreated but its record could not be updated")
+}
+
+/// A revival that failed: what git made at the path, and the branch it made
+/// (while it is still at that tip).
+fn undo_revival(ctx: &Ctx, r: &Record, path: &Path, made_branch: Option<Oid>) {
+    crate::spawn::undo::undo_failed_add(ctx, path);
+    let Some(tip) = made_branch else { return };
+    let branch_ref = r.id.branch_ref();
+    if let Ok(Some(now)) = ctx.repo.ref_target(&branch_ref) {
+        if now == tip {
+            if let Err(e) = ctx
+                .repo
+                .delete_ref(&branch_ref, tip, "bullpen: resume failed")
+            {
+                ctx.ui.warn(format!("could not delete {branch_ref}: {e:#}"));
+            }
+        }
+    }
 }
 
 /// `resume --save`: the command becomes the session's own, in the record and in
@@ -141,6 +273,9 @@ fn note_lost(ctx: &Ctx, stored: &Stored) {
 /// Decide where the session runs; recreate its worktree when that is the decision.
 /// Refusals change nothing (not even the lock file).
 fn place(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
+    if stored.record.state == State::Collected {
+        return revive(ctx, stored, setup);
+    }
     let f = facts::inspect(ctx, &stored.record)?;
     match decide(&f) {
         Placement::Use => Ok(stored),
@@ -170,17 +305,11 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     };
     if !stale_entries.is_empty() {
         // Removing git's entry is a deletion: only for a worktree bullpen created here.
-        let created = Local::of(&ctx.layout, &stored.record.id).created();
-        let created = created
-            .as_ref()
-            .map(Option::as_ref)
-            .map_err(|e| format!("{e:#}"));
-        if let Err(why) = created_here(&stored.record.worktree, created) {
+        if let Err(why) = proof(ctx, &stored.record) {
             return Err(Error::refused(format!(
-                "cannot recreate the worktree of session {}: git still registers {} and {}",
+                "cannot recreate the worktree of session {}: git still registers {} and {why}",
                 stored.record.id,
                 path.display(),
-                why.describe()
             ))
             .hint(format!(
                 "if that entry is stale, `git worktree remove {}`, then resume again",
@@ -189,31 +318,7 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
             .into());
         }
     }
-    for admin_id in stale_entries {
-        ctx.ui.info(format!(
-            "git still registers the worktree {} (its directory is gone); removing that \
-             entry ({admin_id}) first",
-            path.display()
-        ));
-        match ctx.repo.remove_admin_entry(&admin_id, &path) {
-            Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
-            Ok(EntryRemoval::Refused(why)) => {
-                return Err(Error::refused(format!(
-                    "cannot recreate the worktree of session {}: git's entry {admin_id} for {} \
-                     stays: {why}",
-                    stored.record.id,
-                    path.display()
-                ))
-                .into())
-            }
-            Err(e) => {
-                return Err(e.context(format!(
-                    "cannot remove git's stale worktree entry {admin_id} for {}",
-                    path.display()
-                )))
-            }
-        }
-    }
+    remove_stale_entries(ctx, &stored.record, &path, stale_entries)?;
     ctx.ui.info(format!(
         "worktree {} is gone; recreating it from {}",
         path.display(),
@@ -243,4 +348,41 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     }
     store::update(&ctx.repo, &stored, "worktree recreated", |_| {})
         .context("the worktree was recreated but its record could not be updated")
+}
+
+/// Git's stale entries for the recorded path (the session's own, of a worktree
+/// bullpen created here: the caller checked), each removed by itself, under
+/// the lock.
+fn remove_stale_entries(
+    ctx: &Ctx,
+    r: &Record,
+    path: &Path,
+    stale_entries: Vec<String>,
+) -> Result<()> {
+    for admin_id in stale_entries {
+        ctx.ui.info(format!(
+            "git still registers the worktree {} (its directory is gone); removing that \
+             entry ({admin_id}) first",
+            path.display()
+        ));
+        match ctx.repo.remove_admin_entry(&admin_id, path) {
+            Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+            Ok(EntryRemoval::Refused(why)) => {
+                return Err(Error::refused(format!(
+                    "cannot recreate the worktree of session {}: git's entry {admin_id} for {} \
+                     stays: {why}",
+                    r.id,
+                    path.display()
+                ))
+                .into())
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "cannot remove git's stale worktree entry {admin_id} for {}",
+                    path.display()
+                )))
+            }
+        }
+    }
+    Ok(())
 }

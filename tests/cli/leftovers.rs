@@ -207,3 +207,94 @@ fn a_file_bullpen_copied_in_is_work_once_edited() {
     env.bullpen(&["rm", "--force", "edited"]).ok();
     assert!(!edited.exists());
 }
+
+#[test]
+fn a_collected_session_is_resumed_in_its_recreated_worktree() {
+    let env = published_env();
+    let log = env.root().join("agent.log");
+    let line = |form: &str| format!("echo {form} \"$PWD\" >> '{}'", log.display());
+    env.git_out(&["config", "bullpen.agent.claude.command", &line("start")]);
+    env.git_out(&["config", "bullpen.agent.claude.resume", &line("resume")]);
+    env.git_out(&["config", "bullpen.gc.agentGrace", "now"]);
+    env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
+    let wt = env.worktree_of("a");
+    let tip = env.git_out(&["rev-parse", "bullpen/a"]);
+    // A plain session whose pushed commit is its work.
+    let b = env.spawn_sh("b", "echo b > b && git add b && git commit -q -m b");
+    env.git(&env.repo, &["push", "-q", "origin", "bullpen/b"])
+        .ok();
+    let b_tip = env.git_out(&["rev-parse", "bullpen/b"]);
+    env.bullpen(&["gc"]).ok();
+    assert!(!wt.exists() && !b.exists());
+    assert_eq!(env.record("a")["state"], "collected");
+    assert_eq!(env.record("a")["last_tip"], tip.as_str());
+
+    // The agent goes on with its conversation, where it kept it.
+    let run = env.bullpen(&["resume", "a"]).ok();
+    assert_contains(
+        &run.stderr,
+        &format!(
+            "session a was collected; recreating its worktree {} from its last tip {tip}",
+            wt.display()
+        ),
+    );
+    assert_contains(&run.stderr, "continuing its conversation");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        calls.lines().last().unwrap(),
+        format!("resume {}", wt.display())
+    );
+    assert_eq!(env.git_out(&["rev-parse", "bullpen/a"]), tip);
+    assert_ne!(env.record("a")["state"], "collected");
+    assert!(env.record("a").get("last_tip").is_none());
+
+    env.bullpen(&["resume", "b", "--", "true"]).ok();
+    assert_eq!(std::fs::read_to_string(b.join("b")).unwrap(), "b\n");
+    assert_eq!(env.git_out(&["rev-parse", "bullpen/b"]), b_tip);
+}
+
+#[test]
+fn a_collected_session_is_recreated_only_where_bullpen_made_it_and_the_path_is_free() {
+    let env = published_env();
+    let a = env.spawn_sh("a", "true");
+    let b = env.spawn_sh("b", "true");
+    env.bullpen(&["gc"]).ok();
+    assert!(!a.exists() && !b.exists());
+    let before = env.snapshot();
+
+    // No local proof that bullpen created it there: a fetched or forged
+    // record never makes this machine create a worktree.
+    std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/a")).unwrap();
+    let run = env.bullpen(&["resume", "a", "--", "true"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_contains(&run.stderr, "session a was collected");
+    assert_contains(&run.stderr, "cannot be recreated");
+    assert!(!a.exists());
+
+    // Something else at the path is left alone.
+    std::fs::create_dir_all(b.parent().unwrap()).unwrap();
+    std::fs::write(&b, "mine\n").unwrap();
+    let run = env.bullpen(&["resume", "b", "--", "true"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_contains(&run.stderr, "is occupied by a regular file");
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), "mine\n");
+    std::fs::remove_file(&b).unwrap();
+    let after = env.snapshot();
+    assert_eq!(
+        before
+            .lines()
+            .filter(|l| !l.contains("/local/a"))
+            .collect::<Vec<_>>(),
+        after.lines().collect::<Vec<_>>(),
+        "refusals change nothing"
+    );
+
+    // A recorded path elsewhere in the root is never taken.
+    env.edit_record("b", |r| {
+        let other = a.to_str().unwrap().to_owned();
+        r["worktree"] = other.into();
+    });
+    let run = env.bullpen(&["resume", "b", "--", "true"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert!(!a.exists());
+}

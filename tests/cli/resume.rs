@@ -423,6 +423,9 @@ fn a_collected_session_explains_how_to_start_again() {
     let wt = spawn(&env, "x");
     env.git_out(&["worktree", "remove", s(&wt)]);
     env.edit_record("x", |r| r["state"] = "collected".into());
+    // Nothing here shows bullpen created it (else resume recreates it: see
+    // leftovers::a_collected_session_is_resumed_in_its_recreated_worktree).
+    std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/x")).unwrap();
     // What it says: snapshots::refusals_and_errors.
     assert_refused(&env, "x", &[]);
     assert!(wt.symlink_metadata().is_err());

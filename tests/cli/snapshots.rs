@@ -282,6 +282,8 @@ fn refusals_and_errors() {
     let wt = worktree("c-collected");
     env.git_out(&["worktree", "remove", wt.to_str().unwrap()]);
     env.edit_record("c-collected", |r| r["state"] = "collected".into());
+    // Collected, and nothing here shows bullpen created it: not recreated.
+    std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/c-collected")).unwrap();
     // Neither the worktree nor the branch is left.
     let wt = worktree("e-gone");
     env.git_out(&["worktree", "remove", wt.to_str().unwrap()]);
@@ -328,7 +330,7 @@ fn refusals_and_errors() {
     $ git bullpen resume c-collected -- touch ran
     exit 3
     --- stderr
-    fatal: session c-collected was collected (`git bullpen gc` or `rm` removed its worktree); there is nothing to resume
+    fatal: session c-collected was collected (`git bullpen gc` or `rm` removed its worktree) and cannot be recreated: nothing on this machine shows bullpen created its worktree (no local state: created elsewhere, by an older bullpen, or forged)
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/c-collected`
 
     $ git bullpen resume e-gone -- touch ran
