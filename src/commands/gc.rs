@@ -55,7 +55,7 @@ last commit, and `published` in its session.json; commits on the branch without 
 provenance note get one first.
 
 gc also repairs leftovers: the worktree entries of sessions whose directory vanished \
-are removed, each by itself (never `git worktree prune`: anyone else's entry, a \
+(also one a killed git worktree remove left without its gitdir file) are removed, each by itself (never `git worktree prune`: anyone else's entry, a \
 worktree on a disk that is not mounted, is left alone); \
 directories bullpen left in the worktree root (a .git file into this repository's \
 worktree entries, or where a collected session's worktree was) that belong to no \

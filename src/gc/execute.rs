@@ -961,6 +961,7 @@ impl Gc<'_> {
             .collect();
         let mut out = Vec::new();
         let mut lock = None;
+        out.extend(self.half_removed_entries(sessions, &mut lock)?);
         for (f, session) in &facts {
             let mut e = Entry {
                 kind: "worktree-entry",
@@ -992,6 +993,97 @@ impl Gc<'_> {
                         Ok(EntryRemoval::Refused(why)) => {
                             e.action = Action::Kept;
                             e.reason = format!("its directory {} is gone, but {why}", f.path);
+                        }
+                        Err(err) => {
+                            e.action = Action::Degraded;
+                            e.reason = format!("{err:#}");
+                            e.hint = Some("run `git bullpen gc` again".to_owned());
+                        }
+                    }
+                }
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    /// Admin entries git left half-removed (no `gitdir` file) of sessions'
+    /// vanished worktrees, proven created here: removed, each by itself.
+    fn half_removed_entries(
+        &self,
+        sessions: &HashSet<SessionId>,
+        lock: &mut Option<Lock>,
+    ) -> Result<Vec<Entry>> {
+        let repo = &self.ctx.repo;
+        let layout = &self.ctx.layout;
+        let half = repo.half_removed_entries()?;
+        if half.is_empty() {
+            return Ok(Vec::new());
+        }
+        let registered: HashSet<PathBuf> = repo.worktrees()?.iter().map(|w| key(&w.path)).collect();
+        let mut out = Vec::new();
+        for h in half {
+            let id = h
+                .admin_id
+                .parse::<SessionId>()
+                .ok()
+                .filter(|id| sessions.contains(id));
+            let path = id.as_ref().map(|id| layout.worktree_path(id));
+            let session = match (&id, &path) {
+                (Some(id), Some(p))
+                    if p.symlink_metadata().is_err() && !registered.contains(&key(p)) =>
+                {
+                    Some(id.clone())
+                }
+                _ => None,
+            };
+            let created_here = match (&session, &path) {
+                (Some(id), Some(p)) => created_here_at(self.ctx, id, &p.to_string_lossy()),
+                _ => Err("not a session's".to_owned()),
+            };
+            let f = plan::HalfRemovedFacts {
+                admin_id: h.admin_id.clone(),
+                session: session.as_ref().map(|s| s.to_string()),
+                head: h.head,
+                locked: h.locked,
+                created_here,
+            };
+            let (Some(id), Some(path)) = (session, path) else {
+                continue;
+            };
+            let shown = path.display().to_string();
+            let mut e = Entry {
+                kind: "worktree-entry",
+                id: Some(h.admin_id.clone()),
+                action: Action::Pruned,
+                reason: format!(
+                    "git left it half-removed (no gitdir file) and its directory {shown} is gone"
+                ),
+                worktree: Some(shown.clone()),
+                branch: Some(id.branch()),
+                hint: None,
+                dry_run: self.dry_run,
+                published: None,
+                ignored: None,
+            };
+            match plan::plan_half_removed(&f) {
+                AdminDecision::NotOurs => continue,
+                AdminDecision::Keep(why) => {
+                    e.action = Action::Kept;
+                    e.reason =
+                        format!("git left it half-removed (no gitdir file), but it is {why}");
+                }
+                AdminDecision::Prune if self.dry_run => {}
+                AdminDecision::Prune => {
+                    if lock.is_none() {
+                        *lock = Some(Lock::acquire(&layout.lock_path())?);
+                    }
+                    match repo.remove_half_removed_entry(&h.admin_id, &path) {
+                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+                        Ok(EntryRemoval::Refused(why)) => {
+                            e.action = Action::Kept;
+                            e.reason =
+                                format!("git left it half-removed (no gitdir file), but {why}");
                         }
                         Err(err) => {
                             e.action = Action::Degraded;

@@ -856,6 +856,43 @@ pub fn plan_admin_entry(f: &AdminFacts) -> AdminDecision {
     }
 }
 
+/// An admin entry git left half-removed (no `gitdir` file: a `git worktree
+/// remove` killed part-way), which nothing lists any more.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HalfRemovedFacts {
+    pub admin_id: String,
+    /// The session of that id whose worktree (`<worktree root>/<id>`) is gone
+    /// and registered under no other entry, if any: only those are gc's.
+    pub session: Option<String>,
+    /// What its `HEAD` names (`None`: no `HEAD` left; `Some("")`: no branch).
+    pub head: Option<String>,
+    pub locked: bool,
+    /// Local proof that bullpen created that session's worktree here.
+    pub created_here: Result<(), String>,
+}
+
+/// Pure: a half-removed entry is finished only when it is a session's entry
+/// (its name, its `HEAD` if any on the session's branch) that bullpen created
+/// here; anyone else's is not gc's to judge.
+pub fn plan_half_removed(f: &HalfRemovedFacts) -> AdminDecision {
+    let Some(id) = &f.session else {
+        return AdminDecision::NotOurs;
+    };
+    if f.head
+        .as_ref()
+        .is_some_and(|h| *h != branch_ref(&format!("bullpen/{id}")))
+    {
+        return AdminDecision::NotOurs;
+    }
+    if let Err(why) = &f.created_here {
+        return AdminDecision::Keep(why.clone());
+    }
+    if f.locked {
+        return AdminDecision::Keep("locked (git worktree unlock)".to_owned());
+    }
+    AdminDecision::Prune
+}
+
 /// What an unclaimed directory in the worktree root holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Contents {

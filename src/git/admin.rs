@@ -131,6 +131,121 @@ impl Repo {
         Ok(EntryRemoval::Removed)
     }
 
+    /// The admin entries git left half-removed: a directory under
+    /// `<common>/worktrees/` with no `gitdir` file (a `git worktree remove`
+    /// killed part-way deletes the entry's files in no set order). git and
+    /// [`Repo::worktrees`] no longer see them; they stay forever unless removed.
+    pub fn half_removed_entries(&self) -> Result<Vec<HalfRemoved>> {
+        let admin_root = self.common_dir.join("worktrees");
+        let entries = match std::fs::read_dir(&admin_root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("could not list {}", admin_root.display())))
+            }
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry =
+                entry.with_context(|| format!("could not list {}", admin_root.display()))?;
+            let dir = entry.path();
+            let real_dir = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
+            if !real_dir || dir.join("gitdir").symlink_metadata().is_ok() {
+                continue;
+            }
+            let Some(admin_id) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            out.push(HalfRemoved {
+                head: entry_head(&dir),
+                locked: dir.join("locked").exists(),
+                admin_id,
+            });
+        }
+        out.sort_by(|a, b| a.admin_id.cmp(&b.admin_id));
+        Ok(out)
+    }
+
+    /// Finish removing a half-removed entry of the session whose worktree was
+    /// `worktree` (the caller vouches: `<worktree root>/<id>`, proven created
+    /// here), checked again: one plain name, a real directory with no `gitdir`
+    /// file, not locked, `worktree` gone, nothing under its `modules/` holding
+    /// work. Call with the worktree lock held.
+    pub fn remove_half_removed_entry(
+        &self,
+        admin_id: &str,
+        worktree: &Path,
+    ) -> Result<EntryRemoval> {
+        if admin_id.is_empty()
+            || admin_id == "."
+            || admin_id == ".."
+            || admin_id.contains(['/', '\0'])
+        {
+            return Ok(EntryRemoval::Refused(format!(
+                "{admin_id:?} is not the name of a worktree entry"
+            )));
+        }
+        let admin_root = self.common_dir.join("worktrees");
+        let admin_dir = admin_root.join(admin_id);
+        match admin_dir.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(EntryRemoval::AlreadyGone)
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("could not look at {}", admin_dir.display())))
+            }
+            Ok(m) if !m.is_dir() => {
+                return Ok(EntryRemoval::Refused(format!(
+                    "{} is not a directory",
+                    admin_dir.display()
+                )))
+            }
+            Ok(_) => {}
+        }
+        if admin_dir.join("gitdir").symlink_metadata().is_ok() {
+            return Ok(EntryRemoval::Refused(format!(
+                "worktree entry {admin_id} has a gitdir file again"
+            )));
+        }
+        if admin_dir.join("locked").exists() {
+            return Ok(EntryRemoval::Refused(format!(
+                "worktree entry {admin_id} is locked"
+            )));
+        }
+        match worktree.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("could not look at {}", worktree.display())))
+            }
+            Ok(_) => {
+                return Ok(EntryRemoval::Refused(format!(
+                    "{} is there again",
+                    worktree.display()
+                )))
+            }
+        }
+        let modules = admin_dir.join("modules");
+        match nested_of(None, Some(&modules), None, &self.cli_config).map(|(n, _)| n) {
+            Ok(n) => {
+                if let Some(work) = nested_work(&n) {
+                    return Ok(EntryRemoval::Refused(work));
+                }
+            }
+            Err(e) => {
+                return Ok(EntryRemoval::Refused(format!(
+                    "cannot tell whether its submodules hold work: {e:#}"
+                )))
+            }
+        }
+        std::fs::remove_dir_all(&admin_dir)
+            .with_context(|| format!("could not remove {}", admin_dir.display()))?;
+        let _ = std::fs::remove_dir(&admin_root);
+        Ok(EntryRemoval::Removed)
+    }
+
     /// The admin entries registered for `path` (normally at most one).
     pub fn admin_entries_for(&self, path: &Path) -> Result<Vec<String>> {
         let want = place(path);
@@ -141,6 +256,32 @@ impl Repo {
             .filter_map(|w| w.admin_id)
             .collect())
     }
+}
+
+/// An admin entry with no `gitdir` file ([`Repo::half_removed_entries`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HalfRemoved {
+    pub admin_id: String,
+    /// What its `HEAD` file says: `None` when there is none left; `Some("")`
+    /// when it names no branch (detached, unreadable).
+    pub head: Option<String>,
+    pub locked: bool,
+}
+
+/// The branch an entry's `HEAD` names (see [`HalfRemoved::head`]).
+fn entry_head(dir: &Path) -> Option<String> {
+    let content = match std::fs::read_to_string(dir.join("HEAD")) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(_) => return Some(String::new()),
+        Ok(c) => c,
+    };
+    Some(
+        content
+            .trim_end()
+            .strip_prefix("ref:")
+            .map(|t| t.trim().to_owned())
+            .unwrap_or_default(),
+    )
 }
 
 /// A path as compared here ([`crate::sys::paths::comparable`]).

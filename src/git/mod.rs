@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 pub use crate::model::{Dirt, Oid};
-pub use admin::EntryRemoval;
+pub use admin::{EntryRemoval, HalfRemoved};
 pub use cli::WorktreeRemoval;
 pub use content::{Content, ContentQuery, IntegrationRef};
 pub use env::GitEnv;

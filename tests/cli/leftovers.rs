@@ -298,3 +298,91 @@ fn a_collected_session_is_recreated_only_where_bullpen_made_it_and_the_path_is_f
     assert_eq!(run.code(), 3, "{}", run.stderr);
     assert!(!a.exists());
 }
+
+#[test]
+fn gc_finishes_an_admin_entry_git_left_half_removed_and_only_a_sessions() {
+    let env = published_env();
+    let admin = |name: &str| env.repo.join(".git/worktrees").join(name);
+    let user_dir = env.root().join("user");
+    // A user's worktree made first, named as a session later is: the session's
+    // entry becomes `d1`, the user's is `d`.
+    let user_d = user_dir.join("d");
+    env.git_out(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "user-d",
+        user_d.to_str().unwrap(),
+    ]);
+    let a = env.spawn_sh("a", "true");
+    let d = env.spawn_sh("d", "true");
+    assert!(admin("d1").is_dir(), "the session's entry is d1");
+    let f = env.spawn_sh("f", "true");
+    env.bullpen(&["rm", "f"]).ok();
+    assert!(!f.exists() && !admin("f").exists());
+    let user_f = user_dir.join("f");
+    env.git_out(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "user-f",
+        user_f.to_str().unwrap(),
+    ]);
+    let user_x = user_dir.join("x");
+    env.git_out(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "user-x",
+        user_x.to_str().unwrap(),
+    ]);
+
+    // `git worktree remove` killed part-way: the directory and the entry's
+    // gitdir file are gone, the rest of the entry is not.
+    let half = |dir: &Path, name: &str, head_too: bool| {
+        std::fs::remove_dir_all(dir).unwrap();
+        std::fs::remove_file(admin(name).join("gitdir")).unwrap();
+        if head_too {
+            std::fs::remove_file(admin(name).join("HEAD")).unwrap();
+        }
+    };
+    half(&a, "a", false);
+    half(&user_d, "d", true); // no HEAD left to tell whose it is
+    half(&user_f, "f", false); // named as a session gone before, HEAD on user-f
+    half(&user_x, "x", false);
+    // A session's, but nothing here shows bullpen created it.
+    let g = env.spawn_sh("g", "true");
+    half(&g, "g", false);
+    std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/g")).unwrap();
+
+    let run = env.bullpen(&["gc"]).ok();
+    assert_contains(
+        &run.stdout,
+        &format!(
+            "pruned     worktree entry a: git left it half-removed (no gitdir file) and its \
+             directory {} is gone",
+            a.display()
+        ),
+    );
+    assert!(!admin("a").exists(), "the session's entry is finished");
+    assert_contains(
+        &run.stdout,
+        "worktree entry g: git left it half-removed (no gitdir file), but it is nothing on \
+         this machine shows",
+    );
+    assert!(admin("g").is_dir());
+    for user in ["d", "f", "x"] {
+        assert!(admin(user).is_dir(), "the user's entry {user} stays");
+        assert!(
+            !run.stdout.contains(&format!("worktree entry {user}:")),
+            "and is not reported:\n{}",
+            run.stdout
+        );
+    }
+    // Session d itself goes as any published, clean, idle one.
+    assert_contains(&run.stdout, "removed    d: ");
+    assert!(!d.exists());
+}
