@@ -386,3 +386,31 @@ fn gc_finishes_an_admin_entry_git_left_half_removed_and_only_a_sessions() {
     assert_contains(&run.stdout, "removed    d: ");
     assert!(!d.exists());
 }
+
+#[test]
+fn the_teardown_fallback_leaves_a_worktree_whose_entry_git_now_registers_elsewhere() {
+    let mut env = published_env();
+    let wt = env.spawn_sh("a", "true");
+    let other = env.root().join("elsewhere");
+    let gitdir = env.repo.join(".git/worktrees/a/gitdir");
+    // Between gc's checks and git's removal, the entry is moved to another
+    // path (`git worktree move` by someone else), and git fails.
+    crate::gc::on_worktree_remove(
+        &mut env,
+        &format!(
+            "printf '%s\\n' '{}/.git' > '{}'",
+            other.display(),
+            gitdir.display()
+        ),
+    );
+    let run = env.bullpen(&["gc"]).ok();
+    assert_contains(
+        &run.stdout,
+        &format!(
+            "kept  a: not removed: its worktree entry a is now registered for {}",
+            other.display()
+        ),
+    );
+    assert!(wt.join("README").is_file(), "the directory is not touched");
+    assert!(gitdir.is_file(), "nor the entry");
+}
