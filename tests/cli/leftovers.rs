@@ -414,3 +414,29 @@ fn the_teardown_fallback_leaves_a_worktree_whose_entry_git_now_registers_elsewhe
     assert!(wt.join("README").is_file(), "the directory is not touched");
     assert!(gitdir.is_file(), "nor the entry");
 }
+
+#[test]
+fn attach_checks_the_identity_of_whoever_answers_on_the_socket() {
+    let env = Bg::new();
+    env.spawn_bg("a", &["sh", "-c", "while read x; do echo got-$x; done"]);
+    // The supervisor this machine recorded (its pid and start time as the
+    // record says, so every earlier check passes) but not the process that
+    // answers: another boot's.
+    let pid = env.record("a")["process"]["pid"].as_u64().unwrap();
+    let proof = env
+        .repo
+        .join(format!(".git/bullpen/local/a/run-{pid}.json"));
+    let mut run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&proof).unwrap()).unwrap();
+    run["supervisor"]["boot_id"] = "00000000-0000-0000-0000-000000000000".into();
+    std::fs::write(&proof, serde_json::to_string(&run).unwrap()).unwrap();
+
+    let mut cmd = env.cmd(crate::support::BIN, &env.repo);
+    cmd.args(["attach", "a"]);
+    let mut term = crate::pty::Term::spawn(cmd, 24, 80);
+    let status = term.wait();
+    assert_eq!(status.code(), Some(3), "{}", term.shown());
+    assert_contains(&term.shown(), "is answered by pid");
+    assert_contains(&term.shown(), "not by the session's supervisor");
+    let _ = env.bullpen(&["stop", "a"]);
+}
