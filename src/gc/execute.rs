@@ -542,7 +542,16 @@ impl Gc<'_> {
             }
             _ => None,
         };
-        discarded_reason(reason, &f.branch_state, dirt.as_ref(), &f.branch)
+        let reason = discarded_reason(reason, &f.branch_state, dirt.as_ref(), &f.branch);
+        let away: Vec<String> = plan::forced_away(f)
+            .iter()
+            .map(|r| r.describe(&f.branch))
+            .collect();
+        match (away.is_empty(), reason.starts_with("forced: discarded ")) {
+            (true, _) => reason,
+            (false, true) => format!("{reason}, {}", away.join(", ")),
+            (false, false) => format!("forced: discarded {}", away.join(", ")),
+        }
     }
 
     /// The entry for a decision as planned (dry run, or a kept session).

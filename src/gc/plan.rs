@@ -644,6 +644,21 @@ pub fn plan_forced(f: &SessionFacts) -> Decision {
     plan_session(&f)
 }
 
+/// What `rm --force` lets go of this session's work that is not commits or
+/// changes git sees: an agent's conversation in its grace period, edited copies.
+pub fn forced_away(f: &SessionFacts) -> Vec<Reason> {
+    let mut out = Vec::new();
+    if matches!(f.branch_state, Branch::AtBase { .. }) {
+        conversation_reason(f, &mut out);
+    }
+    if let Ok(paths) = &f.edited_copies {
+        if !paths.is_empty() {
+            out.push(Reason::EditedCopies(paths.clone()));
+        }
+    }
+    out
+}
+
 /// An agent session whose branch holds no commit of its own: its conversation
 /// is kept while within its grace period.
 fn conversation_reason(f: &SessionFacts, reasons: &mut Vec<Reason>) {

@@ -1067,3 +1067,141 @@ fn orphan_table() {
     };
     assert!(matches!(plan_orphan(&unknown), OrphanDecision::Keep(_)));
 }
+
+fn conversation(last_active: Option<i64>, grace: time::Expire) -> Conversation {
+    Conversation {
+        agent: "claude".into(),
+        last_active,
+        grace,
+        grace_value: "2.weeks.ago".into(),
+    }
+}
+
+#[test]
+fn an_agents_conversation_and_edited_copies_are_work() {
+    let remove = Decision::Remove {
+        via: Via::GitWorktreeRemove,
+        tip: tip(),
+    };
+    let at_base = |f: &mut SessionFacts| f.branch_state = Branch::AtBase { tip: tip() };
+    let recent = conversation(Some(2_000), time::Expire::Before(1_000));
+    let old = conversation(Some(500), time::Expire::Before(1_000));
+    let table: Vec<(&str, SessionFacts, Decision)> = vec![
+        (
+            "no commit of its own, active within the grace",
+            facts_with(|f| {
+                at_base(f);
+                f.conversation = Some(recent.clone());
+            }),
+            keep(vec![Reason::Conversation(recent.clone())]),
+        ),
+        (
+            "active exactly at the cutoff: over",
+            facts_with(|f| {
+                at_base(f);
+                f.conversation = Some(conversation(Some(1_000), time::Expire::Before(1_000)));
+            }),
+            remove.clone(),
+        ),
+        (
+            "no commit of its own, its grace over",
+            facts_with(|f| {
+                at_base(f);
+                f.conversation = Some(old.clone());
+            }),
+            remove.clone(),
+        ),
+        (
+            "grace never ends",
+            facts_with(|f| {
+                at_base(f);
+                f.conversation = Some(conversation(Some(500), time::Expire::Never));
+            }),
+            keep(vec![Reason::Conversation(conversation(
+                Some(500),
+                time::Expire::Never,
+            ))]),
+        ),
+        (
+            "when it was last active cannot be read: kept",
+            facts_with(|f| {
+                at_base(f);
+                f.conversation = Some(conversation(None, time::Expire::Before(1_000)));
+            }),
+            keep(vec![Reason::Conversation(conversation(
+                None,
+                time::Expire::Before(1_000),
+            ))]),
+        ),
+        (
+            "published commits of its own: the grace does not apply",
+            facts_with(|f| f.conversation = Some(recent.clone())),
+            remove.clone(),
+        ),
+        (
+            "an edited copy",
+            facts_with(|f| f.edited_copies = Ok(vec![".env".into()])),
+            keep(vec![Reason::EditedCopies(vec![".env".into()])]),
+        ),
+        (
+            "cannot tell whether a copy was edited",
+            facts_with(|f| f.edited_copies = Err("unreadable".into())),
+            keep(vec![Reason::CopiesUnknown("unreadable".into())]),
+        ),
+    ];
+    for (name, f, want) in table {
+        assert_eq!(plan_session(&f), want, "{name}");
+    }
+    // `rm --force` lets both go.
+    let f = facts_with(|f| {
+        at_base(f);
+        f.conversation = Some(recent.clone());
+        f.edited_copies = Ok(vec![".env".into()]);
+    });
+    assert_eq!(plan_forced(&f), remove);
+    assert_eq!(
+        Reason::EditedCopies(vec![".env".into(), "a b".into()]).describe("bullpen/s"),
+        "2 files copied in from the main worktree (.worktreeinclude) were edited since: \
+         '.env', 'a b'"
+    );
+    assert_eq!(
+        Reason::Conversation(conversation(Some(0), time::Expire::Never)).describe("bullpen/s"),
+        "no commit of its own, but its agent 'claude' keeps its conversation by the worktree's \
+         path (last active 1970-01-01T00:00:00Z, within bullpen.gc.agentGrace 2.weeks.ago)"
+    );
+}
+
+fn facts_with(edit: impl FnOnce(&mut SessionFacts)) -> SessionFacts {
+    let mut f = removable();
+    edit(&mut f);
+    f
+}
+
+#[test]
+fn a_half_removed_entry_is_finished_only_when_it_is_a_sessions_made_here() {
+    let f = HalfRemovedFacts {
+        admin_id: "s".into(),
+        session: Some("s".into()),
+        head: Some("refs/heads/bullpen/s".into()),
+        locked: false,
+        created_here: Ok(()),
+    };
+    let e = |edit: fn(&mut HalfRemovedFacts)| {
+        let mut g = f.clone();
+        edit(&mut g);
+        plan_half_removed(&g)
+    };
+    assert_eq!(plan_half_removed(&f), AdminDecision::Prune);
+    assert_eq!(e(|g| g.head = None), AdminDecision::Prune);
+    assert_eq!(e(|g| g.session = None), AdminDecision::NotOurs);
+    assert_eq!(
+        e(|g| g.head = Some("refs/heads/main".into())),
+        AdminDecision::NotOurs
+    );
+    assert_eq!(e(|g| g.head = Some(String::new())), AdminDecision::NotOurs);
+    assert!(matches!(
+        e(|g| g.created_here = Err("no proof".into())),
+        AdminDecision::Keep(_)
+    ));
+    assert!(matches!(e(|g| g.locked = true), AdminDecision::Keep(_)));
+}

@@ -204,7 +204,12 @@ fn a_file_bullpen_copied_in_is_work_once_edited() {
     // rm keeps it; --force discards it as any uncommitted change.
     assert_eq!(env.bullpen(&["rm", "edited"]).code(), 3);
     assert!(edited.is_dir());
-    env.bullpen(&["rm", "--force", "edited"]).ok();
+    let run = env.bullpen(&["rm", "--force", "edited"]).ok();
+    assert_contains(
+        &run.stdout,
+        "forced: discarded 1 file copied in from the main worktree (.worktreeinclude) was \
+         edited since: '.env'",
+    );
     assert!(!edited.exists());
 }
 
