@@ -1,6 +1,8 @@
 //! resume: run a session's command again, in its recorded worktree and nowhere
 //! else. The worktree is recreated when that is provably safe (nothing at the
-//! path, the branch exists); anything else is refused. `facts` gathers what is at
+//! path, the branch exists; for a collected session also this machine's proof
+//! that bullpen created it there, and its branch or last tip); anything else is
+//! refused. `facts` gathers what is at
 //! the recorded path, `decide` (pure) says where to run or why not.
 
 pub mod command;

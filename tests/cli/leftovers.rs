@@ -445,3 +445,43 @@ fn attach_checks_the_identity_of_whoever_answers_on_the_socket() {
     assert_contains(&term.shown(), "not by the session's supervisor");
     let _ = env.bullpen(&["stop", "a"]);
 }
+
+/// What people read of this file's rules, word for word.
+#[test]
+fn the_words_of_conversations_copies_and_revivals() {
+    let env = published_env();
+    std::fs::write(env.repo.join(".gitignore"), ".env\n").unwrap();
+    env.git(&env.repo, &["add", ".gitignore"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "ignore .env"])
+        .ok();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n").unwrap();
+    std::fs::write(env.repo.join(".env"), "KEY=1\n").unwrap();
+    env.git_out(&["config", "bullpen.gc.agentGrace", "never"]);
+    env.bullpen(&["spawn", "--agent", "claude", "agent"]).ok();
+    set_activity(&env, "agent", "2026-01-01T00:00:00Z");
+    env.spawn_sh("copy", "echo KEY=2 >> .env");
+    env.spawn_sh("plain", "true");
+    let show = |args: &[&str]| {
+        let run = env.bullpen(args);
+        crate::snapshots::normalise(
+            &env,
+            &format!("exit {}\n{}--\n{}", run.code(), run.stdout, run.stderr),
+        )
+    };
+    insta::assert_snapshot!(show(&["gc"]), @"
+    exit 0
+    kept     agent: no commit of its own, but its agent 'claude' keeps its conversation by the worktree's path (last active 2026-01-01T00:00:00Z, within bullpen.gc.agentGrace never)
+    kept     copy: 1 file copied in from the main worktree (.worktreeinclude) was edited since: '.env'
+    removed  plain: holds no commit of its own, clean and idle; and 1 ignored file, 6 bytes
+    --
+    bullpen: gc: 1 removed, 2 kept
+    ");
+    insta::assert_snapshot!(show(&["resume", "plain", "--", "true"]), @"
+    exit 0
+    --
+    bullpen: session plain was collected; recreating its worktree [ROOT]/bullpen-home/worktrees/repo-[KEY]/plain from its last tip [OID]
+    bullpen: copied from the main worktree (.worktreeinclude): .env (1 file)
+    bullpen: resuming session plain on bullpen/plain in [ROOT]/bullpen-home/worktrees/repo-[KEY]/plain
+    ");
+}
