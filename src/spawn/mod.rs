@@ -465,6 +465,9 @@ pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> 
         }
     }
     let id = &stored.record.id;
+    // Before the worktree and branch go: while they hold the id, no new session
+    // of that id can have opened this log.
+    remove_log(ctx, &ctx.layout.log_path(id));
     let path = ctx.layout.worktree_path(id);
     match Lock::acquire(&ctx.layout.lock_path()) {
         Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
@@ -473,7 +476,6 @@ pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> 
         )),
     }
     remove_empty_dirs(&created_dirs);
-    remove_log(ctx, &ctx.layout.log_path(id));
     if let Err(e) = Local::of(&ctx.layout, id).remove() {
         ctx.ui.warn(format!("{e:#}"));
     }
