@@ -169,6 +169,14 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
             )
         }
     }
+    if let Err(why) = mounted_below(t.path) {
+        return stop(
+            why,
+            "unmount it (`umount <mount point>`), then run `git bullpen gc` again; bullpen never \
+             removes across file systems"
+                .to_owned(),
+        );
+    }
     if let Err(why) = remove_dir_confined(root, t.path) {
         return Outcome::Degraded {
             what: why,
@@ -357,19 +365,93 @@ pub fn check_confined(root: &Path, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `Err(why)` when a file system is mounted strictly below `path` (as
+/// `/proc/self/mountinfo` says), or when that cannot be read.
+fn mounted_below(path: &Path) -> Result<(), String> {
+    let points = procfs::mount_points()
+        .map_err(|why| format!("cannot tell whether a file system is mounted in it: {why}"))?;
+    let top = crate::sys::paths::canonical_or_self(path);
+    match points.iter().find(|p| p.starts_with(&top) && **p != top) {
+        Some(p) => Err(format!("a file system is mounted at {}", p.display())),
+        None => Ok(()),
+    }
+}
+
+/// Why a removal stopped.
+enum Stopped {
+    /// A directory on another device than the tree's top: a mount point.
+    OtherDevice(std::path::PathBuf),
+    Io(std::io::Error),
+}
+
+/// Remove `top` and everything below it, never following a symlink and never
+/// entering a directory on another device than `top` (it stops there: what
+/// another file system holds is not bullpen's).
+fn remove_tree(top: &Path) -> Result<(), Stopped> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = top.symlink_metadata().map_err(Stopped::Io)?.dev();
+    // Depth first: a directory is removed once everything in it is.
+    let mut stack = vec![(top.to_path_buf(), false)];
+    while let Some((dir, listed)) = stack.pop() {
+        if listed {
+            match std::fs::remove_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Stopped::Io(e)),
+            }
+            continue;
+        }
+        stack.push((dir.clone(), true));
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Stopped::Io(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(Stopped::Io)?;
+            let meta = match entry.metadata() {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Stopped::Io(e)),
+            };
+            if meta.is_dir() {
+                if meta.dev() != dev {
+                    return Err(Stopped::OtherDevice(entry.path()));
+                }
+                stack.push((entry.path(), false));
+            } else {
+                match std::fs::remove_file(entry.path()) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Stopped::Io(e)),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Remove a directory strictly inside the worktree root, retrying briefly while
 /// something keeps refilling it. Succeeds only when it is gone and stays gone
-/// for a moment.
+/// for a moment. Never across a file system boundary: a mount point below it
+/// (listed in `mountinfo`, or a directory on another device) stops it.
 pub fn remove_dir_confined(root: &Path, path: &Path) -> Result<(), String> {
     let mut last = String::new();
     for pause in BACKOFF {
         if path.symlink_metadata().is_ok() {
             check_confined(root, path)?;
-            // remove_dir_all never follows symlinks inside the tree.
-            match std::fs::remove_dir_all(path) {
+            mounted_below(path)?;
+            match remove_tree(path) {
                 Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => last = e.to_string(),
+                Err(Stopped::OtherDevice(at)) => {
+                    return Err(format!(
+                        "{} is on another file system (a mount point): bullpen never removes \
+                         across file systems",
+                        at.display()
+                    ))
+                }
+                Err(Stopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(Stopped::Io(e)) => last = e.to_string(),
             }
         }
         if stays_gone(path) {

@@ -29,12 +29,15 @@ pub struct NestedTarget {
 #[derive(Clone, Debug, Default)]
 pub struct StatusMap {
     pub ignored: Vec<(PathBuf, bool)>,
+    /// Untracked repositories status did not enter ([`Dirt::repositories`]).
+    pub repositories: Vec<PathBuf>,
 }
 
 impl StatusMap {
     pub fn of(dirt: &Dirt) -> StatusMap {
         StatusMap {
             ignored: dirt.ignored.clone(),
+            repositories: dirt.repositories.clone(),
         }
     }
 }
@@ -372,6 +375,7 @@ pub(super) fn dirt_of(
     cli_config: &[gix::bstr::BString],
     shared: Option<&SharedObjects>,
 ) -> Result<Dirt> {
+    use gix::bstr::ByteSlice;
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
     use gix::status::index_worktree::Item;
@@ -415,6 +419,7 @@ pub(super) fn dirt_of(
         .with_context(|| format!("could not get the status of {}", worktree.display()))?;
     let mut ignored = Vec::new();
     let mut gitignores = Vec::new();
+    let mut repositories = Vec::new();
     for item in iter {
         let item =
             item.with_context(|| format!("could not get the status of {}", worktree.display()))?;
@@ -422,6 +427,16 @@ pub(super) fn dirt_of(
             let name = entry.rela_path.rsplit(|b| *b == b'/').next();
             if name == Some(b".gitignore".as_slice()) && entry.disk_kind == Some(Kind::File) {
                 gitignores.push(entry.rela_path.clone());
+            }
+            if matches!(entry.status, Status::Untracked) {
+                // A repository status did not enter, or a `.git` it did not
+                // take for one (a gitdir file pointing nowhere): look inside.
+                if entry.disk_kind == Some(Kind::Repository) {
+                    repositories.push(entry.rela_path.clone());
+                } else if name == Some(b".git".as_slice()) {
+                    let parent = entry.rela_path.rsplit_once_str("/").map(|(p, _)| p);
+                    repositories.extend(parent.map(gix::bstr::BString::from));
+                }
             }
             if matches!(entry.status, Status::Ignored(_)) {
                 ignored.push((
@@ -441,6 +456,10 @@ pub(super) fn dirt_of(
     dirt.ignored = ignored
         .iter()
         .map(|(p, dir)| (PathBuf::from(std::ffi::OsStr::from_bytes(p)), *dir))
+        .collect();
+    dirt.repositories = repositories
+        .iter()
+        .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
         .collect();
     if !gitignores.is_empty() {
         dirt.hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {

@@ -20,6 +20,10 @@ pub struct Dirt {
     /// directory (one entry, not entered): not work, never counted as dirt, but
     /// they go with the worktree.
     pub ignored: Vec<(std::path::PathBuf, bool)>,
+    /// Untracked directories that are repositories (a clone, a linked worktree:
+    /// a `.git` directory or file), relative to the worktree: status counts each
+    /// as one untracked entry and never looks inside.
+    pub repositories: Vec<std::path::PathBuf>,
 }
 
 /// An untracked or ignored `.gitignore` and how many files it hides.
@@ -103,7 +107,18 @@ pub enum NestedKind {
     /// A git dir under the worktree's admin entry (`modules/<name>`) with no
     /// checkout in the worktree: a deinitialised or removed submodule's only copy.
     SubmoduleGitDir,
+    /// Its `.git` is a file into some repository's `worktrees/` (the user's own
+    /// included): its branches live there; its checkout and a detached HEAD do
+    /// not. Locked, its owner asked to keep it.
+    Worktree { locked: bool },
+    /// Not a repository: a file system mounted there. bullpen never deletes
+    /// across a file system boundary, nor judges what another one holds.
+    Mount,
 }
+
+/// In [`Nested::unpublished`]: commits that only its reflogs hold (amended,
+/// reset away), on none of its branches and none of its remotes.
+pub const REFLOG: &str = "its reflog";
 
 /// A git repository inside a worktree, or a submodule git dir under its admin
 /// entry. Deleting the worktree (and its admin entry) deletes it.
@@ -122,7 +137,11 @@ pub struct Nested {
 impl Nested {
     /// Deleting it would lose something.
     pub fn holds_work(&self) -> bool {
-        !self.unpublished.is_empty() || self.dirt.as_ref().is_some_and(|d| !d.is_clean())
+        matches!(
+            self.kind,
+            NestedKind::Mount | NestedKind::Worktree { locked: true }
+        ) || !self.unpublished.is_empty()
+            || self.dirt.as_ref().is_some_and(|d| !d.is_clean())
     }
 }
 
@@ -187,11 +206,27 @@ pub fn nested_words(n: &Nested) -> String {
         NestedKind::Submodule => format!("submodule {}", n.path),
         NestedKind::Repository => format!("nested repository {}", n.path),
         NestedKind::SubmoduleGitDir => format!("submodule git dir {}", n.path),
+        NestedKind::Worktree { .. } => format!("linked worktree {}", n.path),
+        NestedKind::Mount => {
+            return format!(
+                "a file system is mounted at {}/ (bullpen never removes across file systems: \
+                 unmount it first)",
+                n.path
+            )
+        }
     };
     let mut parts = Vec::new();
-    if !n.unpublished.is_empty() {
-        let names = n.unpublished.join(", ");
-        parts.push(format!("{names} not on any of its remotes"));
+    if matches!(n.kind, NestedKind::Worktree { locked: true }) {
+        parts.push("locked (git worktree unlock)".to_owned());
+    }
+    let (reflog, names): (Vec<&String>, Vec<&String>) =
+        n.unpublished.iter().partition(|u| *u == REFLOG);
+    if !names.is_empty() {
+        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        parts.push(format!("{} not on any of its remotes", names.join(", ")));
+    }
+    if !reflog.is_empty() {
+        parts.push("commits only its reflog holds (on no branch, no remote)".to_owned());
     }
     if let Some(d) = n.dirt.as_ref().filter(|d| !d.is_clean()) {
         parts.push(dirt_words(d));

@@ -949,7 +949,7 @@ fn the_fallback_checks_again_that_nobody_uses_the_directory() {
 // ----- nested repositories -----
 
 /// A bare repository with one commit on `main`: a submodule's upstream.
-fn lib_upstream(env: &Env) -> PathBuf {
+pub(crate) fn lib_upstream(env: &Env) -> PathBuf {
     let up = env.root().join("lib.git");
     env.git(
         &env.root(),

@@ -1,0 +1,258 @@
+//! Work that hides in a worktree: repositories nested in untracked directories
+//! (a clone, the user's own linked worktree), a file system mounted below it, a
+//! submodule commit only its reflog holds. gc and `rm --force` keep the session
+//! and name what keeps it.
+//!
+//! Mounts are made in a private mount namespace (`unshare -m`, root) that only
+//! the scenario's shell and the bullpen it runs see: the host never does. Where
+//! that cannot be done the test is skipped, except under CI, where it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::gc::{gc, session, setup, spawn_pushed};
+use crate::ship::skip_or_fail;
+use crate::support::{assert_contains, Env, Run, BIN};
+
+/// A session whose branch is pushed and whose worktree holds a clone with a
+/// commit of its own in the untracked directory `vendor/tool`.
+fn with_clone_in_untracked_dir(env: &Env, id: &str) -> PathBuf {
+    spawn_pushed(
+        env,
+        id,
+        "mkdir -p vendor && git init -q -b main vendor/tool && cd vendor/tool && \
+         echo mine > f && git add f && git commit -q -m mine",
+    )
+}
+
+#[test]
+fn rm_force_keeps_a_clone_with_a_commit_of_its_own_in_an_untracked_directory() {
+    let env = setup();
+    let wt = with_clone_in_untracked_dir(&env, "a");
+    let before = env.snapshot();
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "kept  a: nested repository vendor/tool holds work: main not on any of its remotes\n"
+    );
+    assert!(
+        !run.stderr.contains("--force"),
+        "--force cannot help: {}",
+        run.stderr
+    );
+    assert_eq!(env.snapshot(), before);
+    assert!(wt.join("vendor/tool/f").exists());
+    // gc keeps it too, naming it beside the untracked entry.
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "a")["action"], "kept");
+    assert!(wt.join("vendor/tool/f").exists());
+}
+
+#[test]
+fn rm_force_keeps_the_users_own_locked_linked_worktree_in_an_untracked_directory() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    let mine = wt.join("scratch/mine");
+    std::fs::create_dir_all(wt.join("scratch")).unwrap();
+    env.git(
+        &env.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "user",
+            mine.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    env.git(&env.repo, &["worktree", "lock", mine.to_str().unwrap()])
+        .ok();
+    std::fs::write(mine.join("README"), "the user's edit\n").unwrap();
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "kept  a: linked worktree scratch/mine holds work: locked (git worktree unlock); \
+         1 modified file\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("README")).unwrap(),
+        "the user's edit\n"
+    );
+
+    // Unlocked and clean, it holds nothing its repository does not: its
+    // branch lives in the repository, not in the directory.
+    env.git(&mine, &["checkout", "-q", "README"]).ok();
+    env.git(&env.repo, &["worktree", "unlock", mine.to_str().unwrap()])
+        .ok();
+    env.bullpen(&["rm", "--force", "a"]).ok();
+    assert!(!wt.exists());
+    assert!(env
+        .git_out(&["rev-parse", "--verify", "-q", "refs/heads/user"])
+        .starts_with(|c: char| c.is_ascii_hexdigit()));
+}
+
+#[test]
+fn a_submodule_commit_only_its_reflog_holds_keeps_the_worktree() {
+    let env = setup();
+    let up = crate::gc::lib_upstream(&env);
+    // The agent commits in the submodule, then resets it back: the commit is
+    // on no branch and no remote, only in the submodule's reflog.
+    let wt = spawn_pushed(
+        &env,
+        "sub",
+        &format!(
+            "git -c protocol.file.allow=always submodule add -q {} lib && \
+             git commit -q -m 'add lib' && \
+             (cd lib && echo local > local.txt && git add local.txt && git commit -q -m local && \
+              git reset -q --hard HEAD~1)",
+            up.display()
+        ),
+    );
+    let (run, entries) = gc(&env, &[]);
+    let run = run.ok();
+    let e = session(&entries, "sub");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(
+        e["reason"],
+        "submodule lib holds work: commits only its reflog holds (on no branch, no remote)"
+    );
+    assert!(wt.join("lib").is_dir());
+    let run = env.bullpen(&["rm", "--force", "sub"]);
+    assert_eq!(run.code(), 3, "{}", run.stdout);
+    assert!(wt.join("lib").is_dir());
+}
+
+// ----- mounts -----
+
+/// Run `script` (sh) in a private mount namespace with `$WT` set to `wt`, `$BP`
+/// to the tested binary and the test's environment; `None` when a mount
+/// namespace cannot be made here (skipped, or failed under CI).
+fn in_mount_namespace(env: &Env, wt: &Path, script: &str) -> Option<Run> {
+    let probe = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        skip_or_fail("cannot make a private mount namespace (`unshare -m` needs root)");
+        return None;
+    }
+    let out = env
+        .cmd("unshare", &env.repo)
+        .args(["-m", "--propagation", "private", "sh", "-ec", script])
+        .env("WT", wt)
+        .env("BP", BIN)
+        .output()
+        .expect("run unshare");
+    Some(Run {
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+/// The JSON entry of session `id` in what `gc --json` printed.
+fn entry(stdout: &str, id: &str) -> Value {
+    let entries: Vec<Value> =
+        serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
+    session(&entries, id).clone()
+}
+
+const MOUNTED: &str = "a file system is mounted at .cache/ (bullpen never removes across file \
+                       systems: unmount it first)";
+
+#[test]
+fn a_tmpfs_mounted_on_an_ignored_directory_keeps_the_worktree_and_its_files() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "mkdir .cache");
+    // gc, then rm --force, with a tmpfs on .cache holding a file: both keep it,
+    // and the file on the tmpfs is still there after each.
+    let Some(run) = in_mount_namespace(
+        &env,
+        &wt,
+        "mount -t tmpfs none \"$WT/.cache\" && echo precious > \"$WT/.cache/f\" && \
+         \"$BP\" gc --json > ../gc.json && \
+         { \"$BP\" rm --force a > ../rm.out 2> ../rm.err || echo $? > ../rm.code; } && \
+         cat \"$WT/.cache/f\"",
+    ) else {
+        return;
+    };
+    let run = run.ok();
+    assert_eq!(run.stdout, "precious\n", "{}", run.stderr);
+    let gc_out = std::fs::read_to_string(env.root().join("gc.json")).unwrap();
+    let e = entry(&gc_out, "a");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], MOUNTED);
+    let rm_code = std::fs::read_to_string(env.root().join("rm.code")).unwrap();
+    assert_eq!(rm_code.trim(), "3");
+    assert_eq!(
+        std::fs::read_to_string(env.root().join("rm.out")).unwrap(),
+        format!("kept  a: {MOUNTED}\n")
+    );
+    assert!(wt.join(".cache").is_dir() && wt.join("README").exists());
+    // Outside the namespace nothing is mounted: gc removes it.
+    for f in ["gc.json", "rm.out", "rm.err", "rm.code"] {
+        let _ = std::fs::remove_file(env.root().join(f));
+    }
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "a")["action"], "removed");
+}
+
+#[test]
+fn a_bind_mount_from_the_same_device_keeps_the_worktree() {
+    // Same device, same st_dev: only mountinfo tells.
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "mkdir .cache");
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("f"), "precious\n").unwrap();
+    let script = format!(
+        "mount --bind {} \"$WT/.cache\" && \"$BP\" gc --json && \
+         {{ \"$BP\" rm --force a >&2 || echo \"rm: $?\" >&2; }}",
+        outside.display()
+    );
+    let Some(run) = in_mount_namespace(&env, &wt, &script) else {
+        return;
+    };
+    let run = run.ok();
+    let e = entry(&run.stdout, "a");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], MOUNTED);
+    assert_contains(&run.stderr, &format!("kept  a: {MOUNTED}"));
+    assert_contains(&run.stderr, "rm: 3");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("f")).unwrap(),
+        "precious\n"
+    );
+}
+
+#[test]
+fn a_directory_on_another_device_that_mountinfo_does_not_list_keeps_the_worktree() {
+    // mountinfo as this bullpen reads it (`/proc/self`: the shell execs it,
+    // same pid) lists only `/`: the tmpfs is seen by its st_dev alone.
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "mkdir .cache");
+    let fake = env.root().join("mountinfo");
+    std::fs::write(
+        &fake,
+        "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/root rw\n",
+    )
+    .unwrap();
+    let script = format!(
+        "mount -t tmpfs none \"$WT/.cache\" && echo precious > \"$WT/.cache/f\" && \
+         mount --bind {} /proc/self/mountinfo && exec \"$BP\" gc --json",
+        fake.display()
+    );
+    let Some(run) = in_mount_namespace(&env, &wt, &script) else {
+        return;
+    };
+    let run = run.ok();
+    let e = entry(&run.stdout, "a");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(e["reason"], MOUNTED);
+}
