@@ -1330,7 +1330,7 @@ fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
 
 /// `<root>/<name>` holding only a `.git` file that names a worktree entry
 /// `<name>` of the repository which does not exist: what a crashed teardown leaves.
-fn orphan_dir(env: &Env, root: &Path, name: &str) -> PathBuf {
+pub(crate) fn orphan_dir(env: &Env, root: &Path, name: &str) -> PathBuf {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let admin = env.repo.join(".git/worktrees").join(name);

@@ -131,7 +131,7 @@ fn a_submodule_commit_only_its_reflog_holds_keeps_the_worktree() {
 // ----- mounts -----
 
 /// Run `script` (sh) in a private mount namespace with `$WT` set to `wt`, `$BP`
-/// to the tested binary and the test's environment; `None` when a mount
+/// to the tested binary, `$R` to the test's temp dir, and the test's environment; `None` when a mount
 /// namespace cannot be made here (skipped, or failed under CI).
 fn in_mount_namespace(env: &Env, wt: &Path, script: &str) -> Option<Run> {
     let probe = Command::new("unshare")
@@ -146,6 +146,7 @@ fn in_mount_namespace(env: &Env, wt: &Path, script: &str) -> Option<Run> {
         .args(["-m", "--propagation", "private", "sh", "-ec", script])
         .env("WT", wt)
         .env("BP", BIN)
+        .env("R", env.root())
         .output()
         .expect("run unshare");
     Some(Run {
@@ -161,6 +162,14 @@ fn entry(stdout: &str, id: &str) -> Value {
         serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
     session(&entries, id).clone()
 }
+
+/// Shell: from here on, `/proc/self/mountinfo` lists only `/` (a tmpfs over
+/// `/proc`, holding links into a second procfs for everything else): what
+/// bullpen then finds of a mount, it finds by the device of the directory.
+const HIDE_MOUNTS: &str = "mkdir -p \"$R/realproc\" && mount -t proc proc \"$R/realproc\" && \
+     mount -t tmpfs none /proc && for e in \"$R\"/realproc/*; do ln -s \"$e\" /proc/; done && \
+     rm /proc/self && mkdir /proc/self && \
+     echo '1 0 8:1 / / rw - ext4 /dev/root rw' > /proc/self/mountinfo";
 
 const MOUNTED: &str = "a file system is mounted at .cache/ (bullpen never removes across file \
                        systems: unmount it first)";
@@ -233,20 +242,11 @@ fn a_bind_mount_from_the_same_device_keeps_the_worktree() {
 
 #[test]
 fn a_directory_on_another_device_that_mountinfo_does_not_list_keeps_the_worktree() {
-    // mountinfo as this bullpen reads it (`/proc/self`: the shell execs it,
-    // same pid) lists only `/`: the tmpfs is seen by its st_dev alone.
     let env = setup();
     let wt = spawn_pushed(&env, "a", "mkdir .cache");
-    let fake = env.root().join("mountinfo");
-    std::fs::write(
-        &fake,
-        "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/root rw\n",
-    )
-    .unwrap();
     let script = format!(
         "mount -t tmpfs none \"$WT/.cache\" && echo precious > \"$WT/.cache/f\" && \
-         mount --bind {} /proc/self/mountinfo && exec \"$BP\" gc --json",
-        fake.display()
+         {HIDE_MOUNTS} && \"$BP\" gc --json && cat \"$WT/.cache/f\" >&2"
     );
     let Some(run) = in_mount_namespace(&env, &wt, &script) else {
         return;
@@ -255,4 +255,65 @@ fn a_directory_on_another_device_that_mountinfo_does_not_list_keeps_the_worktree
     let e = entry(&run.stdout, "a");
     assert_eq!(e["action"], "kept", "{e}");
     assert_eq!(e["reason"], MOUNTED);
+    assert_contains(&run.stderr, "precious");
+}
+
+/// What gc did with an orphaned directory (a dangling `.git` file, nothing
+/// else of its own) that has an empty tmpfs mounted at `mnt`: its entry, and
+/// whether the mount point was still there, mounted, after gc. With
+/// `fake_mountinfo`, bullpen reads a mountinfo that lists only `/`.
+fn gc_orphan_with_a_mount(env: &Env, fake_mountinfo: bool) -> Option<(Value, bool)> {
+    let anchor = env.spawn_sh("anchor", "echo keep > keep.txt");
+    let root = anchor.parent().unwrap().to_path_buf();
+    let orphan = crate::gc::orphan_dir(env, &root, "crashed");
+    std::fs::create_dir_all(orphan.join("mnt")).unwrap();
+    let hide = if fake_mountinfo {
+        format!("{HIDE_MOUNTS} && ")
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "mount -t tmpfs none \"$WT/mnt\" && {hide}{{ \"$BP\" gc --json || true; }} && \
+         {{ [ \"$(stat -c %d \"$WT/mnt\")\" = \"$(stat -c %d \"$WT\")\" ] || \
+            echo still-mounted >&2; }}"
+    );
+    let run = in_mount_namespace(env, &orphan, &script)?;
+    let entries: Vec<Value> = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    let e = entries
+        .iter()
+        .find(|e| e["kind"] == "orphan")
+        .unwrap_or_else(|| panic!("no orphan in {entries:#?}\n{}", run.stderr))
+        .clone();
+    Some((e, run.stderr.contains("still-mounted")))
+}
+
+#[test]
+fn gc_never_removes_an_orphan_across_a_mount_point_listed_in_mountinfo() {
+    let env = setup();
+    let Some((e, mounted)) = gc_orphan_with_a_mount(&env, false) else {
+        return;
+    };
+    assert_ne!(e["action"], "removed", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("a file system is mounted at ") && reason.ends_with("/crashed/mnt"),
+        "{e}"
+    );
+    assert!(mounted, "{e}");
+}
+
+#[test]
+fn gc_never_removes_an_orphan_across_a_device_boundary_mountinfo_does_not_list() {
+    let env = setup();
+    let Some((e, mounted)) = gc_orphan_with_a_mount(&env, true) else {
+        return;
+    };
+    assert_ne!(e["action"], "removed", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("/crashed/mnt is on another file system (a mount point)"),
+        "{e}"
+    );
+    assert!(mounted, "{e}");
 }
