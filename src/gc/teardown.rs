@@ -169,14 +169,6 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
             )
         }
     }
-    if let Err(why) = mounted_below(t.path) {
-        return stop(
-            why,
-            "unmount it (`umount <mount point>`), then run `git bullpen gc` again; bullpen never \
-             removes across file systems"
-                .to_owned(),
-        );
-    }
     if let Err(why) = remove_dir_confined(root, t.path) {
         return Outcome::Degraded {
             what: why,

@@ -85,9 +85,17 @@ fn rm_force_keeps_the_users_own_locked_linked_worktree_in_an_untracked_directory
         "the user's edit\n"
     );
 
+    // Clean, it is still locked: its owner asked to keep it.
+    env.git(&mine, &["checkout", "-q", "README"]).ok();
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "kept  a: linked worktree scratch/mine holds work: locked (git worktree unlock)\n"
+    );
+
     // Unlocked and clean, it holds nothing its repository does not: its
     // branch lives in the repository, not in the directory.
-    env.git(&mine, &["checkout", "-q", "README"]).ok();
     env.git(&env.repo, &["worktree", "unlock", mine.to_str().unwrap()])
         .ok();
     env.bullpen(&["rm", "--force", "a"]).ok();
@@ -242,11 +250,19 @@ fn a_bind_mount_from_the_same_device_keeps_the_worktree() {
 
 #[test]
 fn a_directory_on_another_device_that_mountinfo_does_not_list_keeps_the_worktree() {
+    // Two mounts mountinfo will not show: on an ignored directory itself
+    // (`build`), and deeper inside one (`.cache/deep`).
     let env = setup();
-    let wt = spawn_pushed(&env, "a", "mkdir .cache");
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "echo build/ >> .gitignore && git add .gitignore && git commit -q -m ignore && \
+         mkdir -p build .cache/deep",
+    );
     let script = format!(
-        "mount -t tmpfs none \"$WT/.cache\" && echo precious > \"$WT/.cache/f\" && \
-         {HIDE_MOUNTS} && \"$BP\" gc --json && cat \"$WT/.cache/f\" >&2"
+        "for d in build .cache/deep; do mount -t tmpfs none \"$WT/$d\" && \
+           echo precious > \"$WT/$d/f\"; done && \
+         {HIDE_MOUNTS} && \"$BP\" gc --json && cat \"$WT/build/f\" \"$WT/.cache/deep/f\" >&2"
     );
     let Some(run) = in_mount_namespace(&env, &wt, &script) else {
         return;
@@ -254,8 +270,17 @@ fn a_directory_on_another_device_that_mountinfo_does_not_list_keeps_the_worktree
     let run = run.ok();
     let e = entry(&run.stdout, "a");
     assert_eq!(e["action"], "kept", "{e}");
-    assert_eq!(e["reason"], MOUNTED);
-    assert_contains(&run.stderr, "precious");
+    assert_eq!(
+        e["reason"],
+        "a file system is mounted at .cache/deep/ (bullpen never removes across file systems: \
+         unmount it first); a file system is mounted at build/ (bullpen never removes across \
+         file systems: unmount it first)"
+    );
+    assert!(
+        run.stderr.ends_with("\nprecious\nprecious\n"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// What gc did with an orphaned directory (a dangling `.git` file, nothing
