@@ -420,6 +420,7 @@ pub(super) fn dirt_of(
     let mut ignored = Vec::new();
     let mut gitignores = Vec::new();
     let mut repositories = Vec::new();
+    let mut untracked_dirs = std::collections::BTreeSet::new();
     for item in iter {
         let item =
             item.with_context(|| format!("could not get the status of {}", worktree.display()))?;
@@ -429,13 +430,16 @@ pub(super) fn dirt_of(
                 gitignores.push(entry.rela_path.clone());
             }
             if matches!(entry.status, Status::Untracked) {
-                // A repository status did not enter, or a `.git` it did not
-                // take for one (a gitdir file pointing nowhere): look inside.
                 if entry.disk_kind == Some(Kind::Repository) {
+                    // A repository status did not enter.
                     repositories.push(entry.rela_path.clone());
-                } else if name == Some(b".git".as_slice()) {
-                    let parent = entry.rela_path.rsplit_once_str("/").map(|(p, _)| p);
-                    repositories.extend(parent.map(gix::bstr::BString::from));
+                } else {
+                    untracked_dirs.extend(
+                        entry
+                            .rela_path
+                            .rsplit_once_str("/")
+                            .map(|(dir, _)| gix::bstr::BString::from(dir)),
+                    );
                 }
             }
             if matches!(entry.status, Status::Ignored(_)) {
@@ -461,6 +465,8 @@ pub(super) fn dirt_of(
         .iter()
         .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
         .collect();
+    dirt.repositories
+        .extend(dot_git_below(worktree, &untracked_dirs));
     if !gitignores.is_empty() {
         dirt.hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
             format!("could not read the ignore rules of {}", worktree.display())
@@ -473,6 +479,31 @@ pub(super) fn dirt_of(
         )
     })?;
     Ok(dirt)
+}
+
+/// Of the directories holding untracked files (and their ancestors), those
+/// with a `.git` entry that status took for no repository (a gitdir file
+/// pointing nowhere: a worktree whose repository moved): status skips every
+/// `.git` by name and lists the rest as untracked files. One `lstat` each.
+fn dot_git_below(
+    worktree: &Path,
+    dirs: &std::collections::BTreeSet<gix::bstr::BString>,
+) -> Vec<PathBuf> {
+    use gix::bstr::ByteSlice;
+    let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    let mut found = Vec::new();
+    for dir in dirs {
+        let mut at: &[u8] = dir.as_slice();
+        while !at.is_empty() && seen.insert(at) {
+            let rel = PathBuf::from(std::ffi::OsStr::from_bytes(at));
+            if worktree.join(&rel).join(".git").symlink_metadata().is_ok() {
+                found.push(rel);
+            }
+            at = at.rsplit_once_str("/").map_or(&[], |(parent, _)| parent);
+        }
+    }
+    found.sort();
+    found
 }
 
 /// The directories holding tracked files (and the submodule paths) of the

@@ -53,6 +53,27 @@ fn rm_force_keeps_a_clone_with_a_commit_of_its_own_in_an_untracked_directory() {
 }
 
 #[test]
+fn rm_force_keeps_an_untracked_directory_whose_git_file_points_nowhere() {
+    // What was it? A worktree whose repository moved, a submodule whose git
+    // dir went: not bullpen's to guess, so it stays.
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "mkdir old && echo 'gitdir: /nowhere/.git/worktrees/old' > old/.git && \
+         echo draft > old/draft.txt",
+    );
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert_contains(
+        &run.stdout,
+        "kept  a: cannot tell whether the repositories nested in it hold work: could not open \
+         the repository at ",
+    );
+    assert!(wt.join("old/draft.txt").exists());
+}
+
+#[test]
 fn rm_force_keeps_the_users_own_locked_linked_worktree_in_an_untracked_directory() {
     let env = setup();
     let wt = spawn_pushed(&env, "a", "true");
@@ -72,6 +93,10 @@ fn rm_force_keeps_the_users_own_locked_linked_worktree_in_an_untracked_directory
     .ok();
     env.git(&env.repo, &["worktree", "lock", mine.to_str().unwrap()])
         .ok();
+    // Its branch holds a commit on no remote: that lives in the repository.
+    std::fs::write(mine.join("mine.txt"), "mine\n").unwrap();
+    env.git(&mine, &["add", "mine.txt"]).ok();
+    env.git(&mine, &["commit", "-q", "-m", "mine"]).ok();
     std::fs::write(mine.join("README"), "the user's edit\n").unwrap();
     let run = env.bullpen(&["rm", "--force", "a"]);
     assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
@@ -281,6 +306,32 @@ fn a_directory_on_another_device_that_mountinfo_does_not_list_keeps_the_worktree
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn rm_force_keeps_a_tracked_directory_another_file_system_is_mounted_on() {
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "mkdir src && echo a > src/a.rs && git add src && git commit -q -m src",
+    );
+    let script = format!(
+        "mount -t tmpfs none \"$WT/src\" && echo precious > \"$WT/src/f\" && {HIDE_MOUNTS} && \
+         {{ \"$BP\" rm --force a || echo \"rm: $?\"; }} && cat \"$WT/src/f\" >&2"
+    );
+    let Some(run) = in_mount_namespace(&env, &wt, &script) else {
+        return;
+    };
+    let run = run.ok();
+    assert_eq!(
+        run.stdout,
+        "kept  a: a file system is mounted at src/ (bullpen never removes across file systems: \
+         unmount it first)\nrm: 3\n",
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.ends_with("precious\n"), "{}", run.stderr);
 }
 
 /// What gc did with an orphaned directory (a dangling `.git` file, nothing
