@@ -309,16 +309,20 @@ fn a_directory_on_another_device_that_mountinfo_does_not_list_keeps_the_worktree
 }
 
 #[test]
-fn rm_force_keeps_a_tracked_directory_another_file_system_is_mounted_on() {
+fn rm_force_keeps_a_tracked_directory_or_a_repository_on_another_file_system() {
+    // mountinfo hidden: a tmpfs over the tracked `src`, and an (empty,
+    // clean) repository on a tmpfs at the untracked `clone`.
     let env = setup();
     let wt = spawn_pushed(
         &env,
         "a",
-        "mkdir src && echo a > src/a.rs && git add src && git commit -q -m src",
+        "mkdir src clone && echo a > src/a.rs && git add src && git commit -q -m src",
     );
     let script = format!(
-        "mount -t tmpfs none \"$WT/src\" && echo precious > \"$WT/src/f\" && {HIDE_MOUNTS} && \
-         {{ \"$BP\" rm --force a || echo \"rm: $?\"; }} && cat \"$WT/src/f\" >&2"
+        "mount -t tmpfs none \"$WT/src\" && echo precious > \"$WT/src/f\" && \
+         mount -t tmpfs none \"$WT/clone\" && git init -q \"$WT/clone\" && {HIDE_MOUNTS} && \
+         {{ \"$BP\" rm --force a || echo \"rm: $?\"; }} && cat \"$WT/src/f\" >&2 && \
+         test -d \"$WT/clone/.git\""
     );
     let Some(run) = in_mount_namespace(&env, &wt, &script) else {
         return;
@@ -326,8 +330,9 @@ fn rm_force_keeps_a_tracked_directory_another_file_system_is_mounted_on() {
     let run = run.ok();
     assert_eq!(
         run.stdout,
-        "kept  a: a file system is mounted at src/ (bullpen never removes across file systems: \
-         unmount it first)\nrm: 3\n",
+        "kept  a: a file system is mounted at clone/ (bullpen never removes across file \
+         systems: unmount it first); a file system is mounted at src/ (bullpen never removes \
+         across file systems: unmount it first)\nrm: 3\n",
         "{}",
         run.stderr
     );
