@@ -31,6 +31,8 @@ pub struct StatusMap {
     pub ignored: Vec<(PathBuf, bool)>,
     /// Untracked repositories status did not enter ([`Dirt::repositories`]).
     pub repositories: Vec<PathBuf>,
+    /// The caches among the ignored ([`Dirt::caches`]), for the removal's words.
+    pub caches: Vec<String>,
 }
 
 impl StatusMap {
@@ -38,6 +40,7 @@ impl StatusMap {
         StatusMap {
             ignored: dirt.ignored.clone(),
             repositories: dirt.repositories.clone(),
+            caches: dirt.caches.clone(),
         }
     }
 }
@@ -154,7 +157,9 @@ impl Repo {
                         None => 1,
                     };
                 }
-                dirt.hiding = hidings(&gitignores, counts);
+                let hiding = hidings(&gitignores, counts);
+                (dirt.hiding, dirt.caches) =
+                    split_caches(dir, hiding, &disposable_patterns(&self.repo));
             }
             Ok(dirt)
         })();
@@ -468,9 +473,10 @@ pub(super) fn dirt_of(
     dirt.repositories
         .extend(dot_git_below(worktree, &untracked_dirs));
     if !gitignores.is_empty() {
-        dirt.hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
+        let hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
             format!("could not read the ignore rules of {}", worktree.display())
         })?;
+        (dirt.hiding, dirt.caches) = split_caches(worktree, hiding, &disposable_patterns(&repo));
     }
     dirt.unseen = unseen_changes(&repo, &index).with_context(|| {
         format!(
@@ -636,6 +642,97 @@ fn is_gitignore(path: &[u8]) -> bool {
     path == b".gitignore" || path.ends_with(b"/.gitignore")
 }
 
+/// `bullpen.gc.disposable`: every value, an empty one clearing those before it.
+fn disposable_patterns(repo: &gix::Repository) -> Vec<gix::bstr::BString> {
+    let values = repo
+        .config_snapshot()
+        .plumbing()
+        .strings(crate::model::config::GC_DISPOSABLE)
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for v in values {
+        if v.is_empty() {
+            out.clear();
+        } else {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Of `hiding` (in the worktree `top`), what stays work, and the directories
+/// that announce themselves as caches (sorted): a `CACHEDIR.TAG` beginning with
+/// its signature, a `pyvenv.cfg` at its top, or a `bullpen.gc.disposable`
+/// pattern (`patterns`) matching it. A `.gitignore` at the top is never a cache's.
+fn split_caches(
+    top: &Path,
+    hiding: Vec<Hiding>,
+    patterns: &[gix::bstr::BString],
+) -> (Vec<Hiding>, Vec<String>) {
+    use crate::model::status::{is_cache, CacheSigns, CACHEDIR_SIGNATURE};
+    let mut work = Vec::new();
+    let mut caches = Vec::new();
+    for h in hiding {
+        let rel = h.dir.trim_end_matches('/');
+        if rel.is_empty() {
+            work.push(h);
+            continue;
+        }
+        let dir = top.join(rel);
+        let tag = read_start(&dir.join("CACHEDIR.TAG"), CACHEDIR_SIGNATURE.len());
+        let signs = CacheSigns {
+            tag: tag.as_deref(),
+            pyvenv: dir
+                .join("pyvenv.cfg")
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file()),
+            configured: patterns.iter().any(|p| pattern_matches(p, rel)),
+        };
+        if is_cache(signs) {
+            caches.push(h.dir);
+        } else {
+            work.push(h);
+        }
+    }
+    caches.sort();
+    (work, caches)
+}
+
+/// The first `n` bytes (or fewer) of the regular file at `path`; `None` when
+/// it is not one or cannot be read (then it says nothing).
+fn read_start(path: &Path, n: usize) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !path.symlink_metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(n);
+    std::fs::File::open(path)
+        .ok()?
+        .take(n as u64)
+        .read_to_end(&mut buf)
+        .ok()?;
+    Some(buf)
+}
+
+/// A `bullpen.gc.disposable` pattern against a directory's worktree-relative
+/// path (`rel`, no trailing `/`): one without a `/` matches its name, one
+/// with a `/` its whole path (`*` not crossing a `/`, `**` crossing them).
+fn pattern_matches(pattern: &gix::bstr::BString, rel: &str) -> bool {
+    use gix::bstr::ByteSlice;
+    use gix::glob::wildmatch::Mode;
+    let pattern = pattern.trim_with(|c| c == '/' || c.is_whitespace());
+    if pattern.contains(&b'/') {
+        gix::glob::wildmatch(
+            pattern.as_bstr(),
+            rel.as_bytes().as_bstr(),
+            Mode::NO_MATCH_SLASH_LITERAL,
+        )
+    } else {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        gix::glob::wildmatch(pattern.as_bstr(), name.as_bytes().as_bstr(), Mode::empty())
+    }
+}
+
 /// The `.gitignore` files (worktree-relative) that hide files, with how many.
 fn hidings(gitignores: &[&[u8]], counts: Vec<usize>) -> Vec<Hiding> {
     gitignores
@@ -751,7 +848,21 @@ fn unseen_changes(repo: &gix::Repository, index: &gix::index::State) -> Result<u
 
 #[cfg(test)]
 mod tests {
-    use super::temp_index_pid;
+    use super::{pattern_matches, temp_index_pid};
+
+    #[test]
+    fn disposable_patterns_match_names_or_paths() {
+        let m = |p: &str, rel: &str| pattern_matches(&p.into(), rel);
+        assert!(m("tool", "tool"));
+        assert!(m("tool", "a/b/tool"));
+        assert!(m(".tox/", "x/.tox"));
+        assert!(m("*_cache", "a/.mypy_cache"));
+        assert!(!m("tool", "tools"));
+        assert!(m("build/out", "build/out"));
+        assert!(!m("build/out", "a/build/out"));
+        assert!(!m("a/*", "a/b/c"));
+        assert!(m("**/out", "a/b/out"));
+    }
 
     #[test]
     fn only_names_of_temporary_indexes_are_recognised() {

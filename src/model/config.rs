@@ -11,6 +11,11 @@ pub const GC_INTEGRATION_REF: &str = "bullpen.gc.integrationRef";
 /// How long gc keeps the records (and logs, local state) of collected sessions:
 /// `90.days`, `2.weeks.ago`, `never`, `now`... as `gc.reflogExpire` takes them.
 pub const GC_EXPIRE: &str = "bullpen.gc.expire";
+/// Directories (multi-valued patterns, glob syntax; one without a `/` matches
+/// a directory's name, one with a `/` its path in the worktree) that gc counts
+/// as caches when a `.gitignore` of their own hides them, besides those that
+/// announce themselves (a `CACHEDIR.TAG`, a `pyvenv.cfg`).
+pub const GC_DISPOSABLE: &str = "bullpen.gc.disposable";
 /// The agent a new session runs when no command is given (before `bullpen.command`).
 pub const AGENT: &str = "bullpen.agent";
 /// `bullpen.agent.<name>.command` and `.resume`: an agent's profile.

@@ -16,6 +16,10 @@ pub struct Dirt {
     /// `.gitignore` files that are not in the index (untracked, or ignoring
     /// themselves) and hide files that would otherwise be untracked.
     pub hiding: Vec<Hiding>,
+    /// Directories whose untracked `.gitignore` hides their files but that
+    /// announce themselves as caches ([`is_cache`] said so): not work, not in
+    /// `hiding`. Relative, with a trailing `/`, sorted.
+    pub caches: Vec<String>,
     /// Ignored entries, relative to the worktree, each with whether it is a
     /// directory (one entry, not entered): not work, never counted as dirt, but
     /// they go with the worktree.
@@ -54,24 +58,54 @@ impl Dirt {
 
 /// What of a worktree is ignored: not work, but it goes with the worktree, so
 /// a removal says so.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ignored {
     /// Files and symlinks.
     pub files: usize,
     pub bytes: u64,
+    /// The caches among them ([`Dirt::caches`]).
+    pub caches: Vec<String>,
 }
 
 impl Ignored {
-    /// "3 ignored files, 80 KiB"; `None` when there are none.
+    /// "3 ignored files, 80 KiB", with "and .venv/, .pytest_cache/: caches"
+    /// when there are; `None` when there is nothing.
     pub fn words(&self) -> Option<String> {
-        (self.files > 0).then(|| {
+        let files = (self.files > 0).then(|| {
             format!(
                 "{}, {}",
                 plural(self.files, "ignored file", "ignored files"),
                 size_words(self.bytes)
             )
-        })
+        });
+        let caches =
+            (!self.caches.is_empty()).then(|| format!("{}: caches", self.caches.join(", ")));
+        match (files, caches) {
+            (Some(f), Some(c)) => Some(format!("{f}, and {c}")),
+            (f, c) => f.or(c),
+        }
     }
+}
+
+/// The signature a cache directory's `CACHEDIR.TAG` begins with (the Cache
+/// Directory Tagging Specification, <https://bford.info/cachedir/>).
+pub const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// What is known of a directory a `.gitignore` of its own hides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheSigns<'a> {
+    /// The start of its `CACHEDIR.TAG`, when it has one.
+    pub tag: Option<&'a [u8]>,
+    /// It has a `pyvenv.cfg` at its top: a Python virtual environment.
+    pub pyvenv: bool,
+    /// A `bullpen.gc.disposable` pattern matches it.
+    pub configured: bool,
+}
+
+/// Pure: is the directory a cache, disposable with the worktree? A valid
+/// `CACHEDIR.TAG`, a virtual environment, or what the user's configuration names.
+pub fn is_cache(signs: CacheSigns) -> bool {
+    signs.configured || signs.pyvenv || signs.tag.is_some_and(|t| t.starts_with(CACHEDIR_SIGNATURE))
 }
 
 /// "80 KiB", "1.5 MiB", "512 bytes": as people read sizes (1 KiB = 1,024 bytes).
@@ -300,6 +334,43 @@ mod tests {
     }
 
     #[test]
+    fn caches_announce_themselves() {
+        let tag = [CACHEDIR_SIGNATURE, b"\n# made by pytest\n"].concat();
+        assert!(is_cache(CacheSigns {
+            tag: Some(&tag),
+            ..CacheSigns::default()
+        }));
+        for bad in [
+            &b"Signature: 8a477f"[..],
+            b"",
+            b" Signature: 8a477f597d28d172789f06886806bc55",
+        ] {
+            assert!(!is_cache(CacheSigns {
+                tag: Some(bad),
+                ..CacheSigns::default()
+            }));
+        }
+        assert!(!is_cache(CacheSigns::default()));
+        assert!(is_cache(CacheSigns {
+            pyvenv: true,
+            ..CacheSigns::default()
+        }));
+        assert!(is_cache(CacheSigns {
+            configured: true,
+            ..CacheSigns::default()
+        }));
+        let i = Ignored {
+            files: 3,
+            bytes: 80 * 1024,
+            caches: vec![".pytest_cache/".into(), ".venv/".into()],
+        };
+        assert_eq!(
+            i.words().as_deref(),
+            Some("3 ignored files, 80 KiB, and .pytest_cache/, .venv/: caches")
+        );
+    }
+
+    #[test]
     fn sizes_and_ignored_words() {
         assert_eq!(size_words(0), "0 bytes");
         assert_eq!(size_words(1), "1 byte");
@@ -311,7 +382,8 @@ mod tests {
         assert_eq!(
             Ignored {
                 files: 3,
-                bytes: 80 * 1024
+                bytes: 80 * 1024,
+                caches: Vec::new(),
             }
             .words()
             .as_deref(),

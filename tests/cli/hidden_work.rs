@@ -398,3 +398,83 @@ fn gc_never_removes_an_orphan_across_a_device_boundary_mountinfo_does_not_list()
     );
     assert!(mounted, "{e}");
 }
+
+// ----- caches -----
+
+/// The signature a `CACHEDIR.TAG` begins with (bford.info/cachedir).
+const CACHEDIR_SIGNATURE: &str = "Signature: 8a477f597d28d172789f06886806bc55";
+
+#[test]
+fn tool_caches_that_ignore_themselves_are_disposable_and_named() {
+    let env = setup();
+    // What pytest, uv and ruff leave: each directory ignores itself (`*`); two
+    // carry a CACHEDIR.TAG, the virtual environment its pyvenv.cfg.
+    let script = format!(
+        "mkdir -p .pytest_cache/v .venv/lib .ruff_cache && \
+         for d in .pytest_cache .venv .ruff_cache; do echo '*' > $d/.gitignore; done && \
+         printf '{CACHEDIR_SIGNATURE}\\n# pytest\\n' > .pytest_cache/CACHEDIR.TAG && \
+         echo x > .pytest_cache/v/lastfailed && \
+         printf 'home = /usr/bin\\n' > .venv/pyvenv.cfg && echo x > .venv/lib/site.py && \
+         printf '{CACHEDIR_SIGNATURE}' > .ruff_cache/CACHEDIR.TAG && echo x > .ruff_cache/0"
+    );
+    let wt = spawn_pushed(&env, "a", &script);
+    let (run, entries) = gc(&env, &["--dry-run"]);
+    let run = run.ok();
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "removed", "{e}\n{}", run.stderr);
+    assert_eq!(
+        e["reason"],
+        "published (reachable from origin/bullpen/a), clean and idle; and 9 ignored files, \
+         124 bytes, and .pytest_cache/, .ruff_cache/, .venv/: caches"
+    );
+    assert_eq!(
+        e["ignored"]["caches"],
+        serde_json::json!([".pytest_cache/", ".ruff_cache/", ".venv/"])
+    );
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "a")["action"], "removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn a_self_ignoring_directory_that_is_no_cache_keeps_the_worktree() {
+    let env = setup();
+    // A tag without the signature is no tag; `bullpen.gc.disposable` adds
+    // what the user knows to be a cache.
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "mkdir notes tool && echo '*' > notes/.gitignore && echo plan > notes/plan.md && \
+         echo 'not a tag' > notes/CACHEDIR.TAG && \
+         echo '*' > tool/.gitignore && echo x > tool/state",
+    );
+    let e = session(&gc(&env, &["--dry-run"]).1, "a").clone();
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "an untracked .gitignore in notes/ hides 2 files, an untracked .gitignore in tool/ \
+         hides 1 file"
+    );
+    env.git(
+        &env.repo,
+        &["config", "--add", "bullpen.gc.disposable", "tool"],
+    )
+    .ok();
+    let e = session(&gc(&env, &["--dry-run"]).1, "a").clone();
+    assert_eq!(
+        e["reason"],
+        "an untracked .gitignore in notes/ hides 2 files"
+    );
+    env.git(
+        &env.repo,
+        &["config", "--add", "bullpen.gc.disposable", "no*s"],
+    )
+    .ok();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert_contains(e["reason"].as_str().unwrap(), "and notes/, tool/: caches");
+    assert!(!wt.exists());
+}
