@@ -478,3 +478,21 @@ fn a_self_ignoring_directory_that_is_no_cache_keeps_the_worktree() {
     assert_contains(e["reason"].as_str().unwrap(), "and notes/, tool/: caches");
     assert!(!wt.exists());
 }
+
+#[test]
+fn a_cache_is_disposable_where_the_worktree_entry_is_gone_too() {
+    // Compared with the branch tip through a temporary index (git's own
+    // check-ignore), not through its worktree entry: the same rule.
+    let env = setup();
+    let script = format!(
+        "mkdir .pytest_cache && echo '*' > .pytest_cache/.gitignore && \
+         printf '{CACHEDIR_SIGNATURE}' > .pytest_cache/CACHEDIR.TAG && echo x > .pytest_cache/v"
+    );
+    let wt = spawn_pushed(&env, "a", &script);
+    std::fs::remove_dir_all(env.repo.join(".git/worktrees/a")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "removed", "{e}");
+    assert!(!wt.exists());
+}
