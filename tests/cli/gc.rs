@@ -1772,7 +1772,7 @@ fn a_removal_says_what_ignored_files_went_with_it() {
     assert_eq!(e["reason"], want, "{e}");
     assert_eq!(
         e["ignored"],
-        serde_json::json!({"files": 2, "bytes": 8}),
+        serde_json::json!({"files": 2, "bytes": 8, "caches": []}),
         "{e}"
     );
     let (run, entries) = gc(&env, &[]);
