@@ -357,15 +357,24 @@ pub fn check_confined(root: &Path, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `Err(why)` when a file system is mounted strictly below `path` (as
-/// `/proc/self/mountinfo` says), or when that cannot be read.
+/// `Err(why)` when a file system is mounted at or below `path` (as
+/// `/proc/self/mountinfo` says, or `path` is on another device than its
+/// parent), or when that cannot be read.
 fn mounted_below(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
     let points = procfs::mount_points()
         .map_err(|why| format!("cannot tell whether a file system is mounted in it: {why}"))?;
     let top = crate::sys::paths::canonical_or_self(path);
-    match points.iter().find(|p| p.starts_with(&top) && **p != top) {
-        Some(p) => Err(format!("a file system is mounted at {}", p.display())),
-        None => Ok(()),
+    if let Some(p) = points.iter().find(|p| p.starts_with(&top)) {
+        return Err(format!("a file system is mounted at {}", p.display()));
+    }
+    let dev = |p: &Path| p.symlink_metadata().map(|m| m.dev());
+    match (dev(&top), top.parent().map(dev)) {
+        (Ok(a), Some(Ok(b))) if a != b => Err(format!(
+            "{} is a mount point (another file system than its parent's)",
+            path.display()
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -129,10 +129,11 @@ fn rel(top: &Path, dir: &Path) -> String {
         .into_owned()
 }
 
-/// The mount points strictly below `top`: those the walk found on another
-/// device (`on_other_device`) and those `/proc/self/mountinfo` lists (a bind
-/// mount of a directory on the same device has the same `st_dev`), each once,
-/// sorted, as paths below `top`.
+/// The mount points at or below `top`: those the walk found on another device
+/// (`on_other_device`), those `/proc/self/mountinfo` lists (a bind mount of a
+/// directory on the same device has the same `st_dev`), and `top` itself when
+/// it is on another device than its parent; each once, sorted, as paths
+/// joined to `top`.
 fn mounts_below(top: &Path, on_other_device: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
     let ctop = canonical(top);
     let listed = crate::sys::procfs::mount_points().map_err(|why| {
@@ -141,9 +142,13 @@ fn mounts_below(top: &Path, on_other_device: Vec<PathBuf>) -> Result<Vec<PathBuf
     let mut found: Vec<PathBuf> = on_other_device;
     for point in listed {
         if let Ok(below) = point.strip_prefix(&ctop) {
-            if !below.as_os_str().is_empty() {
-                found.push(top.join(below));
-            }
+            found.push(top.join(below));
+        }
+    }
+    // The worktree itself on another device than the directory holding it.
+    if let Some(parent) = top.parent() {
+        if device(top)? != device(parent)? {
+            found.push(top.to_path_buf());
         }
     }
     found.sort();

@@ -241,6 +241,11 @@ pub fn nested_words(n: &Nested) -> String {
         NestedKind::Repository => format!("nested repository {}", n.path),
         NestedKind::SubmoduleGitDir => format!("submodule git dir {}", n.path),
         NestedKind::Worktree { .. } => format!("linked worktree {}", n.path),
+        NestedKind::Mount if n.path.is_empty() => {
+            return "the worktree is itself a mount point (bullpen never removes across file \
+                    systems: unmount it first)"
+                .to_owned()
+        }
         NestedKind::Mount => {
             return format!(
                 "a file system is mounted at {}/ (bullpen never removes across file systems: \

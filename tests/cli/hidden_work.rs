@@ -496,3 +496,25 @@ fn a_cache_is_disposable_where_the_worktree_entry_is_gone_too() {
     assert_eq!(e["action"], "removed", "{e}");
     assert!(!wt.exists());
 }
+
+#[test]
+fn a_worktree_that_is_itself_a_mount_point_is_kept() {
+    // Bound onto itself: the same files, now a mount point.
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    let Some(run) = in_mount_namespace(
+        &env,
+        &wt,
+        "mount --bind \"$WT\" \"$WT\" && \"$BP\" gc --json && test -e \"$WT/README\"",
+    ) else {
+        return;
+    };
+    let run = run.ok();
+    let e = entry(&run.stdout, "a");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "the worktree is itself a mount point (bullpen never removes across file systems: \
+         unmount it first)"
+    );
+}
