@@ -518,3 +518,76 @@ fn a_worktree_that_is_itself_a_mount_point_is_kept() {
          unmount it first)"
     );
 }
+
+/// Shell: `$WT` becomes a mount point of a tmpfs holding a copy of what it held.
+const WT_ON_TMPFS: &str = "mkdir \"$R/copy\" && mount -t tmpfs none \"$R/copy\" && \
+     cp -a \"$WT/.\" \"$R/copy/\" && mount --bind \"$R/copy\" \"$WT\"";
+
+#[test]
+fn a_worktree_on_a_file_system_of_its_own_is_kept_with_mountinfo_hidden() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    let script = format!("{WT_ON_TMPFS} && {HIDE_MOUNTS} && \"$BP\" gc --json");
+    let Some(run) = in_mount_namespace(&env, &wt, &script) else {
+        return;
+    };
+    let run = run.ok();
+    let e = entry(&run.stdout, "a");
+    assert_eq!(e["action"], "kept", "{e}");
+    assert_eq!(
+        e["reason"],
+        "the worktree is itself a mount point (bullpen never removes across file systems: \
+         unmount it first)"
+    );
+}
+
+/// gc's entry for an orphaned directory (a dangling `.git` file, nothing else)
+/// after `script` made it a mount point, and whether its `.git` file survived.
+fn gc_orphan_that_is_a_mount_point(env: &Env, script: &str) -> Option<(Value, bool)> {
+    let anchor = env.spawn_sh("anchor", "echo keep > keep.txt");
+    let root = anchor.parent().unwrap().to_path_buf();
+    let orphan = crate::gc::orphan_dir(env, &root, "crashed");
+    let script = format!(
+        "{script} && {{ \"$BP\" gc --json || true; }} && \
+         {{ test -e \"$WT/.git\" && echo kept-git >&2 || true; }}"
+    );
+    let run = in_mount_namespace(env, &orphan, &script)?;
+    let entries: Vec<Value> = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    let e = entries
+        .iter()
+        .find(|e| e["kind"] == "orphan")
+        .unwrap_or_else(|| panic!("no orphan in {entries:#?}\n{}", run.stderr))
+        .clone();
+    Some((e, run.stderr.contains("kept-git")))
+}
+
+#[test]
+fn gc_never_removes_an_orphan_that_is_itself_a_mount_point() {
+    let env = setup();
+    let Some((e, kept)) = gc_orphan_that_is_a_mount_point(&env, "mount --bind \"$WT\" \"$WT\"")
+    else {
+        return;
+    };
+    assert_ne!(e["action"], "removed", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("a file system is mounted at ") && reason.ends_with("/crashed"),
+        "{e}"
+    );
+    assert!(kept, "{e}");
+    // With mountinfo hidden, its device tells.
+    let env = setup();
+    let Some((e, kept)) =
+        gc_orphan_that_is_a_mount_point(&env, &format!("{WT_ON_TMPFS} && {HIDE_MOUNTS}"))
+    else {
+        return;
+    };
+    assert_ne!(e["action"], "removed", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with("/crashed is a mount point (another file system than its parent's)"),
+        "{e}"
+    );
+    assert!(kept, "{e}");
+}
