@@ -16,6 +16,7 @@ use crate::model::usage::{describe_users, Busy};
 use crate::model::{Dirt, Oid};
 use crate::sys::layout::Layout;
 use crate::sys::procfs;
+use crate::sys::remove::{remove_tree, Stopped};
 
 /// How many times a directory that refuses to go is removed again.
 const ATTEMPTS: usize = 5;
@@ -376,60 +377,6 @@ fn mounted_below(path: &Path) -> Result<(), String> {
         )),
         _ => Ok(()),
     }
-}
-
-/// Why a removal stopped.
-enum Stopped {
-    /// A directory on another device than the tree's top: a mount point.
-    OtherDevice(std::path::PathBuf),
-    Io(std::io::Error),
-}
-
-/// Remove `top` and everything below it, never following a symlink and never
-/// entering a directory on another device than `top` (it stops there: what
-/// another file system holds is not bullpen's).
-fn remove_tree(top: &Path) -> Result<(), Stopped> {
-    use std::os::unix::fs::MetadataExt;
-    let dev = top.symlink_metadata().map_err(Stopped::Io)?.dev();
-    // Depth first: a directory is removed once everything in it is.
-    let mut stack = vec![(top.to_path_buf(), false)];
-    while let Some((dir, listed)) = stack.pop() {
-        if listed {
-            match std::fs::remove_dir(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Stopped::Io(e)),
-            }
-            continue;
-        }
-        stack.push((dir.clone(), true));
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Stopped::Io(e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(Stopped::Io)?;
-            let meta = match entry.metadata() {
-                Ok(m) => m,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Stopped::Io(e)),
-            };
-            if meta.is_dir() {
-                if meta.dev() != dev {
-                    return Err(Stopped::OtherDevice(entry.path()));
-                }
-                stack.push((entry.path(), false));
-            } else {
-                match std::fs::remove_file(entry.path()) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(Stopped::Io(e)),
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Remove a directory strictly inside the worktree root, retrying briefly while

@@ -9,5 +9,6 @@ pub mod lock;
 pub mod memory;
 pub mod paths;
 pub mod procfs;
+pub mod remove;
 pub mod socket;
 pub mod term;
