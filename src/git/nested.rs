@@ -254,7 +254,8 @@ fn find_nested(top: &Path, count: bool) -> Result<Walk> {
 /// initialised there, a submodule), in an untracked repository it did not
 /// enter, or in an ignored directory. So: one `lstat` of each tracked
 /// directory and its `.git`, a walk of each untracked repository, and a walk of
-/// each ignored entry, counting its files.
+/// each ignored entry, counting its files. The untracked mount points status
+/// walked into it found already.
 fn find_nested_mapped(
     top: &Path,
     map: &StatusMap,
@@ -262,6 +263,7 @@ fn find_nested_mapped(
 ) -> Result<Walk> {
     let dev = device(top)?;
     let mut walk = Walk::default();
+    walk.mounts.extend(map.mounts.iter().map(|m| top.join(m)));
     for dir in &tracked_dirs_at(top, cli_config)? {
         if dir.as_os_str().is_empty() {
             continue;

@@ -33,6 +33,8 @@ pub struct StatusMap {
     pub repositories: Vec<PathBuf>,
     /// The caches among the ignored ([`Dirt::caches`]), for the removal's words.
     pub caches: Vec<String>,
+    /// Untracked directories on another device ([`Dirt::mounts`]).
+    pub mounts: Vec<PathBuf>,
 }
 
 impl StatusMap {
@@ -41,6 +43,7 @@ impl StatusMap {
             ignored: dirt.ignored.clone(),
             repositories: dirt.repositories.clone(),
             caches: dirt.caches.clone(),
+            mounts: dirt.mounts.clone(),
         }
     }
 }
@@ -470,8 +473,9 @@ pub(super) fn dirt_of(
         .iter()
         .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
         .collect();
-    dirt.repositories
-        .extend(dot_git_below(worktree, &untracked_dirs));
+    let (repositories, mounts) = look_closer(worktree, &untracked_dirs);
+    dirt.repositories.extend(repositories);
+    dirt.mounts = mounts;
     if !gitignores.is_empty() {
         let hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
             format!("could not read the ignore rules of {}", worktree.display())
@@ -487,29 +491,46 @@ pub(super) fn dirt_of(
     Ok(dirt)
 }
 
-/// Of the directories holding untracked files (and their ancestors), those
+/// Of the directories holding untracked files (and their ancestors): those
 /// with a `.git` entry that status took for no repository (a gitdir file
-/// pointing nowhere: a worktree whose repository moved): status skips every
-/// `.git` by name and lists the rest as untracked files. One `lstat` each.
-fn dot_git_below(
+/// pointing nowhere: a worktree whose repository moved; status skips every
+/// `.git` by name and lists the rest as untracked files), and those on another
+/// device than the directory holding them (mount points status walked into).
+/// One `lstat` of each and of its `.git`.
+fn look_closer(
     worktree: &Path,
     dirs: &std::collections::BTreeSet<gix::bstr::BString>,
-) -> Vec<PathBuf> {
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
     use gix::bstr::ByteSlice;
-    let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-    let mut found = Vec::new();
+    use std::os::unix::fs::MetadataExt;
+    let dev_of = |rel: &Path| worktree.join(rel).symlink_metadata().ok().map(|m| m.dev());
+    let top = dev_of(Path::new(""));
+    let mut devs: std::collections::HashMap<&[u8], Option<u64>> = std::collections::HashMap::new();
+    let mut repos = Vec::new();
     for dir in dirs {
         let mut at: &[u8] = dir.as_slice();
-        while !at.is_empty() && seen.insert(at) {
-            let rel = PathBuf::from(std::ffi::OsStr::from_bytes(at));
-            if worktree.join(&rel).join(".git").symlink_metadata().is_ok() {
-                found.push(rel);
+        while !at.is_empty() && !devs.contains_key(at) {
+            let rel = Path::new(std::ffi::OsStr::from_bytes(at));
+            devs.insert(at, dev_of(rel));
+            if worktree.join(rel).join(".git").symlink_metadata().is_ok() {
+                repos.push(rel.to_path_buf());
             }
             at = at.rsplit_once_str("/").map_or(&[], |(parent, _)| parent);
         }
     }
-    found.sort();
-    found
+    let mut mounts: Vec<PathBuf> = devs
+        .iter()
+        .filter(|(at, dev)| {
+            let parent = at
+                .rsplit_once_str("/")
+                .map_or(top, |(p, _)| devs.get(p).copied().flatten());
+            dev.is_some() && parent.is_some() && **dev != parent
+        })
+        .map(|(at, _)| PathBuf::from(std::ffi::OsStr::from_bytes(at)))
+        .collect();
+    repos.sort();
+    mounts.sort();
+    (repos, mounts)
 }
 
 /// The directories holding tracked files (and the submodule paths) of the

@@ -28,6 +28,9 @@ pub struct Dirt {
     /// a `.git` directory or file), relative to the worktree: status counts each
     /// as one untracked entry and never looks inside.
     pub repositories: Vec<std::path::PathBuf>,
+    /// Directories holding untracked files (or their ancestors) on another
+    /// device than the directory holding them: mount points status walked into.
+    pub mounts: Vec<std::path::PathBuf>,
 }
 
 /// An untracked or ignored `.gitignore` and how many files it hides.

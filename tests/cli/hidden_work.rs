@@ -591,3 +591,28 @@ fn gc_never_removes_an_orphan_that_is_itself_a_mount_point() {
     );
     assert!(kept, "{e}");
 }
+
+#[test]
+fn rm_force_keeps_an_untracked_directory_on_another_file_system() {
+    // mountinfo hidden: status walks into the tmpfs at `data/mnt` and counts
+    // its file as untracked; --force must not discard it.
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "mkdir -p data/mnt");
+    let script = format!(
+        "mount -t tmpfs none \"$WT/data/mnt\" && mkdir \"$WT/data/mnt/x\" && \
+         echo precious > \"$WT/data/mnt/x/f\" && {HIDE_MOUNTS} && \
+         {{ \"$BP\" rm --force a || echo \"rm: $?\"; }} && cat \"$WT/data/mnt/x/f\" >&2"
+    );
+    let Some(run) = in_mount_namespace(&env, &wt, &script) else {
+        return;
+    };
+    let run = run.ok();
+    assert_eq!(
+        run.stdout,
+        "kept  a: a file system is mounted at data/mnt/ (bullpen never removes across file \
+         systems: unmount it first)\nrm: 3\n",
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.ends_with("precious\n"), "{}", run.stderr);
+}
