@@ -64,7 +64,6 @@ pub(super) fn nested_of(
             None => find_nested(top, false)?,
         };
         tally = walk.tally;
-        tally.caches = map.map(|m| m.caches.clone()).unwrap_or_default();
         for dir in mounts_below(top, walk.mounts)? {
             out.push(Nested {
                 path: rel(top, &dir),

@@ -31,8 +31,6 @@ pub struct StatusMap {
     pub ignored: Vec<(PathBuf, bool)>,
     /// Untracked repositories status did not enter ([`Dirt::repositories`]).
     pub repositories: Vec<PathBuf>,
-    /// The caches among the ignored ([`Dirt::caches`]), for the removal's words.
-    pub caches: Vec<String>,
     /// Untracked directories on another device ([`Dirt::mounts`]).
     pub mounts: Vec<PathBuf>,
 }
@@ -42,7 +40,6 @@ impl StatusMap {
         StatusMap {
             ignored: dirt.ignored.clone(),
             repositories: dirt.repositories.clone(),
-            caches: dirt.caches.clone(),
             mounts: dirt.mounts.clone(),
         }
     }

@@ -494,6 +494,7 @@ fn a_cache_is_disposable_where_the_worktree_entry_is_gone_too() {
     run.ok();
     let e = session(&entries, "a");
     assert_eq!(e["action"], "removed", "{e}");
+    assert_contains(e["reason"].as_str().unwrap(), "and .pytest_cache/: caches");
     assert!(!wt.exists());
 }
 
