@@ -22,11 +22,15 @@ right before removal:
              tree) at the ref's tip or at a commit of its first-parent history
              since the session forked: squash merges, rebase merges, cherry-picks
   clean      no modified, deleted, staged or untracked files (ignored files do not
-             count, unless a .gitignore that is not in the index hides them), and no
-             edit under skip-worktree or assume-unchanged
-  nested     every repository inside (a submodule, any .git below the top, ignored
-             directories too) and every submodule git dir git keeps for the worktree
-             is clean, its HEAD, branches and stash on its own remote-tracking refs
+             count, unless a .gitignore that is not in the index hides them: but a
+             cache does not count, a directory with a valid CACHEDIR.TAG, a pyvenv.cfg,
+             or matched by bullpen.gc.disposable), and no edit under skip-worktree or
+             assume-unchanged
+  nested     every repository inside (a submodule, a clone or a linked worktree in
+             any directory, any .git below the top) and every submodule git dir git
+             keeps for the worktree is clean, its HEAD, branches, stash and reflogs on
+             its own remote-tracking refs; a linked worktree is not locked
+  one fs     no file system is mounted below it (mountinfo, or another device)
   idle       the session's process is not running, and no process has its current
              directory, root, executable or an open file inside the worktree
   unlocked   the worktree is not locked (git worktree lock)
@@ -92,12 +96,13 @@ progress on stderr.
 orphan, record), id, action (removed, collected, pruned, kept, degraded, expired), \
 reason, \
 worktree, branch, hint, dry_run, published (null, or how, ref, commit, since, \
-description) and ignored (null, or files, bytes).
+description) and ignored (null, or files, bytes, caches).
 
 Examples:
   git bullpen gc --dry-run
   git bullpen gc --fetch --wait 30
   git config --add bullpen.gc.integrationRef 'origin/release/*'
+  git config --add bullpen.gc.disposable .tox
   git bullpen gc --json | jq -r '.[] | select(.action == \"kept\") | .reason'";
 
 /// Remove worktrees of sessions that are published, clean and idle.

@@ -27,7 +27,8 @@ unpublished commits and uncommitted changes (modified, staged, untracked files) 
 longer keep it: `git worktree remove --force` takes the worktree down and the branch \
 bullpen/<id> is deleted. Still never: a session whose process is running (stop it \
 first), a worktree other processes use or that is locked, a branch checked out in \
-another worktree, and anything the trust rules forbid (a worktree this machine did not \
+another worktree, a repository inside it that holds work (a clone, a linked worktree, \
+a submodule), a file system mounted below it, and anything the trust rules forbid (a worktree this machine did not \
 create, a record pointing outside the worktree root): records can arrive from a fetch \
 or a hand edit.
 

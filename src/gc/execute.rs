@@ -589,7 +589,7 @@ impl Gc<'_> {
         };
         e.published = evidence.cloned();
         if e.action != Action::Kept {
-            e.ignored = f.ignored.filter(|i| i.files > 0);
+            e.ignored = f.ignored.clone().filter(|i| i.words().is_some());
         }
         e
     }
@@ -774,7 +774,7 @@ impl Gc<'_> {
                 );
                 let mut step = self.finish(stored, facts, Some(tip), Action::Removed, reason);
                 if let Step::Done(e) = &mut step {
-                    e.ignored = facts.ignored.filter(|i| i.files > 0);
+                    e.ignored = facts.ignored.clone().filter(|i| i.words().is_some());
                 }
                 step
             }

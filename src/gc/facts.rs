@@ -331,8 +331,11 @@ impl<'a> Gatherer<'a> {
         for (&i, nested) in wanted.iter().zip(self.ctx.repo.nested_many(&targets)) {
             if let Ok(f) = &mut partial[i] {
                 match nested {
-                    Ok((repos, ignored)) => {
+                    Ok((repos, mut ignored)) => {
                         f.nested = Some(Ok(repos));
+                        if let Some(Ok(d)) = &f.dirt {
+                            ignored.caches = d.caches.clone();
+                        }
                         f.ignored = Some(ignored);
                     }
                     Err(e) => f.nested = Some(Err(format!("{e:#}"))),

@@ -89,7 +89,9 @@ fn published_json<S: serde::Serializer>(e: &Option<Evidence>, s: S) -> Result<S:
 fn ignored_json<S: serde::Serializer>(i: &Option<Ignored>, s: S) -> Result<S::Ok, S::Error> {
     match i {
         None => s.serialize_none(),
-        Some(i) => serde_json::json!({"files": i.files, "bytes": i.bytes}).serialize(s),
+        Some(i) => {
+            serde_json::json!({"files": i.files, "bytes": i.bytes, "caches": i.caches}).serialize(s)
+        }
     }
 }
 

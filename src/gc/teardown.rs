@@ -16,6 +16,7 @@ use crate::model::usage::{describe_users, Busy};
 use crate::model::{Dirt, Oid};
 use crate::sys::layout::Layout;
 use crate::sys::procfs;
+use crate::sys::remove::{remove_tree, Stopped};
 
 /// How many times a directory that refuses to go is removed again.
 const ATTEMPTS: usize = 5;
@@ -357,19 +358,48 @@ pub fn check_confined(root: &Path, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `Err(why)` when a file system is mounted at or below `path` (as
+/// `/proc/self/mountinfo` says, or `path` is on another device than its
+/// parent), or when that cannot be read.
+fn mounted_below(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let points = procfs::mount_points()
+        .map_err(|why| format!("cannot tell whether a file system is mounted in it: {why}"))?;
+    let top = crate::sys::paths::canonical_or_self(path);
+    if let Some(p) = points.iter().find(|p| p.starts_with(&top)) {
+        return Err(format!("a file system is mounted at {}", p.display()));
+    }
+    let dev = |p: &Path| p.symlink_metadata().map(|m| m.dev());
+    match (dev(&top), top.parent().map(dev)) {
+        (Ok(a), Some(Ok(b))) if a != b => Err(format!(
+            "{} is a mount point (another file system than its parent's)",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Remove a directory strictly inside the worktree root, retrying briefly while
 /// something keeps refilling it. Succeeds only when it is gone and stays gone
-/// for a moment.
+/// for a moment. Never across a file system boundary: a mount point below it
+/// (listed in `mountinfo`, or a directory on another device) stops it.
 pub fn remove_dir_confined(root: &Path, path: &Path) -> Result<(), String> {
     let mut last = String::new();
     for pause in BACKOFF {
         if path.symlink_metadata().is_ok() {
             check_confined(root, path)?;
-            // remove_dir_all never follows symlinks inside the tree.
-            match std::fs::remove_dir_all(path) {
+            mounted_below(path)?;
+            match remove_tree(path) {
                 Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => last = e.to_string(),
+                Err(Stopped::OtherDevice(at)) => {
+                    return Err(format!(
+                        "{} is on another file system (a mount point): bullpen never removes \
+                         across file systems",
+                        at.display()
+                    ))
+                }
+                Err(Stopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(Stopped::Io(e)) => last = e.to_string(),
             }
         }
         if stays_gone(path) {

@@ -44,8 +44,11 @@ impl Repo {
 
 /// [`Repo::nested_repositories`] without `&Repo` (threads share it). With the
 /// worktree's status (`map`), only what status did not look into is looked at:
-/// a `.git` in each directory holding tracked files, and the ignored entries
-/// whole, whose files it counts; without, the whole tree.
+/// a `.git` in each directory holding tracked files, the untracked repositories
+/// status did not enter, and the ignored entries whole, whose files it counts;
+/// without, the whole tree. A file system mounted below the worktree (in
+/// `mountinfo`, or a directory on another device) is one too: never entered,
+/// and what it holds is not bullpen's to judge.
 pub(super) fn nested_of(
     worktree: Option<&Path>,
     modules: Option<&Path>,
@@ -56,24 +59,42 @@ pub(super) fn nested_of(
     let mut seen = HashSet::new();
     let mut tally = Ignored::default();
     if let Some(top) = worktree.filter(|w| w.is_dir()) {
-        let (found, counted) = match map {
+        let walk = match map {
             Some(map) => find_nested_mapped(top, map, cli_config)?,
             None => find_nested(top, false)?,
         };
-        tally = counted;
-        for (dir, dot_git_is_dir) in found {
+        tally = walk.tally;
+        for dir in mounts_below(top, walk.mounts)? {
+            out.push(Nested {
+                path: rel(top, &dir),
+                kind: NestedKind::Mount,
+                unpublished: Vec::new(),
+                dirt: None,
+            });
+        }
+        for (dir, dot_git_is_dir) in walk.repos {
             let repo = gix::open(&dir)
                 .with_context(|| format!("could not open the repository at {}", dir.display()))?;
             seen.insert(canonical(repo.git_dir()));
-            let rel = dir.strip_prefix(top).unwrap_or(&dir);
+            let kind = if dot_git_is_dir {
+                NestedKind::Repository
+            } else if repo.git_dir() != repo.common_dir() {
+                // Its git dir names another as its common dir (`commondir`): git's
+                // own test. (gix's `kind()` goes by the path, and takes a
+                // submodule's git dir under `worktrees/<id>/modules/` for one.)
+                NestedKind::Worktree {
+                    locked: repo.git_dir().join("locked").exists(),
+                }
+            } else {
+                NestedKind::Submodule
+            };
+            // A linked worktree's branches and reflogs live in its repository,
+            // elsewhere: only a detached HEAD goes with it.
+            let own_refs = !matches!(kind, NestedKind::Worktree { .. });
             out.push(Nested {
-                path: rel.to_string_lossy().into_owned(),
-                kind: if dot_git_is_dir {
-                    NestedKind::Repository
-                } else {
-                    NestedKind::Submodule
-                },
-                unpublished: unpublished_refs(&repo)
+                path: rel(top, &dir),
+                kind,
+                unpublished: unpublished_refs(&repo, own_refs)
                     .with_context(|| format!("could not read the history of {}", dir.display()))?,
                 // A repository of its own: its own objects.
                 dirt: Some(dirt_of(&dir, cli_config, None)?),
@@ -89,7 +110,7 @@ pub(super) fn nested_of(
             out.push(Nested {
                 path: git_dir.to_string_lossy().into_owned(),
                 kind: NestedKind::SubmoduleGitDir,
-                unpublished: unpublished_refs(&repo).with_context(|| {
+                unpublished: unpublished_refs(&repo, true).with_context(|| {
                     format!("could not read the history of {}", git_dir.display())
                 })?,
                 dirt: None,
@@ -97,6 +118,41 @@ pub(super) fn nested_of(
         }
     }
     Ok((out, tally))
+}
+
+/// For people: `dir` relative to the worktree `top`.
+fn rel(top: &Path, dir: &Path) -> String {
+    dir.strip_prefix(top)
+        .unwrap_or(dir)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The mount points at or below `top`: those the walk found on another device
+/// (`on_other_device`), those `/proc/self/mountinfo` lists (a bind mount of a
+/// directory on the same device has the same `st_dev`), and `top` itself when
+/// it is on another device than its parent; each once, sorted, as paths
+/// joined to `top`.
+fn mounts_below(top: &Path, on_other_device: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+    let ctop = canonical(top);
+    let listed = crate::sys::procfs::mount_points().map_err(|why| {
+        anyhow::anyhow!("cannot tell whether a file system is mounted in it: {why}")
+    })?;
+    let mut found: Vec<PathBuf> = on_other_device;
+    for point in listed {
+        if let Ok(below) = point.strip_prefix(&ctop) {
+            found.push(top.join(below));
+        }
+    }
+    // The worktree itself on another device than the directory holding it.
+    if let Some(parent) = top.parent() {
+        if device(top)? != device(parent)? {
+            found.push(top.to_path_buf());
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -111,14 +167,52 @@ fn open_git_dir(git_dir: &Path) -> Result<gix::Repository> {
     Ok(repo)
 }
 
-/// Directories below `top` (never `top` itself) that hold a `.git` entry, with
-/// whether it is a directory (or a symlink) rather than a gitdir file. Symlinks
-/// are not followed and `.git` entries are not entered; a nested repository's
-/// own tree is searched too. With `count`, the files (and symlinks) below `top`
-/// are counted too, with their sizes.
-fn find_nested(top: &Path, count: bool) -> Result<(Vec<(PathBuf, bool)>, Ignored)> {
-    let mut found = Vec::new();
-    let mut tally = Ignored::default();
+/// What a walk below a worktree found.
+#[derive(Default)]
+struct Walk {
+    /// Directories holding a `.git` entry, with whether it is a directory (or
+    /// a symlink) rather than a gitdir file.
+    repos: Vec<(PathBuf, bool)>,
+    /// Directories on another device than the one they sit in: never entered.
+    mounts: Vec<PathBuf>,
+    tally: Ignored,
+}
+
+impl Walk {
+    fn extend(&mut self, other: Walk) {
+        self.repos.extend(other.repos);
+        self.mounts.extend(other.mounts);
+        self.tally.files += other.tally.files;
+        self.tally.bytes += other.tally.bytes;
+    }
+
+    fn finish(mut self) -> Walk {
+        self.repos.sort();
+        self.repos.dedup();
+        self.mounts.sort();
+        self.mounts.dedup();
+        self
+    }
+}
+
+/// The device `dir` itself is on (not following a symlink).
+fn device(dir: &Path) -> Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(dir
+        .symlink_metadata()
+        .with_context(|| format!("could not read {}", dir.display()))?
+        .dev())
+}
+
+/// Directories below `top` (never `top` itself) that hold a `.git` entry.
+/// Symlinks are not followed, `.git` entries are not entered, nor is a
+/// directory on another device than `top` (it is a mount point); a nested
+/// repository's own tree is searched too. With `count`, the files (and
+/// symlinks) below `top` are counted too, with their sizes.
+fn find_nested(top: &Path, count: bool) -> Result<Walk> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = device(top)?;
+    let mut walk = Walk::default();
     let mut stack = vec![top.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let rd =
@@ -132,63 +226,95 @@ fn find_nested(top: &Path, count: bool) -> Result<(Vec<(PathBuf, bool)>, Ignored
                 // A directory, a gitdir file, or a symlink to a git dir elsewhere
                 // (its checkout and untracked files still go with the worktree).
                 if dir != top {
-                    found.push((dir.clone(), !ft.is_file()));
+                    walk.repos.push((dir.clone(), !ft.is_file()));
                 }
                 continue;
             }
             if ft.is_dir() {
-                stack.push(entry.path());
+                let meta = entry
+                    .metadata()
+                    .with_context(|| format!("could not read {}", entry.path().display()))?;
+                if meta.dev() != dev {
+                    walk.mounts.push(entry.path());
+                } else {
+                    stack.push(entry.path());
+                }
             } else if count {
-                tally.files += 1;
-                tally.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+                walk.tally.files += 1;
+                walk.tally.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
             }
         }
     }
-    found.sort();
-    Ok((found, tally))
+    Ok(walk.finish())
 }
 
 /// [`find_nested`] with the map a status of the worktree drew: every `.git`
 /// status cannot see is in a directory holding tracked files (a repository
-/// initialised there, a submodule) or in an ignored directory; an untracked one
-/// makes the worktree dirty already. So: one `lstat` per tracked directory,
-/// and a walk of each ignored entry, counting its files.
+/// initialised there, a submodule), in an untracked repository it did not
+/// enter, or in an ignored directory. So: one `lstat` of each tracked
+/// directory and its `.git`, a walk of each untracked repository, and a walk of
+/// each ignored entry, counting its files. The untracked mount points status
+/// walked into it found already.
 fn find_nested_mapped(
     top: &Path,
     map: &StatusMap,
     cli_config: &[gix::bstr::BString],
-) -> Result<(Vec<(PathBuf, bool)>, Ignored)> {
-    let mut found = Vec::new();
+) -> Result<Walk> {
+    let dev = device(top)?;
+    let mut walk = Walk::default();
+    walk.mounts.extend(map.mounts.iter().map(|m| top.join(m)));
     for dir in &tracked_dirs_at(top, cli_config)? {
         if dir.as_os_str().is_empty() {
             continue;
         }
         let at = top.join(dir);
+        match device(&at) {
+            Ok(d) if d != dev => {
+                walk.mounts.push(at);
+                continue;
+            }
+            _ => {}
+        }
         if let Ok(m) = at.join(".git").symlink_metadata() {
-            found.push((at, !m.is_file()));
+            walk.repos.push((at, !m.is_file()));
         }
     }
-    let mut tally = Ignored::default();
+    for entry in &map.repositories {
+        let at = top.join(entry);
+        match device(&at) {
+            Ok(d) if d != dev => walk.mounts.push(at),
+            Ok(_) => {
+                if let Ok(m) = at.join(".git").symlink_metadata() {
+                    walk.repos.push((at.clone(), !m.is_file()));
+                }
+                walk.extend(find_nested(&at, false)?);
+            }
+            Err(_) => {} // gone since the status
+        }
+    }
     for (entry, is_dir) in &map.ignored {
         let at = top.join(entry);
         if !*is_dir {
             if let Ok(m) = at.symlink_metadata() {
-                tally.files += 1;
-                tally.bytes += m.len();
+                walk.tally.files += 1;
+                walk.tally.bytes += m.len();
             }
             continue;
         }
-        if let Ok(m) = at.join(".git").symlink_metadata() {
-            found.push((at.clone(), !m.is_file()));
+        match device(&at) {
+            Ok(d) if d != dev => {
+                walk.mounts.push(at);
+                continue;
+            }
+            Ok(_) => {}
+            Err(_) => continue, // gone since the status
         }
-        let (below, counted) = find_nested(&at, true)?;
-        found.extend(below);
-        tally.files += counted.files;
-        tally.bytes += counted.bytes;
+        if let Ok(m) = at.join(".git").symlink_metadata() {
+            walk.repos.push((at.clone(), !m.is_file()));
+        }
+        walk.extend(find_nested(&at, true)?);
     }
-    found.sort();
-    found.dedup();
-    Ok((found, tally))
+    Ok(walk.finish())
 }
 
 /// Git dirs under a `modules/` directory: submodule names may hold slashes, and
@@ -228,8 +354,11 @@ fn find_git_dirs(modules: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Its local branches, stash and detached HEAD that no remote-tracking ref of
-/// its own reaches, by name. A tip whose commit is missing counts as unpublished.
-fn unpublished_refs(repo: &gix::Repository) -> Result<Vec<String>> {
+/// its own reaches, by name, and (as [`REFLOG`](crate::model::status::REFLOG)) commits only its reflogs
+/// still hold. A tip whose commit is missing counts as unpublished. Without
+/// `own_refs` (a linked worktree, whose refs live in its repository elsewhere)
+/// only a detached HEAD.
+fn unpublished_refs(repo: &gix::Repository, own_refs: bool) -> Result<Vec<String>> {
     let mut tips: Vec<(String, gix::ObjectId)> = Vec::new();
     let head = repo.head().context("could not read HEAD")?;
     if head.referent_name().is_none() {
@@ -237,8 +366,13 @@ fn unpublished_refs(repo: &gix::Repository) -> Result<Vec<String>> {
             tips.push(("HEAD".to_owned(), id.detach()));
         }
     }
+    let prefixes: &[&str] = if own_refs {
+        &["refs/heads/", "refs/stash"]
+    } else {
+        &[]
+    };
     let platform = repo.references().context("could not read refs")?;
-    for prefix in ["refs/heads/", "refs/stash"] {
+    for prefix in prefixes.iter().copied() {
         let iter = platform
             .prefixed(prefix)
             .with_context(|| format!("could not list {prefix}"))?;
@@ -258,6 +392,11 @@ fn unpublished_refs(repo: &gix::Repository) -> Result<Vec<String>> {
             tips.push((name, id.detach()));
         }
     }
+    let reflog = if own_refs {
+        reflog_only(repo, &tips)?
+    } else {
+        false
+    };
     if tips.is_empty() {
         return Ok(Vec::new());
     }
@@ -291,9 +430,72 @@ fn unpublished_refs(repo: &gix::Repository) -> Result<Vec<String>> {
             }
         }
     }
-    Ok(tips
+    let mut names: Vec<String> = tips
         .into_iter()
         .filter(|(_, id)| unpublished.contains(id))
         .map(|(name, _)| name)
-        .collect())
+        .collect();
+    if reflog {
+        names.push(crate::model::status::REFLOG.to_owned());
+    }
+    Ok(names)
+}
+
+/// Does a reflog of HEAD or of a local branch hold a commit that neither a
+/// remote-tracking ref nor one of `tips` reaches (an amended or reset-away
+/// commit, the only trace of which is the reflog)? Entries whose commit is
+/// gone already (expired) hold nothing.
+fn reflog_only(repo: &gix::Repository, tips: &[(String, gix::ObjectId)]) -> Result<bool> {
+    let mut logged: HashSet<gix::ObjectId> = HashSet::new();
+    let mut refs = vec![repo.find_reference("HEAD").context("could not read HEAD")?];
+    let platform = repo.references().context("could not read refs")?;
+    for r in platform
+        .prefixed("refs/heads/")
+        .context("could not list refs/heads/")?
+    {
+        refs.push(
+            r.map_err(|err| anyhow::anyhow!("{err}"))
+                .context("could not read a ref under refs/heads/")?,
+        );
+    }
+    for r in &refs {
+        let mut platform = r.log_iter();
+        let Some(lines) = platform
+            .all()
+            .with_context(|| format!("could not read the reflog of {}", r.name().as_bstr()))?
+        else {
+            continue;
+        };
+        for line in lines {
+            let line = line
+                .with_context(|| format!("could not read the reflog of {}", r.name().as_bstr()))?;
+            for id in [line.new_oid(), line.previous_oid()] {
+                if !id.is_null() && repo.has_object(id) {
+                    logged.insert(id);
+                }
+            }
+        }
+    }
+    for (_, id) in tips {
+        logged.remove(id);
+    }
+    if logged.is_empty() {
+        return Ok(false);
+    }
+    let mut hidden = remote_tips(repo)?;
+    hidden.extend(
+        tips.iter()
+            .map(|(_, id)| *id)
+            .filter(|id| repo.has_object(id)),
+    );
+    // The walk yields each start that no hidden tip reaches.
+    let mut walk = repo
+        .rev_walk(logged.iter().copied())
+        .with_hidden(hidden)
+        .all()
+        .context("could not walk its reflog")?;
+    match walk.next() {
+        Some(info) => info.map(|_| true).context("could not walk its reflog"),
+        None => Ok(false),
+    }
 }

@@ -29,12 +29,18 @@ pub struct NestedTarget {
 #[derive(Clone, Debug, Default)]
 pub struct StatusMap {
     pub ignored: Vec<(PathBuf, bool)>,
+    /// Untracked repositories status did not enter ([`Dirt::repositories`]).
+    pub repositories: Vec<PathBuf>,
+    /// Untracked directories on another device ([`Dirt::mounts`]).
+    pub mounts: Vec<PathBuf>,
 }
 
 impl StatusMap {
     pub fn of(dirt: &Dirt) -> StatusMap {
         StatusMap {
             ignored: dirt.ignored.clone(),
+            repositories: dirt.repositories.clone(),
+            mounts: dirt.mounts.clone(),
         }
     }
 }
@@ -151,7 +157,9 @@ impl Repo {
                         None => 1,
                     };
                 }
-                dirt.hiding = hidings(&gitignores, counts);
+                let hiding = hidings(&gitignores, counts);
+                (dirt.hiding, dirt.caches) =
+                    split_caches(dir, hiding, &disposable_patterns(&self.repo));
             }
             Ok(dirt)
         })();
@@ -372,6 +380,7 @@ pub(super) fn dirt_of(
     cli_config: &[gix::bstr::BString],
     shared: Option<&SharedObjects>,
 ) -> Result<Dirt> {
+    use gix::bstr::ByteSlice;
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
     use gix::status::index_worktree::Item;
@@ -415,6 +424,8 @@ pub(super) fn dirt_of(
         .with_context(|| format!("could not get the status of {}", worktree.display()))?;
     let mut ignored = Vec::new();
     let mut gitignores = Vec::new();
+    let mut repositories = Vec::new();
+    let mut untracked_dirs = std::collections::BTreeSet::new();
     for item in iter {
         let item =
             item.with_context(|| format!("could not get the status of {}", worktree.display()))?;
@@ -422,6 +433,19 @@ pub(super) fn dirt_of(
             let name = entry.rela_path.rsplit(|b| *b == b'/').next();
             if name == Some(b".gitignore".as_slice()) && entry.disk_kind == Some(Kind::File) {
                 gitignores.push(entry.rela_path.clone());
+            }
+            if matches!(entry.status, Status::Untracked) {
+                if entry.disk_kind == Some(Kind::Repository) {
+                    // A repository status did not enter.
+                    repositories.push(entry.rela_path.clone());
+                } else {
+                    untracked_dirs.extend(
+                        entry
+                            .rela_path
+                            .rsplit_once_str("/")
+                            .map(|(dir, _)| gix::bstr::BString::from(dir)),
+                    );
+                }
             }
             if matches!(entry.status, Status::Ignored(_)) {
                 ignored.push((
@@ -442,10 +466,18 @@ pub(super) fn dirt_of(
         .iter()
         .map(|(p, dir)| (PathBuf::from(std::ffi::OsStr::from_bytes(p)), *dir))
         .collect();
+    dirt.repositories = repositories
+        .iter()
+        .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+        .collect();
+    let (repositories, mounts) = look_closer(worktree, &untracked_dirs);
+    dirt.repositories.extend(repositories);
+    dirt.mounts = mounts;
     if !gitignores.is_empty() {
-        dirt.hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
+        let hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
             format!("could not read the ignore rules of {}", worktree.display())
         })?;
+        (dirt.hiding, dirt.caches) = split_caches(worktree, hiding, &disposable_patterns(&repo));
     }
     dirt.unseen = unseen_changes(&repo, &index).with_context(|| {
         format!(
@@ -454,6 +486,48 @@ pub(super) fn dirt_of(
         )
     })?;
     Ok(dirt)
+}
+
+/// Of the directories holding untracked files (and their ancestors): those
+/// with a `.git` entry that status took for no repository (a gitdir file
+/// pointing nowhere: a worktree whose repository moved; status skips every
+/// `.git` by name and lists the rest as untracked files), and those on another
+/// device than the directory holding them (mount points status walked into).
+/// One `lstat` of each and of its `.git`.
+fn look_closer(
+    worktree: &Path,
+    dirs: &std::collections::BTreeSet<gix::bstr::BString>,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    use gix::bstr::ByteSlice;
+    use std::os::unix::fs::MetadataExt;
+    let dev_of = |rel: &Path| worktree.join(rel).symlink_metadata().ok().map(|m| m.dev());
+    let top = dev_of(Path::new(""));
+    let mut devs: std::collections::HashMap<&[u8], Option<u64>> = std::collections::HashMap::new();
+    let mut repos = Vec::new();
+    for dir in dirs {
+        let mut at: &[u8] = dir.as_slice();
+        while !at.is_empty() && !devs.contains_key(at) {
+            let rel = Path::new(std::ffi::OsStr::from_bytes(at));
+            devs.insert(at, dev_of(rel));
+            if worktree.join(rel).join(".git").symlink_metadata().is_ok() {
+                repos.push(rel.to_path_buf());
+            }
+            at = at.rsplit_once_str("/").map_or(&[], |(parent, _)| parent);
+        }
+    }
+    let mut mounts: Vec<PathBuf> = devs
+        .iter()
+        .filter(|(at, dev)| {
+            let parent = at
+                .rsplit_once_str("/")
+                .map_or(top, |(p, _)| devs.get(p).copied().flatten());
+            dev.is_some() && parent.is_some() && **dev != parent
+        })
+        .map(|(at, _)| PathBuf::from(std::ffi::OsStr::from_bytes(at)))
+        .collect();
+    repos.sort();
+    mounts.sort();
+    (repos, mounts)
 }
 
 /// The directories holding tracked files (and the submodule paths) of the
@@ -586,6 +660,97 @@ fn is_gitignore(path: &[u8]) -> bool {
     path == b".gitignore" || path.ends_with(b"/.gitignore")
 }
 
+/// `bullpen.gc.disposable`: every value, an empty one clearing those before it.
+fn disposable_patterns(repo: &gix::Repository) -> Vec<gix::bstr::BString> {
+    let values = repo
+        .config_snapshot()
+        .plumbing()
+        .strings(crate::model::config::GC_DISPOSABLE)
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for v in values {
+        if v.is_empty() {
+            out.clear();
+        } else {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Of `hiding` (in the worktree `top`), what stays work, and the directories
+/// that announce themselves as caches (sorted): a `CACHEDIR.TAG` beginning with
+/// its signature, a `pyvenv.cfg` at its top, or a `bullpen.gc.disposable`
+/// pattern (`patterns`) matching it. A `.gitignore` at the top is never a cache's.
+fn split_caches(
+    top: &Path,
+    hiding: Vec<Hiding>,
+    patterns: &[gix::bstr::BString],
+) -> (Vec<Hiding>, Vec<String>) {
+    use crate::model::status::{is_cache, CacheSigns, CACHEDIR_SIGNATURE};
+    let mut work = Vec::new();
+    let mut caches = Vec::new();
+    for h in hiding {
+        let rel = h.dir.trim_end_matches('/');
+        if rel.is_empty() {
+            work.push(h);
+            continue;
+        }
+        let dir = top.join(rel);
+        let tag = read_start(&dir.join("CACHEDIR.TAG"), CACHEDIR_SIGNATURE.len());
+        let signs = CacheSigns {
+            tag: tag.as_deref(),
+            pyvenv: dir
+                .join("pyvenv.cfg")
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file()),
+            configured: patterns.iter().any(|p| pattern_matches(p, rel)),
+        };
+        if is_cache(signs) {
+            caches.push(h.dir);
+        } else {
+            work.push(h);
+        }
+    }
+    caches.sort();
+    (work, caches)
+}
+
+/// The first `n` bytes (or fewer) of the regular file at `path`; `None` when
+/// it is not one or cannot be read (then it says nothing).
+fn read_start(path: &Path, n: usize) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !path.symlink_metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(n);
+    std::fs::File::open(path)
+        .ok()?
+        .take(n as u64)
+        .read_to_end(&mut buf)
+        .ok()?;
+    Some(buf)
+}
+
+/// A `bullpen.gc.disposable` pattern against a directory's worktree-relative
+/// path (`rel`, no trailing `/`): one without a `/` matches its name, one
+/// with a `/` its whole path (`*` not crossing a `/`, `**` crossing them).
+fn pattern_matches(pattern: &gix::bstr::BString, rel: &str) -> bool {
+    use gix::bstr::ByteSlice;
+    use gix::glob::wildmatch::Mode;
+    let pattern = pattern.trim_with(|c| c == '/' || c.is_whitespace());
+    if pattern.contains(&b'/') {
+        gix::glob::wildmatch(
+            pattern.as_bstr(),
+            rel.as_bytes().as_bstr(),
+            Mode::NO_MATCH_SLASH_LITERAL,
+        )
+    } else {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        gix::glob::wildmatch(pattern.as_bstr(), name.as_bytes().as_bstr(), Mode::empty())
+    }
+}
+
 /// The `.gitignore` files (worktree-relative) that hide files, with how many.
 fn hidings(gitignores: &[&[u8]], counts: Vec<usize>) -> Vec<Hiding> {
     gitignores
@@ -701,7 +866,21 @@ fn unseen_changes(repo: &gix::Repository, index: &gix::index::State) -> Result<u
 
 #[cfg(test)]
 mod tests {
-    use super::temp_index_pid;
+    use super::{pattern_matches, temp_index_pid};
+
+    #[test]
+    fn disposable_patterns_match_names_or_paths() {
+        let m = |p: &str, rel: &str| pattern_matches(&p.into(), rel);
+        assert!(m("tool", "tool"));
+        assert!(m("tool", "a/b/tool"));
+        assert!(m(".tox/", "x/.tox"));
+        assert!(m("*_cache", "a/.mypy_cache"));
+        assert!(!m("tool", "tools"));
+        assert!(m("build/out", "build/out"));
+        assert!(!m("build/out", "a/build/out"));
+        assert!(!m("a/*", "a/b/c"));
+        assert!(m("**/out", "a/b/out"));
+    }
 
     #[test]
     fn only_names_of_temporary_indexes_are_recognised() {

@@ -16,6 +16,11 @@ pub const GC_EXPIRE: &str = "bullpen.gc.expire";
 /// `bullpen.gc.expire` (`2.weeks`, `never`, `now`, a date).
 pub const GC_AGENT_GRACE: &str = "bullpen.gc.agentGrace";
 pub const DEFAULT_AGENT_GRACE: &str = "2.weeks.ago";
+/// Directories (multi-valued patterns, glob syntax; one without a `/` matches
+/// a directory's name, one with a `/` its path in the worktree) that gc counts
+/// as caches when a `.gitignore` of their own hides them, besides those that
+/// announce themselves (a `CACHEDIR.TAG`, a `pyvenv.cfg`).
+pub const GC_DISPOSABLE: &str = "bullpen.gc.disposable";
 /// The agent a new session runs when no command is given (before `bullpen.command`).
 pub const AGENT: &str = "bullpen.agent";
 /// `bullpen.agent.<name>.command` and `.resume`: an agent's profile.

@@ -16,10 +16,21 @@ pub struct Dirt {
     /// `.gitignore` files that are not in the index (untracked, or ignoring
     /// themselves) and hide files that would otherwise be untracked.
     pub hiding: Vec<Hiding>,
+    /// Directories whose untracked `.gitignore` hides their files but that
+    /// announce themselves as caches ([`is_cache`] said so): not work, not in
+    /// `hiding`. Relative, with a trailing `/`, sorted.
+    pub caches: Vec<String>,
     /// Ignored entries, relative to the worktree, each with whether it is a
     /// directory (one entry, not entered): not work, never counted as dirt, but
     /// they go with the worktree.
     pub ignored: Vec<(std::path::PathBuf, bool)>,
+    /// Untracked directories that are repositories (a clone, a linked worktree:
+    /// a `.git` directory or file), relative to the worktree: status counts each
+    /// as one untracked entry and never looks inside.
+    pub repositories: Vec<std::path::PathBuf>,
+    /// Directories holding untracked files (or their ancestors) on another
+    /// device than the directory holding them: mount points status walked into.
+    pub mounts: Vec<std::path::PathBuf>,
 }
 
 /// An untracked or ignored `.gitignore` and how many files it hides.
@@ -50,24 +61,54 @@ impl Dirt {
 
 /// What of a worktree is ignored: not work, but it goes with the worktree, so
 /// a removal says so.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ignored {
     /// Files and symlinks.
     pub files: usize,
     pub bytes: u64,
+    /// The caches among them ([`Dirt::caches`]).
+    pub caches: Vec<String>,
 }
 
 impl Ignored {
-    /// "3 ignored files, 80 KiB"; `None` when there are none.
+    /// "3 ignored files, 80 KiB", with "and .venv/, .pytest_cache/: caches"
+    /// when there are; `None` when there is nothing.
     pub fn words(&self) -> Option<String> {
-        (self.files > 0).then(|| {
+        let files = (self.files > 0).then(|| {
             format!(
                 "{}, {}",
                 plural(self.files, "ignored file", "ignored files"),
                 size_words(self.bytes)
             )
-        })
+        });
+        let caches =
+            (!self.caches.is_empty()).then(|| format!("{}: caches", self.caches.join(", ")));
+        match (files, caches) {
+            (Some(f), Some(c)) => Some(format!("{f}, and {c}")),
+            (f, c) => f.or(c),
+        }
     }
+}
+
+/// The signature a cache directory's `CACHEDIR.TAG` begins with (the Cache
+/// Directory Tagging Specification, <https://bford.info/cachedir/>).
+pub const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// What is known of a directory a `.gitignore` of its own hides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheSigns<'a> {
+    /// The start of its `CACHEDIR.TAG`, when it has one.
+    pub tag: Option<&'a [u8]>,
+    /// It has a `pyvenv.cfg` at its top: a Python virtual environment.
+    pub pyvenv: bool,
+    /// A `bullpen.gc.disposable` pattern matches it.
+    pub configured: bool,
+}
+
+/// Pure: is the directory a cache, disposable with the worktree? A valid
+/// `CACHEDIR.TAG`, a virtual environment, or what the user's configuration names.
+pub fn is_cache(signs: CacheSigns) -> bool {
+    signs.configured || signs.pyvenv || signs.tag.is_some_and(|t| t.starts_with(CACHEDIR_SIGNATURE))
 }
 
 /// "80 KiB", "1.5 MiB", "512 bytes": as people read sizes (1 KiB = 1,024 bytes).
@@ -103,7 +144,18 @@ pub enum NestedKind {
     /// A git dir under the worktree's admin entry (`modules/<name>`) with no
     /// checkout in the worktree: a deinitialised or removed submodule's only copy.
     SubmoduleGitDir,
+    /// Its `.git` is a file into some repository's `worktrees/` (the user's own
+    /// included): its branches live there; its checkout and a detached HEAD do
+    /// not. Locked, its owner asked to keep it.
+    Worktree { locked: bool },
+    /// Not a repository: a file system mounted there. bullpen never deletes
+    /// across a file system boundary, nor judges what another one holds.
+    Mount,
 }
+
+/// In [`Nested::unpublished`]: commits that only its reflogs hold (amended,
+/// reset away), on none of its branches and none of its remotes.
+pub const REFLOG: &str = "its reflog";
 
 /// A git repository inside a worktree, or a submodule git dir under its admin
 /// entry. Deleting the worktree (and its admin entry) deletes it.
@@ -122,7 +174,11 @@ pub struct Nested {
 impl Nested {
     /// Deleting it would lose something.
     pub fn holds_work(&self) -> bool {
-        !self.unpublished.is_empty() || self.dirt.as_ref().is_some_and(|d| !d.is_clean())
+        matches!(
+            self.kind,
+            NestedKind::Mount | NestedKind::Worktree { locked: true }
+        ) || !self.unpublished.is_empty()
+            || self.dirt.as_ref().is_some_and(|d| !d.is_clean())
     }
 }
 
@@ -187,11 +243,32 @@ pub fn nested_words(n: &Nested) -> String {
         NestedKind::Submodule => format!("submodule {}", n.path),
         NestedKind::Repository => format!("nested repository {}", n.path),
         NestedKind::SubmoduleGitDir => format!("submodule git dir {}", n.path),
+        NestedKind::Worktree { .. } => format!("linked worktree {}", n.path),
+        NestedKind::Mount if n.path.is_empty() => {
+            return "the worktree is itself a mount point (bullpen never removes across file \
+                    systems: unmount it first)"
+                .to_owned()
+        }
+        NestedKind::Mount => {
+            return format!(
+                "a file system is mounted at {}/ (bullpen never removes across file systems: \
+                 unmount it first)",
+                n.path
+            )
+        }
     };
     let mut parts = Vec::new();
-    if !n.unpublished.is_empty() {
-        let names = n.unpublished.join(", ");
-        parts.push(format!("{names} not on any of its remotes"));
+    if matches!(n.kind, NestedKind::Worktree { locked: true }) {
+        parts.push("locked (git worktree unlock)".to_owned());
+    }
+    let (reflog, names): (Vec<&String>, Vec<&String>) =
+        n.unpublished.iter().partition(|u| *u == REFLOG);
+    if !names.is_empty() {
+        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        parts.push(format!("{} not on any of its remotes", names.join(", ")));
+    }
+    if !reflog.is_empty() {
+        parts.push("commits only its reflog holds (on no branch, no remote)".to_owned());
     }
     if let Some(d) = n.dirt.as_ref().filter(|d| !d.is_clean()) {
         parts.push(dirt_words(d));
@@ -265,6 +342,43 @@ mod tests {
     }
 
     #[test]
+    fn caches_announce_themselves() {
+        let tag = [CACHEDIR_SIGNATURE, b"\n# made by pytest\n"].concat();
+        assert!(is_cache(CacheSigns {
+            tag: Some(&tag),
+            ..CacheSigns::default()
+        }));
+        for bad in [
+            &b"Signature: 8a477f"[..],
+            b"",
+            b" Signature: 8a477f597d28d172789f06886806bc55",
+        ] {
+            assert!(!is_cache(CacheSigns {
+                tag: Some(bad),
+                ..CacheSigns::default()
+            }));
+        }
+        assert!(!is_cache(CacheSigns::default()));
+        assert!(is_cache(CacheSigns {
+            pyvenv: true,
+            ..CacheSigns::default()
+        }));
+        assert!(is_cache(CacheSigns {
+            configured: true,
+            ..CacheSigns::default()
+        }));
+        let i = Ignored {
+            files: 3,
+            bytes: 80 * 1024,
+            caches: vec![".pytest_cache/".into(), ".venv/".into()],
+        };
+        assert_eq!(
+            i.words().as_deref(),
+            Some("3 ignored files, 80 KiB, and .pytest_cache/, .venv/: caches")
+        );
+    }
+
+    #[test]
     fn sizes_and_ignored_words() {
         assert_eq!(size_words(0), "0 bytes");
         assert_eq!(size_words(1), "1 byte");
@@ -276,7 +390,8 @@ mod tests {
         assert_eq!(
             Ignored {
                 files: 3,
-                bytes: 80 * 1024
+                bytes: 80 * 1024,
+                caches: Vec::new(),
             }
             .words()
             .as_deref(),

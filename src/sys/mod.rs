@@ -10,5 +10,6 @@ pub mod memory;
 pub mod paths;
 pub mod procfs;
 pub mod regular;
+pub mod remove;
 pub mod socket;
 pub mod term;

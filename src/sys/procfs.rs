@@ -1,9 +1,10 @@
 //! The one reader of `/proc`: process status lines (start time, group, session),
 //! the boot id, the host name, and who uses a directory (processes whose current
 //! directory, root, executable or an open file lies inside it; one scan answers
-//! for many directories at once). When bullpen cannot look (no `/proc`, another
-//! platform), the answers are "gone" for processes and "cannot tell" for
-//! directories, and callers keep what they would have removed.
+//! for many directories at once), and the mount points of this process's mount
+//! namespace. When bullpen cannot look (no `/proc`, another platform), the
+//! answers are "gone" for processes and "cannot tell" for directories and mount
+//! points, and callers keep what they would have removed.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -167,6 +168,46 @@ fn owner<'a>(wanted: &'a HashMap<PathBuf, PathBuf>, target: &Path) -> Option<&'a
         .find_map(|a| wanted.get_key_value(a).map(|(k, _)| k))
 }
 
+/// Every mount point this process sees (`/proc/self/mountinfo`'s fifth field,
+/// its octal escapes undone). `Err`: why they cannot be read.
+pub fn mount_points() -> Result<Vec<PathBuf>, String> {
+    let text = std::fs::read("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo ({e})"))?;
+    Ok(parse_mountinfo(&text))
+}
+
+/// The mount points of a `mountinfo` text.
+fn parse_mountinfo(text: &[u8]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    text.split(|b| *b == b'\n')
+        .filter_map(|line| line.split(|b| *b == b' ').nth(4))
+        .map(|field| PathBuf::from(std::ffi::OsString::from_vec(unescape(field))))
+        .collect()
+}
+
+/// `\040` (space), `\011`, `\012`, `\134` back to their bytes.
+fn unescape(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let octal = field
+            .get(i + 1..i + 4)
+            .filter(|d| field[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)))
+            .map(|d| d.iter().fold(0u32, |n, b| n * 8 + u32::from(b - b'0')));
+        match octal.and_then(|n| u8::try_from(n).ok()) {
+            Some(byte) => {
+                out.push(byte);
+                i += 4;
+            }
+            None => {
+                out.push(field[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Does any process exist with this pid (including ones we may not signal)?
 /// A pid of 0 or beyond `i32::MAX` (untrusted input) never exists.
 pub fn pid_exists(pid: u32) -> bool {
@@ -312,6 +353,18 @@ mod tests {
         );
         assert_eq!(owner(&wanted, Path::new("/w/ab")), None);
         assert_eq!(owner(&wanted, Path::new("/w")), None);
+    }
+
+    #[test]
+    fn mount_points_are_the_fifth_field_unescaped() {
+        let text = b"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n\
+                     90 22 0:50 / /w/a\\040b/c\\134d rw - tmpfs none rw\n";
+        assert_eq!(
+            parse_mountinfo(text),
+            vec![PathBuf::from("/"), PathBuf::from("/w/a b/c\\d")]
+        );
+        assert_eq!(unescape(b"x\\01"), b"x\\01".to_vec());
+        assert!(mount_points().is_ok_and(|m| m.contains(&PathBuf::from("/"))));
     }
 
     #[test]

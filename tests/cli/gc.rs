@@ -949,7 +949,7 @@ fn the_fallback_checks_again_that_nobody_uses_the_directory() {
 // ----- nested repositories -----
 
 /// A bare repository with one commit on `main`: a submodule's upstream.
-fn lib_upstream(env: &Env) -> PathBuf {
+pub(crate) fn lib_upstream(env: &Env) -> PathBuf {
     let up = env.root().join("lib.git");
     env.git(
         &env.root(),
@@ -1330,7 +1330,7 @@ fn a_branch_checked_out_in_another_worktree_is_not_deleted() {
 
 /// `<root>/<name>` holding only a `.git` file that names a worktree entry
 /// `<name>` of the repository which does not exist: what a crashed teardown leaves.
-fn orphan_dir(env: &Env, root: &Path, name: &str) -> PathBuf {
+pub(crate) fn orphan_dir(env: &Env, root: &Path, name: &str) -> PathBuf {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let admin = env.repo.join(".git/worktrees").join(name);
@@ -1772,7 +1772,7 @@ fn a_removal_says_what_ignored_files_went_with_it() {
     assert_eq!(e["reason"], want, "{e}");
     assert_eq!(
         e["ignored"],
-        serde_json::json!({"files": 2, "bytes": 8}),
+        serde_json::json!({"files": 2, "bytes": 8, "caches": []}),
         "{e}"
     );
     let (run, entries) = gc(&env, &[]);

@@ -12,6 +12,7 @@ mod color;
 mod docs;
 mod gc;
 mod gitenv;
+mod hidden_work;
 mod layout;
 mod leftovers;
 mod lifecycle;
