@@ -337,28 +337,56 @@ pub fn is_clone_id(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Pure: where a remote's configured fetch refspecs put its `bullpen/*`
-/// branches: the destination pattern (`refs/remotes/origin/bullpen/*` for git's
-/// default `+refs/heads/*:refs/remotes/origin/*`) and whether the refspec forces
-/// (`+`). `None` when no refspec maps them (a `--single-branch` clone): bullpen
-/// then fetches no branches, as `git fetch` would not. The first refspec that
-/// maps them wins, as in git; a negative refspec (`^...`) that excludes them
-/// means none.
-pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
+/// Where a remote's configured fetch refspecs put its `bullpen/*` branches, as
+/// bullpen fetches them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BranchMap {
+    /// Under `refs/remotes/`: the destination pattern
+    /// (`refs/remotes/origin/bullpen/*` for git's default) and whether the
+    /// refspec forces (`+`).
+    Tracked(String, bool),
+    /// No refspec maps them (a `--single-branch` clone, a negative refspec):
+    /// bullpen fetches no branches, as `git fetch` would not.
+    NotMapped,
+    /// The only refspecs that map them put them outside `refs/remotes/` (a
+    /// mirror's `+refs/*:refs/*` puts them on this clone's own
+    /// `refs/heads/bullpen/*`, which `--prune` would then delete): the first
+    /// such refspec, and where it puts them.
+    Refused {
+        refspec: String,
+        destination: String,
+    },
+}
+
+/// Pure: where `refspecs` (a remote's `remote.<name>.fetch`) put its
+/// `bullpen/*` branches. A negative refspec (`^...`, anywhere in the list)
+/// that excludes them all means none. Of the refspecs whose glob holds the
+/// whole `bullpen/*` family, the first that puts them under `refs/remotes/`
+/// wins; one that puts them anywhere else (`refs/heads/`, `refs/tags/`,
+/// `refs/notes/`, bullpen's own `refs/bullpen/`) is never used, so that a
+/// fetch never writes or prunes this clone's own refs. Exact refspecs, and
+/// refspecs with no destination, map no session branch.
+pub fn branch_map(refspecs: &[String]) -> BranchMap {
     const BRANCHES: &str = "refs/heads/bullpen/";
+    let excluded = refspecs.iter().any(|spec| {
+        spec.trim()
+            .strip_prefix('^')
+            .is_some_and(|negative| glob_capture(negative, &format!("{BRANCHES}x")).is_some())
+    });
+    if excluded {
+        return BranchMap::NotMapped;
+    }
+    let mut refused = None;
     for spec in refspecs {
         let spec = spec.trim();
-        if let Some(negative) = spec.strip_prefix('^') {
-            if glob_capture(negative, &format!("{BRANCHES}x")).is_some() {
-                return None;
-            }
+        if spec.starts_with('^') {
             continue;
         }
-        let (force, spec) = match spec.strip_prefix('+') {
+        let (force, body) = match spec.strip_prefix('+') {
             Some(rest) => (true, rest),
             None => (false, spec),
         };
-        let Some((src, dst)) = spec.split_once(':') else {
+        let Some((src, dst)) = body.split_once(':') else {
             continue;
         };
         let (Some((src_pre, src_post)), Some((dst_pre, dst_post))) =
@@ -368,12 +396,41 @@ pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
         };
         // The whole `bullpen/*` family must fall inside the glob: its prefix is
         // a prefix of `refs/heads/bullpen/`, and nothing follows the `*`.
-        if src_post.is_empty() && BRANCHES.starts_with(src_pre) && dst.starts_with("refs/") {
-            let middle = &BRANCHES[src_pre.len()..];
-            return Some((format!("{dst_pre}{middle}*{dst_post}"), force));
+        if !(src_post.is_empty() && BRANCHES.starts_with(src_pre)) {
+            continue;
         }
+        let middle = &BRANCHES[src_pre.len()..];
+        let destination = format!("{dst_pre}{middle}*{dst_post}");
+        if tracking_destination(&destination) {
+            return BranchMap::Tracked(destination, force);
+        }
+        refused.get_or_insert_with(|| BranchMap::Refused {
+            refspec: spec.to_owned(),
+            destination,
+        });
     }
-    None
+    refused.unwrap_or(BranchMap::NotMapped)
+}
+
+/// A destination pattern bullpen fetches branches into: one `*`, under
+/// `refs/remotes/<something>/`, nothing that could climb out of it.
+fn tracking_destination(pattern: &str) -> bool {
+    pattern.strip_prefix("refs/remotes/").is_some_and(|rest| {
+        !rest.starts_with('*')
+            && rest.matches('*').count() == 1
+            && rest
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..")
+    })
+}
+
+/// [`branch_map`]'s destination when the branches are fetched (under
+/// `refs/remotes/`), and whether the refspec forces; `None` otherwise.
+pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
+    match branch_map(refspecs) {
+        BranchMap::Tracked(pattern, force) => Some((pattern, force)),
+        BranchMap::NotMapped | BranchMap::Refused { .. } => None,
+    }
 }
 
 /// What `*` in `pattern` stands for in `name`, if `name` matches.
@@ -574,6 +631,89 @@ mod tests {
             tracking_branch("refs/remotes/origin/bullpen/*", &id("x")),
             "refs/remotes/origin/bullpen/x"
         );
+    }
+
+    #[test]
+    fn session_branches_are_fetched_only_into_remote_tracking_refs() {
+        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let refused = |spec: &str, dst: &str| BranchMap::Refused {
+            refspec: spec.to_owned(),
+            destination: dst.to_owned(),
+        };
+        let table: Vec<(Vec<&str>, BranchMap)> = vec![
+            // A mirror (`git remote add --mirror=fetch`) and its kin.
+            (
+                vec!["+refs/*:refs/*"],
+                refused("+refs/*:refs/*", "refs/heads/bullpen/*"),
+            ),
+            (
+                vec!["refs/heads/*:refs/heads/*"],
+                refused("refs/heads/*:refs/heads/*", "refs/heads/bullpen/*"),
+            ),
+            (
+                vec!["+refs/heads/bullpen/*:refs/bullpen/sessions/*"],
+                refused(
+                    "+refs/heads/bullpen/*:refs/bullpen/sessions/*",
+                    "refs/bullpen/sessions/*",
+                ),
+            ),
+            (
+                vec!["+refs/heads/*:refs/notes/*"],
+                refused("+refs/heads/*:refs/notes/*", "refs/notes/bullpen/*"),
+            ),
+            (
+                vec!["+refs/heads/*:refs/tags/*"],
+                refused("+refs/heads/*:refs/tags/*", "refs/tags/bullpen/*"),
+            ),
+            // Every other remote's tracking refs would be pruned.
+            (
+                vec!["+refs/heads/bullpen/*:refs/remotes/*"],
+                refused("+refs/heads/bullpen/*:refs/remotes/*", "refs/remotes/*"),
+            ),
+            (
+                vec!["+refs/heads/*:refs/remotes/../heads/*"],
+                refused(
+                    "+refs/heads/*:refs/remotes/../heads/*",
+                    "refs/remotes/../heads/bullpen/*",
+                ),
+            ),
+            // A tracking mapping anywhere in the list is the one used.
+            (
+                vec![
+                    "+refs/*:refs/*",
+                    "+refs/heads/bullpen/*:refs/remotes/b/bullpen/*",
+                ],
+                BranchMap::Tracked("refs/remotes/b/bullpen/*".to_owned(), true),
+            ),
+            (
+                vec!["+refs/*:refs/remotes/b/*"],
+                BranchMap::Tracked("refs/remotes/b/heads/bullpen/*".to_owned(), true),
+            ),
+            // A negative refspec excludes them wherever it stands.
+            (
+                vec![
+                    "+refs/heads/*:refs/remotes/origin/*",
+                    "^refs/heads/bullpen/*",
+                ],
+                BranchMap::NotMapped,
+            ),
+            (
+                vec!["^refs/heads/*", "+refs/*:refs/*"],
+                BranchMap::NotMapped,
+            ),
+            // No destination, an exact refspec, an empty list: none.
+            (vec!["refs/heads/*"], BranchMap::NotMapped),
+            (vec!["+refs/heads/*:"], BranchMap::NotMapped),
+            (
+                vec!["refs/heads/bullpen/x:refs/heads/bullpen/x"],
+                BranchMap::NotMapped,
+            ),
+            (vec![], BranchMap::NotMapped),
+        ];
+        for (specs, want) in table {
+            assert_eq!(branch_map(&s(&specs)), want, "{specs:?}");
+        }
+        assert_eq!(branch_destination(&s(&["+refs/*:refs/*"])), None);
     }
 
     #[test]

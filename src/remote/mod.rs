@@ -18,7 +18,7 @@ use crate::git::store;
 use crate::git::Expect;
 use crate::git::NotesMerge;
 use crate::model::id::NOTES_REF;
-use crate::model::remote::{branch_destination, ref_id, RemoteName};
+use crate::model::remote::{branch_map, ref_id, BranchMap, RemoteName};
 use crate::model::{Error, SessionId};
 use crate::sys::lock::Lock;
 
@@ -92,7 +92,14 @@ pub fn fetch(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
 /// one that fails is reported and skipped, and the copy fetched before it (if
 /// any) stays. Then the notes are merged into `refs/notes/bullpen` (a union).
 fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
-    let branches = branch_destination(&ctx.repo.fetch_refspecs(remote.as_str()));
+    let branches = match branch_map(&ctx.repo.fetch_refspecs(remote.as_str())) {
+        BranchMap::Tracked(dst, force) => Some((dst, force)),
+        BranchMap::NotMapped => None,
+        BranchMap::Refused {
+            refspec,
+            destination,
+        } => return Err(refused_destination(remote, &refspec, &destination).into()),
+    };
     let mut refspecs = vec![
         format!("+refs/bullpen/sessions/*:{}*", remote.incoming_prefix()),
         // A glob, so that a remote without notes is no error (git refuses a
@@ -119,6 +126,20 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     sync_records(ctx, &mut fetched)?;
     fetched.notes = merge_notes(ctx, remote);
     Ok(fetched)
+}
+
+/// The refusal of a remote whose fetch refspecs would put its session branches
+/// outside `refs/remotes/` (nothing has been fetched).
+fn refused_destination(remote: &RemoteName, refspec: &str, destination: &str) -> Error {
+    Error::refused(format!(
+        "not fetching from {remote}: its fetch refspec '{refspec}' (remote.{remote}.fetch) puts \
+         its bullpen/* branches on {destination}, and bullpen fetches branches only into \
+         refs/remotes/, so that a fetch never replaces or prunes this clone's own refs"
+    ))
+    .hint(format!(
+        "give them a place of their own: git config --add remote.{remote}.fetch \
+         '+refs/heads/bullpen/*:refs/remotes/{remote}/bullpen/*'"
+    ))
 }
 
 /// Copy the records that pass the checks from the incoming namespace to the
