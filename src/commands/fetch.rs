@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::context::Ctx;
 use crate::git::NotesMerge;
-use crate::model::remote::RemoteName;
+use crate::model::remote::{RemoteName, MAX_NOTE_BYTES};
 use crate::model::SessionId;
 use crate::remote::{fetch, resolve, Fetched};
 use crate::ui::Ui;
@@ -77,12 +77,22 @@ pub fn report(ui: &Ui, f: &Fetched, summary: bool) -> i32 {
             ui.info(format!("sessions from {remote}: {}", parts.join("; ")));
         }
     }
+    if let Ok(Some(NotesMerge::Merged { skipped, .. })) = &f.notes {
+        for s in skipped {
+            ui.warn(format!(
+                "skipping {remote}'s note on {}: it is {} bytes, more than the \
+                 {MAX_NOTE_BYTES} bullpen merges; this clone's notes keep what they had \
+                 ({remote}'s stays in their history)",
+                s.commit, s.bytes
+            ));
+        }
+    }
     let notes_failed = match &f.notes {
         Err(why) => {
             ui.warn(format!("the notes of {remote} were not merged: {why}"));
             true
         }
-        Ok(Some(NotesMerge::Merged { added, united })) if summary => {
+        Ok(Some(NotesMerge::Merged { added, united, .. })) if summary => {
             ui.info(format!(
                 "notes from {remote} merged into refs/notes/bullpen ({added} commits annotated \
                  only there, {united} annotated on both)"

@@ -150,3 +150,67 @@ fn a_notes_refspec_of_the_remote_never_replaces_this_clones_notes() {
     let theirs = a.git_out(env, &["notes", "--ref=bullpen", "show", &t1]);
     assert_contains(&theirs, "bullpen-session: t");
 }
+
+/// `git notes show` of `commit` in machine `m`, if it has a note.
+fn note_of(env: &Env, m: &Machine, commit: &str) -> Option<String> {
+    let run = m.git(env, &["notes", "--ref=bullpen", "show", commit]);
+    run.status.success().then_some(run.stdout)
+}
+
+/// A note above 1 MiB on the remote, on a commit only it annotated and on one
+/// both did: the fetch skips both with a named warning and exits 0, this
+/// clone's note stays as it was, and later fetches and pushes succeed without
+/// a word about them.
+#[test]
+fn notes_too_big_to_merge_are_skipped_once_and_never_fail_a_fetch() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    a.bullpen(env, &args(&["spawn", "s"], &commit("s1"))).ok();
+    a.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["fetch"]).ok();
+    b.bullpen(env, &args(&["spawn", "t"], &commit("t1"))).ok();
+    b.bullpen(env, &["push"]).ok();
+    let s1 = a.git_out(env, &["rev-parse", "refs/heads/bullpen/s"]);
+    let t1 = b.git_out(env, &["rev-parse", "refs/heads/bullpen/t"]);
+    let mine = note_of(env, a, &s1).expect("a's note on s1");
+    // b's notes now hold a's: a big text appended to s1's note and one on t1
+    // make a descendant that a could fast-forward to.
+    let big = env.root().join("big-note");
+    std::fs::write(&big, "x".repeat(1024 * 1024 + 1)).unwrap();
+    for c in [&s1, &t1] {
+        b.git(
+            env,
+            &[
+                "notes",
+                "--ref=bullpen",
+                "append",
+                "-F",
+                big.to_str().unwrap(),
+                c,
+            ],
+        )
+        .ok();
+    }
+    b.git(env, &["push", "-q", "origin", "refs/notes/bullpen"])
+        .ok();
+
+    let fetched = a.bullpen(env, &["fetch"]);
+    assert_eq!(fetched.code(), 0, "{}", fetched.stderr);
+    for c in [&s1, &t1] {
+        let line = fetched
+            .stderr
+            .lines()
+            .find(|l| l.contains(&format!("skipping origin's note on {c}: it is ")))
+            .unwrap_or_else(|| panic!("no warning about {c}: {}", fetched.stderr));
+        assert_contains(line, "bytes, more than the 1048576 bullpen merges");
+    }
+    assert_eq!(note_of(env, a, &s1).as_deref(), Some(mine.as_str()));
+    assert_eq!(note_of(env, a, &t1), None, "the big note was taken");
+
+    for cmd in ["fetch", "push"] {
+        let again = a.bullpen(env, &[cmd]);
+        assert_eq!(again.code(), 0, "`{cmd}`: {}", again.stderr);
+        assert!(!again.stderr.contains("note on"), "{}", again.stderr);
+    }
+    assert_eq!(note_of(env, a, &s1).as_deref(), Some(mine.as_str()));
+}
