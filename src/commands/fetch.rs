@@ -24,7 +24,10 @@ refs/bullpen/sessions/, which only this clone writes), their provenance notes me
 into refs/notes/bullpen (a union: a commit annotated on two machines keeps both texts), \
 and the session branches where the remote's own fetch refspecs put them \
 (refs/remotes/<remote>/bullpen/<id> with git's default), as `git fetch --prune` would. \
-Nothing is configured.
+Nothing is configured. Nothing else is written: a remote whose refspecs would put the \
+branches outside refs/remotes/ (a mirror's +refs/*:refs/* puts them on this clone's own \
+branches, and --prune would delete them) is refused, with the refspec to add. A note \
+over 1 MiB is skipped with a warning.
 
 Every record is checked before it is taken: its id, that its commit holds session.json \
 alone, at most 256 KiB, a schema this bullpen reads, the record of that session. One \

@@ -451,15 +451,19 @@ pub fn tracking_branch(pattern: &str, id: &SessionId) -> String {
 
 /// How a record's host is shown: its name, with the clone told apart when
 /// names alone would mislead (this clone's own record, or another clone with
-/// this machine's host name).
+/// this machine's host name). A record is `(this clone)` only when `own`: this
+/// clone's local proof says it wrote it (see `ls::remote_rows`); one that only
+/// carries this clone's id, which anyone can copy, `(claims this clone)`.
 pub fn host_label(
     host: &str,
     clone_id: Option<&str>,
     my_host: &str,
     my_clone: Option<&str>,
+    own: bool,
 ) -> String {
     match (clone_id, my_clone) {
-        (Some(c), Some(mine)) if c == mine => format!("{host} (this clone)"),
+        (Some(c), Some(mine)) if c == mine && own => format!("{host} (this clone)"),
+        (Some(c), Some(mine)) if c == mine => format!("{host} (claims this clone)"),
         (Some(c), _) if host == my_host => format!("{host} (another clone, {})", &c[..8]),
         (None, _) if host == my_host => format!("{host} (clone not recorded)"),
         _ => host.to_owned(),
@@ -721,16 +725,28 @@ mod tests {
         let a = "0123456789abcdef0123456789abcdef";
         let b = "fedcba9876543210fedcba9876543210";
         assert_eq!(
-            host_label("box", Some(a), "box", Some(a)),
+            host_label("box", Some(a), "box", Some(a), true),
             "box (this clone)"
         );
+        // This clone's id without this clone's proof: a copy, or a forgery.
         assert_eq!(
-            host_label("box", Some(b), "box", Some(a)),
+            host_label("box", Some(a), "box", Some(a), false),
+            "box (claims this clone)"
+        );
+        assert_eq!(
+            host_label("laptop", Some(a), "box", Some(a), false),
+            "laptop (claims this clone)"
+        );
+        assert_eq!(
+            host_label("box", Some(b), "box", Some(a), false),
             "box (another clone, fedcba98)"
         );
-        assert_eq!(host_label("laptop", Some(b), "box", Some(a)), "laptop");
         assert_eq!(
-            host_label("box", None, "box", Some(a)),
+            host_label("laptop", Some(b), "box", Some(a), false),
+            "laptop"
+        );
+        assert_eq!(
+            host_label("box", None, "box", Some(a), false),
             "box (clone not recorded)"
         );
         assert!(is_clone_id(a) && !is_clone_id("A123") && !is_clone_id(&a[1..]));

@@ -214,3 +214,99 @@ fn notes_too_big_to_merge_are_skipped_once_and_never_fail_a_fetch() {
     }
     assert_eq!(note_of(env, a, &s1).as_deref(), Some(mine.as_str()));
 }
+
+/// `git <args>` in `dir` with `input` on stdin; trimmed stdout.
+fn git_stdin(env: &Env, dir: &std::path::Path, args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = env
+        .cmd("git", dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A record commit on the remote holding `record` (parent: `parent`, if any),
+/// made with plumbing as a forger would; `refname` points at it there.
+fn forge_record(
+    m: &Machines,
+    refname: &str,
+    record: &serde_json::Value,
+    parent: Option<&str>,
+) -> String {
+    let blob = git_stdin(
+        &m.env,
+        &m.origin,
+        &["hash-object", "-w", "--stdin"],
+        record.to_string().as_bytes(),
+    );
+    let tree = git_stdin(
+        &m.env,
+        &m.origin,
+        &["mktree"],
+        format!("100644 blob {blob}\tsession.json\n").as_bytes(),
+    );
+    let mut args = vec!["commit-tree", tree.as_str(), "-m", "forged"];
+    if let Some(p) = parent {
+        args.extend(["-p", p]);
+    }
+    let commit = m.origin_git(&args);
+    m.origin_git(&["update-ref", refname, &commit]);
+    commit
+}
+
+/// The line of `<remote>/<id>` in `ls --remote`.
+fn remote_line(env: &Env, m: &Machine, id: &str) -> String {
+    let listed = m.bullpen(env, &["ls", "--remote"]).ok().stdout;
+    listed
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("origin/{id} ")))
+        .unwrap_or_else(|| panic!("no origin/{id}: {listed}"))
+        .to_owned()
+}
+
+/// A record carries its clone's id, which anyone can copy: `(this clone)`
+/// needs this clone's proof (it created the session here, and its own record
+/// holds the fetched commit). A forged successor of this clone's pushed record,
+/// and a forged record whose commit was even written into this clone's record
+/// ref by hand, carry this clone's id and are still only `(claims this clone)`.
+#[test]
+fn this_clone_is_told_by_local_proof_not_by_a_copied_clone_id() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    a.bullpen(env, &["spawn", "s", "--", "true"]).ok();
+    a.bullpen(env, &["spawn", "g", "--", "true"]).ok();
+    a.bullpen(env, &["push"]).ok();
+    let mine = a.git_out(env, &["rev-parse", "refs/bullpen/sessions/s"]);
+    let mut record: serde_json::Value =
+        serde_json::from_str(&a.git_out(env, &["show", &format!("{mine}:session.json")])).unwrap();
+    // A successor of s's record, as if this clone had gone on with it.
+    record["state"] = "running".into();
+    forge_record(&m, "refs/bullpen/sessions/s", &record, Some(&mine));
+    // A record of another id with this clone's id, written here by hand too.
+    record["id"] = "f".into();
+    record["branch"] = "bullpen/f".into();
+    record["state"] = "exited".into();
+    let f = forge_record(&m, "refs/bullpen/sessions/f", &record, None);
+    a.bullpen(env, &["fetch"]).ok();
+    a.git(env, &["update-ref", "refs/bullpen/sessions/f", &f])
+        .ok();
+
+    assert_contains(
+        &remote_line(env, a, "g"),
+        "exited 0 on laptop (this clone), as of",
+    );
+    assert_contains(
+        &remote_line(env, a, "s"),
+        "running on laptop (claims this clone), as of",
+    );
+    assert_contains(
+        &remote_line(env, a, "f"),
+        "exited 0 on laptop (claims this clone), as of",
+    );
+}
