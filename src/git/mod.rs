@@ -18,6 +18,7 @@ mod cli;
 mod content;
 mod env;
 mod history;
+mod made;
 mod nested;
 mod notes;
 mod records;

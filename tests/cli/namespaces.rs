@@ -310,3 +310,88 @@ fn this_clone_is_told_by_local_proof_not_by_a_copied_clone_id() {
         "exited 0 on laptop (claims this clone), as of",
     );
 }
+
+/// `sh -c <script>` after `--`.
+fn sh(script: &str) -> Vec<String> {
+    vec!["--".into(), "sh".into(), "-c".into(), script.into()]
+}
+
+/// A colleague's commits that a run fast-forwards or merges into its branch
+/// are not the run's: they get no provenance note, while the run's own commits
+/// (the merge commit too) do, also one the run pushed as the session's branch.
+#[test]
+fn provenance_notes_land_only_on_the_commits_a_run_made() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    let colleague = |name: &str| {
+        b.git(env, &["commit", "-q", "--allow-empty", "-m", name])
+            .ok();
+        b.git(env, &["push", "-q", "origin", "HEAD:main"]).ok();
+        b.git_out(env, &["rev-parse", "HEAD"])
+    };
+    let c1 = colleague("c1");
+    let first = sh(
+        "git fetch -q origin && git merge -q --ff-only origin/main && \
+         echo x1 > x1 && git add x1 && git commit -qm x1 && \
+         git push -q origin HEAD:refs/heads/bullpen/x",
+    );
+    a.bullpen(env, &args(&["spawn", "x"], &first)).ok();
+    let x1 = a.git_out(env, &["rev-parse", "refs/heads/bullpen/x"]);
+    let c2 = colleague("c2");
+    let second = sh(
+        "git fetch -q origin && git merge -q --no-edit origin/main && \
+         echo x2 > x2 && git add x2 && git commit -qm x2",
+    );
+    a.bullpen(env, &args(&["resume", "x"], &second)).ok();
+    let x2 = a.git_out(env, &["rev-parse", "refs/heads/bullpen/x"]);
+    let merge = a.git_out(env, &["rev-parse", "refs/heads/bullpen/x~1"]);
+    assert_eq!(a.git_out(env, &["rev-parse", &format!("{merge}^2")]), c2);
+
+    for (what, c) in [("c1", &c1), ("c2", &c2)] {
+        assert_eq!(
+            note_of(env, a, c),
+            None,
+            "the colleague's {what} got a note"
+        );
+    }
+    for (what, c) in [("x1", &x1), ("the merge", &merge), ("x2", &x2)] {
+        let note = note_of(env, a, c).unwrap_or_else(|| panic!("{what} has no note"));
+        assert_contains(&note, "bullpen-session: x");
+    }
+}
+
+/// A record that names no run start (one of an older bullpen, or edited) and a
+/// base its branch did not grow from (a fetched record may name any): which
+/// commits the run made cannot be told, so none gets a note (said so), rather
+/// than every commit between that base and the tip, here the base `p` that no
+/// other ref reaches.
+#[test]
+fn a_base_that_is_no_ancestor_of_the_branch_notes_nothing() {
+    let env = crate::bg::Bg::new();
+    let p = env.git_out(&["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "p"]);
+    // The run commits, then kills its supervisor: the session is lost, its
+    // end unrecorded, until `stop` records it (and writes the notes).
+    let script = "echo c > c && git add c && git commit -qm c && kill -KILL $PPID";
+    env.bullpen(&["spawn", "--bg", "--base", &p, "x", "--", "sh", "-c", script])
+        .ok();
+    env.wait_state("x", "lost");
+    let orphan = env.git_out(&["commit-tree", "HEAD^{tree}", "-m", "orphan"]);
+    env.edit_record("x", |r| {
+        r["run_start"] = serde_json::Value::Null;
+        r["base"] = orphan.clone().into();
+    });
+    let stopped = env.bullpen(&["stop", "x"]).ok();
+    let tip = env.git_out(&["rev-parse", "refs/heads/bullpen/x"]);
+    assert_eq!(env.git_out(&["rev-parse", &format!("{tip}~1")]), p);
+    for c in [&p, &tip] {
+        let shown = env.git(&env.repo, &["notes", "--ref=bullpen", "show", c]);
+        assert!(!shown.status.success(), "{c} got a note: {}", shown.stdout);
+    }
+    assert_contains(
+        &stopped.stderr,
+        &format!(
+            "no provenance notes written for session x: its record names no run start, and \
+             its base '{orphan}' is not an ancestor of bullpen/x"
+        ),
+    );
+}
