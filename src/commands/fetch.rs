@@ -26,7 +26,7 @@ and the session branches where the remote's own fetch refspecs put them \
 (refs/remotes/<remote>/bullpen/<id> with git's default), as `git fetch --prune` would. \
 Nothing is configured. Nothing else is written: a remote whose refspecs would put the \
 branches outside refs/remotes/ (a mirror's +refs/*:refs/* puts them on this clone's own \
-branches, and --prune would delete them) is refused, with the refspec to add. A note \
+branches, and --prune would delete them) is refused, naming the refspec. A note \
 over 1 MiB is skipped with a warning.
 
 Every record is checked before it is taken: its id, that its commit holds session.json \

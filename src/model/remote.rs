@@ -424,6 +424,58 @@ fn tracking_destination(pattern: &str) -> bool {
     })
 }
 
+/// Pure: a refspec of `refspecs` (a remote's `remote.<name>.fetch`) that would
+/// make `git push` write one of this clone's own refs: for each ref it pushes,
+/// git sets the local ref the remote's fetch refspecs map it to ("update by
+/// push", expecting nothing of what it held), so a mirror's `+refs/*:refs/*`
+/// would set this clone's own `refs/heads/bullpen/<id>` and
+/// `refs/bullpen/sessions/<id>` back to what was pushed, losing a commit or an
+/// event that landed meanwhile. The refspec, and where it maps them. A
+/// refspec mapping a whole family under `refs/remotes/` shadows those after it.
+pub fn push_overwrite(refspecs: &[String]) -> Option<(String, String)> {
+    for family in ["refs/heads/bullpen/", "refs/bullpen/sessions/"] {
+        for spec in refspecs {
+            let spec = spec.trim();
+            let body = spec.strip_prefix('+').unwrap_or(spec);
+            if body.starts_with('^') {
+                continue;
+            }
+            let Some((src, dst)) = body.split_once(':') else {
+                continue;
+            };
+            if dst.is_empty() {
+                continue;
+            }
+            let (overlaps, whole, destination) = match (src.split_once('*'), dst.split_once('*')) {
+                (Some((pre, post)), Some((dst_pre, dst_post))) => {
+                    let whole = post.is_empty() && family.starts_with(pre);
+                    let overlaps = family.starts_with(pre) || pre.starts_with(family);
+                    let destination = match whole {
+                        true => format!("{dst_pre}{}*{dst_post}", &family[pre.len()..]),
+                        false => dst.to_owned(),
+                    };
+                    (overlaps, whole, destination)
+                }
+                (None, _) => (src.starts_with(family), false, dst.to_owned()),
+                (Some(_), None) => continue,
+            };
+            if !overlaps {
+                continue;
+            }
+            let tracked = destination
+                .strip_prefix("refs/remotes/")
+                .is_some_and(|rest| rest.contains('/') && !rest.split('/').any(|c| c == ".."));
+            if !tracked {
+                return Some((spec.to_owned(), destination));
+            }
+            if whole {
+                break;
+            }
+        }
+    }
+    None
+}
+
 /// [`branch_map`]'s destination when the branches are fetched (under
 /// `refs/remotes/`), and whether the refspec forces; `None` otherwise.
 pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
@@ -718,6 +770,57 @@ mod tests {
             assert_eq!(branch_map(&s(&specs)), want, "{specs:?}");
         }
         assert_eq!(branch_destination(&s(&["+refs/*:refs/*"])), None);
+    }
+
+    #[test]
+    fn a_push_never_makes_git_write_this_clones_branches_or_records() {
+        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let hit = |spec: &str, dst: &str| Some((spec.to_owned(), dst.to_owned()));
+        let table: Vec<(Vec<&str>, Option<(String, String)>)> = vec![
+            (vec!["+refs/heads/*:refs/remotes/origin/*"], None),
+            (
+                vec![
+                    "+refs/heads/*:refs/remotes/origin/*",
+                    "+refs/notes/*:refs/notes/*",
+                ],
+                None,
+            ),
+            (
+                vec!["+refs/*:refs/*"],
+                hit("+refs/*:refs/*", "refs/heads/bullpen/*"),
+            ),
+            // The first mapping decides, as in git: a mirror before bullpen's own.
+            (
+                vec![
+                    "+refs/*:refs/*",
+                    "+refs/heads/bullpen/*:refs/remotes/b/bullpen/*",
+                ],
+                hit("+refs/*:refs/*", "refs/heads/bullpen/*"),
+            ),
+            (
+                vec!["+refs/heads/*:refs/remotes/o/*", "+refs/*:refs/*"],
+                hit("+refs/*:refs/*", "refs/bullpen/sessions/*"),
+            ),
+            (
+                vec!["+refs/bullpen/*:refs/bullpen/*"],
+                hit("+refs/bullpen/*:refs/bullpen/*", "refs/bullpen/sessions/*"),
+            ),
+            (
+                vec!["refs/heads/bullpen/x:refs/heads/bullpen/x"],
+                hit(
+                    "refs/heads/bullpen/x:refs/heads/bullpen/x",
+                    "refs/heads/bullpen/x",
+                ),
+            ),
+            (
+                vec!["+refs/heads/bullpen/a*:refs/heads/a*"],
+                hit("+refs/heads/bullpen/a*:refs/heads/a*", "refs/heads/a*"),
+            ),
+            (vec!["refs/heads/*", "^refs/heads/bullpen/*"], None),
+        ];
+        for (specs, want) in table {
+            assert_eq!(push_overwrite(&s(&specs)), want, "{specs:?}");
+        }
     }
 
     #[test]

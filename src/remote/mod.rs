@@ -98,7 +98,10 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
         BranchMap::Refused {
             refspec,
             destination,
-        } => return Err(refused_destination(remote, &refspec, &destination).into()),
+        } => {
+            let what = format!("puts its bullpen/* branches on {destination}");
+            return Err(refused_remote(remote, "fetching from", &refspec, &what).into());
+        }
     };
     let mut refspecs = vec![
         format!("+refs/bullpen/sessions/*:{}*", remote.incoming_prefix()),
@@ -128,17 +131,18 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     Ok(fetched)
 }
 
-/// The refusal of a remote whose fetch refspecs would put its session branches
-/// outside `refs/remotes/` (nothing has been fetched).
-fn refused_destination(remote: &RemoteName, refspec: &str, destination: &str) -> Error {
+/// The refusal of a remote whose fetch refspecs would have git write this
+/// clone's own refs (nothing has been fetched or pushed): `doing` is what was
+/// refused (`fetching from`), `what` what the refspec does.
+fn refused_remote(remote: &RemoteName, doing: &str, refspec: &str, what: &str) -> Error {
     Error::refused(format!(
-        "not fetching from {remote}: its fetch refspec '{refspec}' (remote.{remote}.fetch) puts \
-         its bullpen/* branches on {destination}, and bullpen fetches branches only into \
-         refs/remotes/, so that a fetch never replaces or prunes this clone's own refs"
+        "not {doing} {remote}: its fetch refspec '{refspec}' (remote.{remote}.fetch) {what}; \
+         bullpen writes only its own refs and refs/remotes/, so that no fetch or push \
+         replaces or prunes this clone's own"
     ))
     .hint(format!(
-        "give them a place of their own: git config --add remote.{remote}.fetch \
-         '+refs/heads/bullpen/*:refs/remotes/{remote}/bullpen/*'"
+        "give bullpen a remote of its own for it, with git's default refspecs: \
+         git remote add bullpen-{remote} \"$(git remote get-url {remote})\""
     ))
 }
 

@@ -37,10 +37,12 @@ fn refs(env: &Env, m: &Machine) -> String {
 
 /// A remote added with `git remote add --mirror=fetch` (`+refs/*:refs/*`) would
 /// put its `bullpen/*` branches on this clone's own, and `--prune` would delete
-/// every local session branch it lacks: fetch and push refuse it before git
-/// runs, naming the refspec and what to configure; with that configured, the
-/// mirror refspec still writes nothing here (git is told to use bullpen's
-/// refspecs alone).
+/// every local session branch it lacks; a push to it would have git set this
+/// clone's branches and records back to what was pushed. Fetch and push refuse
+/// it before git runs, naming the refspec and what to do. With a tracking
+/// refspec added, fetch works and the mirror refspec still writes nothing here
+/// (git is told to use bullpen's refspecs alone); push stays refused; a
+/// remote of its own, as the hint says, takes both.
 #[test]
 fn a_mirror_remote_never_writes_or_prunes_this_clones_own_refs() {
     let m = Machines::new();
@@ -51,37 +53,32 @@ fn a_mirror_remote_never_writes_or_prunes_this_clones_own_refs() {
     b.bullpen(env, &["push"]).ok();
     a.bullpen(env, &args(&["spawn", "x"], &commit("x1"))).ok();
     a.bullpen(env, &args(&["spawn", "y"], &commit("y1"))).ok();
-    a.git(
-        env,
-        &[
-            "remote",
-            "add",
-            "--mirror=fetch",
-            "backup",
-            m.origin.to_str().unwrap(),
-        ],
-    )
-    .ok();
-    let before = refs(env, a);
+    let url = m.origin.to_str().unwrap();
+    a.git(env, &["remote", "add", "--mirror=fetch", "backup", url])
+        .ok();
+    let hint = "git remote add bullpen-backup \"$(git remote get-url backup)\"";
 
-    for cmd in ["fetch", "push"] {
-        let run = a.bullpen(env, &[cmd, "backup"]).fails();
-        assert_eq!(run.code(), 3, "{}", run.stderr);
-        assert_contains(
-            &run.stderr,
-            "not fetching from backup: its fetch refspec '+refs/*:refs/*' (remote.backup.fetch) \
-             puts its bullpen/* branches on refs/heads/bullpen/*",
-        );
-        assert_contains(
-            &run.stderr,
-            "git config --add remote.backup.fetch '+refs/heads/bullpen/*:refs/remotes/backup/bullpen/*'",
-        );
+    let refused = |cmd: &str, says: &str| {
+        let before = refs(env, a);
+        let run = a.bullpen(env, &[cmd, "backup"]);
         assert_eq!(refs(env, a), before, "`{cmd}` changed refs here");
-    }
+        assert_eq!(run.code(), 3, "{}", run.stderr);
+        assert_contains(&run.stderr, says);
+        assert_contains(&run.stderr, hint);
+    };
+    refused(
+        "fetch",
+        "not fetching from backup: its fetch refspec '+refs/*:refs/*' (remote.backup.fetch) \
+         puts its bullpen/* branches on refs/heads/bullpen/*",
+    );
+    let push_refused = "not pushing to backup: its fetch refspec '+refs/*:refs/*' \
+                        (remote.backup.fetch) maps what bullpen pushes to \
+                        refs/heads/bullpen/* here";
+    refused("push", push_refused);
 
-    // Configured as the hint says: the branches arrive under refs/remotes/,
-    // and the mirror refspec maps nothing of what bullpen fetches onto this
-    // clone's refs (not z's record, not its branch, not the notes).
+    // A tracking refspec beside the mirror's: the branches arrive under
+    // refs/remotes/, and the mirror refspec maps nothing of what bullpen
+    // fetches onto this clone's refs (not z's record, its branch, the notes).
     a.git(
         env,
         &[
@@ -103,52 +100,64 @@ fn a_mirror_remote_never_writes_or_prunes_this_clones_own_refs() {
             "bullpen/{id} is gone"
         );
     }
-    let notes_now = local_ref(env, a, "refs/notes/bullpen");
-    assert!(
-        notes_now != local_ref(env, a, "refs/bullpen/incoming/backup/notes"),
+    assert_ne!(
+        local_ref(env, a, "refs/notes/bullpen"),
+        local_ref(env, a, "refs/bullpen/incoming/backup/notes"),
         "this clone's notes were replaced by the remote's"
     );
-    // The merge holds ours: the note on x's commit is still there.
     let x1 = a.git_out(env, &["rev-parse", "refs/heads/bullpen/x"]);
     a.git(env, &["notes", "--ref=bullpen", "show", &x1]).ok();
-    a.bullpen(env, &["push", "backup"]).ok();
+    refused("push", push_refused);
+
+    // As the hint says.
+    a.git(env, &["remote", "add", "bullpen-backup", url]).ok();
+    a.bullpen(env, &["push", "bullpen-backup"]).ok();
     for id in ["x", "y"] {
         assert!(local_ref(env, a, &format!("refs/heads/bullpen/{id}")).is_some());
+        assert!(m.origin_ref(&format!("refs/heads/bullpen/{id}")).is_some());
     }
 }
 
-/// `+refs/notes/*:refs/notes/*`, a common way to fetch notes with plain git:
-/// `git bullpen fetch` still merges the remote's notes into this clone's
-/// instead of letting git force them over it.
+/// `+refs/notes/*:refs/notes/*`, a common way to fetch notes with plain git,
+/// and `+refs/bullpen/*:refs/bullpen/*`, the obvious one for records: `git
+/// bullpen fetch` still merges the remote's notes into this clone's instead of
+/// letting git force them over it, and writes no record of the remote's into
+/// this clone's own `refs/bullpen/sessions/`. A push, which would have git set
+/// this clone's records to what it pushed, is refused.
 #[test]
-fn a_notes_refspec_of_the_remote_never_replaces_this_clones_notes() {
+fn a_remotes_notes_and_records_refspecs_never_replace_this_clones() {
     let m = Machines::new();
     let (env, a, b) = (&m.env, &m.a, &m.b);
     b.bullpen(env, &args(&["spawn", "t"], &commit("t1"))).ok();
     b.bullpen(env, &["push"]).ok();
     a.bullpen(env, &args(&["spawn", "s"], &commit("s1"))).ok();
-    a.git(
-        env,
-        &[
-            "config",
-            "--add",
-            "remote.origin.fetch",
-            "+refs/notes/*:refs/notes/*",
-        ],
-    )
-    .ok();
+    for spec in [
+        "+refs/notes/*:refs/notes/*",
+        "+refs/bullpen/*:refs/bullpen/*",
+    ] {
+        a.git(env, &["config", "--add", "remote.origin.fetch", spec])
+            .ok();
+    }
     a.bullpen(env, &["fetch"]).ok();
     let s1 = a.git_out(env, &["rev-parse", "refs/heads/bullpen/s"]);
     let t1 = a.git_out(env, &["rev-parse", "refs/remotes/origin/bullpen/t"]);
-    let mine = a.git(env, &["notes", "--ref=bullpen", "show", &s1]);
-    assert!(
-        mine.status.success(),
-        "the note on s1 is lost: {}",
-        mine.stderr
-    );
-    assert_contains(&mine.ok().stdout, "bullpen-session: s");
-    let theirs = a.git_out(env, &["notes", "--ref=bullpen", "show", &t1]);
+    let mine = note_of(env, a, &s1).expect("the note on s1 is lost");
+    assert_contains(&mine, "bullpen-session: s");
+    let theirs = note_of(env, a, &t1).expect("the note on t1 was not merged");
     assert_contains(&theirs, "bullpen-session: t");
+    assert_eq!(local_ref(env, a, "refs/bullpen/sessions/t"), None);
+    assert!(local_ref(env, a, "refs/bullpen/remotes/origin/sessions/t").is_some());
+
+    let before = refs(env, a);
+    let run = a.bullpen(env, &["push"]).fails();
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "not pushing to origin: its fetch refspec '+refs/bullpen/*:refs/bullpen/*' \
+         (remote.origin.fetch) maps what bullpen pushes to refs/bullpen/sessions/* here",
+    );
+    assert_eq!(refs(env, a), before);
+    assert_eq!(m.origin_ref("refs/heads/bullpen/s"), None);
 }
 
 /// `git notes show` of `commit` in machine `m`, if it has a note.
