@@ -776,7 +776,8 @@ mod tests {
     fn a_push_never_makes_git_write_this_clones_branches_or_records() {
         let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let hit = |spec: &str, dst: &str| Some((spec.to_owned(), dst.to_owned()));
-        let table: Vec<(Vec<&str>, Option<(String, String)>)> = vec![
+        type Case<'a> = (Vec<&'a str>, Option<(String, String)>);
+        let table: Vec<Case> = vec![
             (vec!["+refs/heads/*:refs/remotes/origin/*"], None),
             (
                 vec![
