@@ -476,6 +476,19 @@ pub fn push_overwrite(refspecs: &[String]) -> Option<(String, String)> {
     None
 }
 
+/// Pure: the negative refspecs of `refspecs` that bullpen passes on with the
+/// branches it fetches, so that a branch the remote's config leaves out
+/// (`^refs/heads/bullpen/big`, `^refs/heads/*-wip`) stays out: those under
+/// `refs/heads/`, which no other refspec of bullpen's fetch can match.
+pub fn branch_exclusions(refspecs: &[String]) -> Vec<String> {
+    refspecs
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| s.starts_with("^refs/heads/"))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// [`branch_map`]'s destination when the branches are fetched (under
 /// `refs/remotes/`), and whether the refspec forces; `None` otherwise.
 pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
@@ -770,6 +783,15 @@ mod tests {
             assert_eq!(branch_map(&s(&specs)), want, "{specs:?}");
         }
         assert_eq!(branch_destination(&s(&["+refs/*:refs/*"])), None);
+        assert_eq!(
+            branch_exclusions(&s(&[
+                "+refs/heads/*:refs/remotes/origin/*",
+                "^refs/heads/bullpen/big",
+                " ^refs/heads/*-wip",
+                "^refs/tags/*",
+            ])),
+            ["^refs/heads/bullpen/big", "^refs/heads/*-wip"]
+        );
     }
 
     #[test]

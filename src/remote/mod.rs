@@ -18,7 +18,7 @@ use crate::git::store;
 use crate::git::Expect;
 use crate::git::NotesMerge;
 use crate::model::id::NOTES_REF;
-use crate::model::remote::{branch_map, ref_id, BranchMap, RemoteName};
+use crate::model::remote::{branch_exclusions, branch_map, ref_id, BranchMap, RemoteName};
 use crate::model::{Error, SessionId};
 use crate::sys::lock::Lock;
 
@@ -92,7 +92,8 @@ pub fn fetch(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
 /// one that fails is reported and skipped, and the copy fetched before it (if
 /// any) stays. Then the notes are merged into `refs/notes/bullpen` (a union).
 fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
-    let branches = match branch_map(&ctx.repo.fetch_refspecs(remote.as_str())) {
+    let configured = ctx.repo.fetch_refspecs(remote.as_str());
+    let branches = match branch_map(&configured) {
         BranchMap::Tracked(dst, force) => Some((dst, force)),
         BranchMap::NotMapped => None,
         BranchMap::Refused {
@@ -112,6 +113,7 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     if let Some((dst, force)) = &branches {
         let plus = if *force { "+" } else { "" };
         refspecs.push(format!("{plus}refs/heads/bullpen/*:{dst}"));
+        refspecs.extend(branch_exclusions(&configured));
     }
     ctx.repo
         .fetch_refspecs_from(remote.as_str(), &refspecs)

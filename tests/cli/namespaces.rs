@@ -404,3 +404,29 @@ fn a_base_that_is_no_ancestor_of_the_branch_notes_nothing() {
         ),
     );
 }
+
+/// A branch the remote's fetch config leaves out (a negative refspec) stays
+/// out of bullpen's fetch too; its record still arrives.
+#[test]
+fn a_branch_the_remotes_config_excludes_is_not_fetched() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    for id in ["z", "big"] {
+        b.bullpen(env, &args(&["spawn", id], &commit(id))).ok();
+    }
+    b.bullpen(env, &["push"]).ok();
+    a.git(
+        env,
+        &[
+            "config",
+            "--add",
+            "remote.origin.fetch",
+            "^refs/heads/bullpen/big",
+        ],
+    )
+    .ok();
+    a.bullpen(env, &["fetch"]).ok();
+    assert!(local_ref(env, a, "refs/remotes/origin/bullpen/z").is_some());
+    assert_eq!(local_ref(env, a, "refs/remotes/origin/bullpen/big"), None);
+    assert!(local_ref(env, a, "refs/bullpen/remotes/origin/sessions/big").is_some());
+}
