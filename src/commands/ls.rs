@@ -70,8 +70,8 @@ it: `running on build-box, as of 5m ago` is what the record said 5 minutes ago, 
 what is running now. Nothing of them is looked at here: not their worktree, not their \
 process. A host is marked `(this clone)` for a record this clone wrote (its own record \
 of the session holds it), `(claims this clone)` for one that only carries this clone's \
-id, and `(another clone, <id>)` when another clone has this machine's host name. With --json, each \
-object has the same keys, with remote set.";
+id, and `(another clone, <id>)` when another clone has this machine's host name. With \
+--json, each object has the same keys, with remote set.";
 
 /// List sessions.
 #[derive(Debug, clap::Args)]
