@@ -203,6 +203,35 @@ fn notes_too_big_to_merge_are_skipped_once_and_never_fail_a_fetch() {
     b.git(env, &["push", "-q", "origin", "refs/notes/bullpen"])
         .ok();
 
+    // A clone with no notes yet takes neither (no fast-forward onto the
+    // remote's notes), and a later fetch says nothing more of them.
+    let fresh = env.root().join("c");
+    env.git(
+        &env.root(),
+        &[
+            "clone",
+            "-q",
+            m.origin.to_str().unwrap(),
+            fresh.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let fetched = env.bullpen_in(&fresh, &["fetch"]);
+    assert_eq!(fetched.code(), 0, "{}", fetched.stderr);
+    for commit in [&s1, &t1] {
+        assert_contains(
+            &fetched.stderr,
+            &format!("skipping origin's note on {commit}: it is "),
+        );
+        let shown = env.git(&fresh, &["notes", "--ref=bullpen", "show", commit]);
+        assert!(
+            !shown.status.success(),
+            "the big note on {commit} was taken"
+        );
+    }
+    let again = env.bullpen_in(&fresh, &["fetch"]).ok();
+    assert!(!again.stderr.contains("note on"), "{}", again.stderr);
+
     let fetched = a.bullpen(env, &["fetch"]);
     assert_eq!(fetched.code(), 0, "{}", fetched.stderr);
     for c in [&s1, &t1] {
