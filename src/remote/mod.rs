@@ -100,7 +100,10 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
             refspec,
             destination,
         } => {
-            let what = format!("puts its bullpen/* branches on {destination}");
+            let what = format!(
+                "puts its bullpen/* branches on {destination}, where a fetch would replace and \
+                 prune this clone's own refs"
+            );
             return Err(refused_remote(remote, "fetching from", &refspec, &what).into());
         }
     };
@@ -138,12 +141,10 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
 /// refused (`fetching from`), `what` what the refspec does.
 fn refused_remote(remote: &RemoteName, doing: &str, refspec: &str, what: &str) -> Error {
     Error::refused(format!(
-        "not {doing} {remote}: its fetch refspec '{refspec}' (remote.{remote}.fetch) {what}; \
-         bullpen writes only its own refs and refs/remotes/, so that no fetch or push \
-         replaces or prunes this clone's own"
+        "not {doing} {remote}: its fetch refspec '{refspec}' (remote.{remote}.fetch) {what}"
     ))
     .hint(format!(
-        "give bullpen a remote of its own for it, with git's default refspecs: \
+        "use a remote with git's default refspecs for bullpen: \
          git remote add bullpen-{remote} \"$(git remote get-url {remote})\""
     ))
 }

@@ -72,8 +72,8 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed>
     if let Some((refspec, destination)) = push_overwrite(&ctx.repo.fetch_refspecs(remote.as_str()))
     {
         let what = format!(
-            "maps what bullpen pushes to {destination} here, which git would set to what was \
-             pushed (\"update by push\"), losing what landed there meanwhile"
+            "maps what bullpen pushes to {destination} here, which git would set to what it \
+             pushed, losing what landed there meanwhile"
         );
         return Err(super::refused_remote(remote, "pushing to", &refspec, &what).into());
     }

@@ -71,6 +71,14 @@ fn a_mirror_remote_never_writes_or_prunes_this_clones_own_refs() {
         "not fetching from backup: its fetch refspec '+refs/*:refs/*' (remote.backup.fetch) \
          puts its bullpen/* branches on refs/heads/bullpen/*",
     );
+    insta::assert_snapshot!(a.bullpen(env, &["fetch", "backup"]).stderr, @r#"
+    fatal: not fetching from backup: its fetch refspec '+refs/*:refs/*' (remote.backup.fetch) puts its bullpen/* branches on refs/heads/bullpen/*, where a fetch would replace and prune this clone's own refs
+    hint: use a remote with git's default refspecs for bullpen: git remote add bullpen-backup "$(git remote get-url backup)"
+    "#);
+    insta::assert_snapshot!(a.bullpen(env, &["push", "backup"]).stderr, @r#"
+    fatal: not pushing to backup: its fetch refspec '+refs/*:refs/*' (remote.backup.fetch) maps what bullpen pushes to refs/heads/bullpen/* here, which git would set to what it pushed, losing what landed there meanwhile
+    hint: use a remote with git's default refspecs for bullpen: git remote add bullpen-backup "$(git remote get-url backup)"
+    "#);
     let push_refused = "not pushing to backup: its fetch refspec '+refs/*:refs/*' \
                         (remote.backup.fetch) maps what bullpen pushes to \
                         refs/heads/bullpen/* here";
