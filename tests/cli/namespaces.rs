@@ -415,11 +415,21 @@ fn provenance_notes_land_only_on_the_commits_a_run_made() {
 fn a_base_that_is_no_ancestor_of_the_branch_notes_nothing() {
     let env = crate::bg::Bg::new();
     let p = env.git_out(&["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "p"]);
-    // The run commits, then kills its supervisor: the session is lost, its
-    // end unrecorded, until `stop` records it (and writes the notes).
-    let script = "echo c > c && git add c && git commit -qm c && kill -KILL $PPID";
-    env.bullpen(&["spawn", "--bg", "--base", &p, "x", "--", "sh", "-c", script])
-        .ok();
+    // The run commits and, once `spawn` has returned, kills its supervisor:
+    // the session is lost, its end unrecorded, until `stop` records it (and
+    // writes the notes).
+    let go = env.root().join("go");
+    let c_path = std::ffi::CString::new(go.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let script =
+        "echo c > c && git add c && git commit -qm c && read _ < \"$1\" && kill -KILL $PPID";
+    let go_arg = go.to_str().unwrap();
+    env.bullpen(&[
+        "spawn", "--bg", "--base", &p, "x", "--", "sh", "-c", script, "sh", go_arg,
+    ])
+    .ok();
+    std::fs::write(&go, "go\n").unwrap();
     env.wait_state("x", "lost");
     let orphan = env.git_out(&["commit-tree", "HEAD^{tree}", "-m", "orphan"]);
     env.edit_record("x", |r| {
