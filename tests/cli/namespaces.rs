@@ -429,7 +429,17 @@ fn a_base_that_is_no_ancestor_of_the_branch_notes_nothing() {
         "spawn", "--bg", "--base", &p, "x", "--", "sh", "-c", script, "sh", go_arg,
     ])
     .ok();
-    std::fs::write(&go, "go\n").unwrap();
+    // Opened once the run waits on it (a dead run fails the wait, never hangs it).
+    let mut fifo = crate::bg::wait_for("the run to wait on the FIFO", || {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&go)
+            .ok()
+    });
+    std::io::Write::write_all(&mut fifo, b"go\n").unwrap();
+    drop(fifo);
     env.wait_state("x", "lost");
     let orphan = env.git_out(&["commit-tree", "HEAD^{tree}", "-m", "orphan"]);
     env.edit_record("x", |r| {
