@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::context::Ctx;
 use crate::git::NotesMerge;
-use crate::model::remote::RemoteName;
+use crate::model::remote::{RemoteName, MAX_NOTE_BYTES};
 use crate::model::SessionId;
 use crate::remote::{fetch, resolve, Fetched};
 use crate::ui::Ui;
@@ -24,7 +24,10 @@ refs/bullpen/sessions/, which only this clone writes), their provenance notes me
 into refs/notes/bullpen (a union: a commit annotated on two machines keeps both texts), \
 and the session branches where the remote's own fetch refspecs put them \
 (refs/remotes/<remote>/bullpen/<id> with git's default), as `git fetch --prune` would. \
-Nothing is configured.
+Nothing is configured. Nothing else is written: a remote whose refspecs would put the \
+branches outside refs/remotes/ (a mirror's +refs/*:refs/* puts them on this clone's own \
+branches, and --prune would delete them) is refused, naming the refspec. A note \
+over 1 MiB is skipped with a warning.
 
 Every record is checked before it is taken: its id, that its commit holds session.json \
 alone, at most 256 KiB, a schema this bullpen reads, the record of that session. One \
@@ -77,12 +80,22 @@ pub fn report(ui: &Ui, f: &Fetched, summary: bool) -> i32 {
             ui.info(format!("sessions from {remote}: {}", parts.join("; ")));
         }
     }
+    if let Ok(Some(NotesMerge::Merged { skipped, .. })) = &f.notes {
+        for s in skipped {
+            ui.warn(format!(
+                "skipping {remote}'s note on {}: it is {} bytes, more than the \
+                 {MAX_NOTE_BYTES} bullpen merges; this clone's notes keep what they had \
+                 ({remote}'s stays in their history)",
+                s.commit, s.bytes
+            ));
+        }
+    }
     let notes_failed = match &f.notes {
         Err(why) => {
             ui.warn(format!("the notes of {remote} were not merged: {why}"));
             true
         }
-        Ok(Some(NotesMerge::Merged { added, united })) if summary => {
+        Ok(Some(NotesMerge::Merged { added, united, .. })) if summary => {
             ui.info(format!(
                 "notes from {remote} merged into refs/notes/bullpen ({added} commits annotated \
                  only there, {united} annotated on both)"

@@ -68,9 +68,10 @@ contract.
 (`git bullpen fetch`), as <remote>/<id>, with what their record says and when it said \
 it: `running on build-box, as of 5m ago` is what the record said 5 minutes ago, not \
 what is running now. Nothing of them is looked at here: not their worktree, not their \
-process. A host is marked `(this clone)` for a record this clone wrote, and `(another \
-clone, <id>)` when another clone has this machine's host name. With --json, each \
-object has the same keys, with remote set.";
+process. A host is marked `(this clone)` for a record this clone wrote (its own record \
+of the session holds it), `(claims this clone)` for one that only carries this clone's \
+id, and `(another clone, <id>)` when another clone has this machine's host name. With \
+--json, each object has the same keys, with remote set.";
 
 /// List sessions.
 #[derive(Debug, clap::Args)]

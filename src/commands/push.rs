@@ -35,6 +35,8 @@ machine went on with it) is left as it is there, said so. A session continued he
 with `git bullpen resume <remote>/<id>` pushes as a fast-forward: its record's history \
 starts with the other machine's.
 
+A remote whose fetch refspecs map session branches or records onto this clone's own \
+refs (a mirror's +refs/*:refs/*) is refused: git would set them to what it pushed. \
 Sessions still being created are left out. Exits 1 when a session or the notes were \
 not pushed.";
 

@@ -19,6 +19,7 @@ mod content;
 mod env;
 mod hash;
 mod history;
+mod made;
 mod nested;
 mod notes;
 mod records;

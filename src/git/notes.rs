@@ -14,16 +14,33 @@ use super::{gid, oid, CasConflict, Expect, Oid, Repo};
 const NOTES_ATTEMPTS: usize = 5;
 
 /// How merging another machine's notes ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NotesMerge {
     /// The local notes already held theirs.
     UpToDate,
     /// The local notes were behind: they now point at theirs.
     FastForward,
-    /// Both had notes the other lacked: a merge commit (parents: ours, theirs)
-    /// holds the union. `added`: commits only they had annotated; `united`:
-    /// commits both had annotated differently, whose texts were joined.
-    Merged { added: usize, united: usize },
+    /// Both had notes the other lacked, or theirs held one too big to take: a
+    /// merge commit (parents: ours, if any, and theirs) holds the union.
+    /// `added`: commits only they had annotated; `united`: commits both had
+    /// annotated differently, whose texts were joined; `skipped`: their notes
+    /// left out, as too big to merge.
+    Merged {
+        added: usize,
+        united: usize,
+        skipped: Vec<SkippedNote>,
+    },
+}
+
+/// A note of theirs not taken: it is bigger than [`MAX_NOTE_BYTES`] (no note
+/// bullpen writes comes near). It stays in the history of the merge (its last
+/// parent); ours on that commit, if any, stays as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedNote {
+    /// The annotated commit.
+    pub commit: Oid,
+    /// The size of their text.
+    pub bytes: u64,
 }
 
 impl Repo {
@@ -97,37 +114,52 @@ impl Repo {
 
     fn merge_notes_once(&self, notes_ref: &str, theirs: Oid, message: &str) -> Result<NotesMerge> {
         let reflog = format!("notes: {}", one_line(message));
-        let Some(ours) = self.ref_target(notes_ref)? else {
-            self.update_ref(notes_ref, theirs, Expect::Absent, &reflog)?;
-            return Ok(NotesMerge::FastForward);
+        let ours = self.ref_target(notes_ref)?;
+        if let Some(ours) = ours {
+            if self.is_ancestor(theirs, ours)? {
+                return Ok(NotesMerge::UpToDate);
+            }
+        }
+        // Theirs descends from ours (or there are none here), but a descendant
+        // can drop or rewrite a note (`git notes remove`, a forged commit), or
+        // bring one too big to take: a fast-forward only when it holds every
+        // text of ours and nothing too big, else the union below.
+        let descends = match ours {
+            Some(ours) => self.is_ancestor(ours, theirs)?,
+            None => true,
         };
-        if self.is_ancestor(theirs, ours)? {
-            return Ok(NotesMerge::UpToDate);
-        }
-        // Theirs descends from ours, but a descendant can drop or rewrite a note
-        // (`git notes remove`, a forged commit): a fast-forward only when it
-        // holds every text of ours, else the union below, as for any two sides.
-        if self.is_ancestor(ours, theirs)? && self.holds_every_note(ours, theirs)? {
-            self.update_ref(notes_ref, theirs, Expect::At(ours), &reflog)?;
+        if descends && self.may_fast_forward(ours, theirs)? {
+            let expect = ours.map_or(Expect::Absent, Expect::At);
+            self.update_ref(notes_ref, theirs, expect, &reflog)?;
             return Ok(NotesMerge::FastForward);
         }
-        let mut state = self.notes_state(notes_ref, Some(ours))?;
+        let mut state = self.notes_state(notes_ref, ours)?;
         let their_notes = self.notes_of_commit(theirs)?;
-        let (mut added, mut united) = (0, 0);
+        let (mut added, mut united, mut skipped) = (0, 0, Vec::new());
         for (object, their_blob) in their_notes {
             let annotated = oid(object);
             let ours_blob = state
                 .get(&object, &self.repo)
                 .with_context(|| format!("could not look up the note on {annotated}"))?;
+            if ours_blob == Some(their_blob) {
+                continue;
+            }
+            let their_size = self.note_size(their_blob, annotated)?;
+            if their_size > MAX_NOTE_BYTES {
+                skipped.push(SkippedNote {
+                    commit: annotated,
+                    bytes: their_size,
+                });
+                continue;
+            }
             let new_blob = match ours_blob {
-                Some(b) if b == their_blob => continue,
                 None => {
                     added += 1;
                     their_blob
                 }
                 Some(our_blob) => {
-                    let mine = self.note_text(our_blob, annotated)?;
-                    let other = self.note_text(their_blob, annotated)?;
+                    let mine = self.note_bytes(our_blob, annotated)?;
+                    let other = self.note_bytes(their_blob, annotated)?;
                     united += 1;
                     match union(&mine, &other) {
                         Union::Ours => continue,
@@ -147,9 +179,21 @@ impl Repo {
         let tree = state
             .write(&self.repo)
             .with_context(|| format!("could not write the notes tree of {notes_ref}"))?;
-        let merged = self.write_commit(tree, message, vec![gid(ours)?, gid(theirs)?])?;
-        self.update_ref(notes_ref, merged, Expect::At(ours), &reflog)?;
-        Ok(NotesMerge::Merged { added, united })
+        // Theirs is always a parent: what was skipped is decided once, and the
+        // next fetch of the same notes finds them merged.
+        let parents = ours
+            .into_iter()
+            .chain([theirs])
+            .map(gid)
+            .collect::<Result<_>>()?;
+        let merged = self.write_commit(tree, message, parents)?;
+        let expect = ours.map_or(Expect::Absent, Expect::At);
+        self.update_ref(notes_ref, merged, expect, &reflog)?;
+        Ok(NotesMerge::Merged {
+            added,
+            united,
+            skipped,
+        })
     }
 
     /// Every note of the notes commit `commit`: (annotated object, note blob).
@@ -166,21 +210,33 @@ impl Repo {
         Ok(out)
     }
 
-    /// Whether the notes commit `theirs` holds every note of `ours`, each with
-    /// every paragraph of our text (`model::notes::union`).
-    fn holds_every_note(&self, ours: Oid, theirs: Oid) -> Result<bool> {
-        let notes = |commit: Oid| -> Result<std::collections::HashMap<_, _>> {
-            Ok(self.notes_of_commit(commit)?.into_iter().collect())
+    /// Whether `notes_ref` may simply move from `ours` to `theirs`: theirs holds
+    /// every note of ours, each with every paragraph of our text
+    /// (`model::notes::union`), and every note of theirs that ours lacks is
+    /// small enough to take ([`MAX_NOTE_BYTES`]).
+    fn may_fast_forward(&self, ours: Option<Oid>, theirs: Oid) -> Result<bool> {
+        let notes = |commit: Option<Oid>| -> Result<std::collections::HashMap<_, _>> {
+            Ok(match commit {
+                Some(c) => self.notes_of_commit(c)?.into_iter().collect(),
+                None => std::collections::HashMap::new(),
+            })
         };
-        let (mine, other) = (notes(ours)?, notes(theirs)?);
+        let (mine, other) = (notes(ours)?, notes(Some(theirs))?);
+        for (object, their_blob) in &other {
+            if mine.get(object) != Some(their_blob)
+                && self.note_size(*their_blob, oid(*object))? > MAX_NOTE_BYTES
+            {
+                return Ok(false);
+            }
+        }
         for (object, our_blob) in &mine {
             match other.get(object) {
                 None => return Ok(false),
                 Some(their_blob) if their_blob == our_blob => {}
                 Some(their_blob) => {
                     let annotated = oid(*object);
-                    let mine = self.note_text(*our_blob, annotated)?;
-                    let other = self.note_text(*their_blob, annotated)?;
+                    let mine = self.note_bytes(*our_blob, annotated)?;
+                    let other = self.note_bytes(*their_blob, annotated)?;
                     if union(&other, &mine) != Union::Ours {
                         return Ok(false);
                     }
@@ -190,21 +246,17 @@ impl Repo {
         Ok(true)
     }
 
-    /// The text of a note, refused above [`MAX_NOTE_BYTES`] (a note that big
-    /// was not written by bullpen; merging it would mean holding it whole).
-    fn note_text(&self, blob: gix::ObjectId, annotated: Oid) -> Result<Vec<u8>> {
-        let size = self
+    /// The size of a note's text, from its header (nothing is inflated).
+    fn note_size(&self, blob: gix::ObjectId, annotated: Oid) -> Result<u64> {
+        Ok(self
             .repo
             .find_header(blob)
             .with_context(|| format!("could not read the note on {annotated}"))?
-            .size();
-        if size > MAX_NOTE_BYTES {
-            return Err(crate::model::Error::failed(format!(
-                "the note on {annotated} is {size} bytes, more than the {MAX_NOTE_BYTES} bullpen \
-                 merges; the notes were not merged"
-            ))
-            .into());
-        }
+            .size())
+    }
+
+    /// The text of a note (a remote's: its size checked first, [`Repo::note_size`]).
+    fn note_bytes(&self, blob: gix::ObjectId, annotated: Oid) -> Result<Vec<u8>> {
         Ok(self
             .repo
             .find_blob(blob)

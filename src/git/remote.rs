@@ -85,13 +85,18 @@ impl Repo {
 
     /// `git fetch --prune --no-tags <remote> <refspecs>`: quietly (bullpen says
     /// what arrived), without touching `FETCH_HEAD` (the user's own) or
-    /// submodules.
+    /// submodules. `--refmap=` (empty): git writes only the destinations of
+    /// `refspecs`; without it, it also maps every ref it fetches through the
+    /// remote's configured `remote.<name>.fetch`, which for a mirror
+    /// (`+refs/*:refs/*`) or `+refs/notes/*:refs/notes/*` would force the
+    /// remote's records and notes over this clone's own.
     pub fn fetch_refspecs_from(&self, remote: &str, refspecs: &[String]) -> Result<()> {
         let mut args: Vec<&std::ffi::OsStr> = [
             "fetch",
             "--quiet",
             "--prune",
             "--no-tags",
+            "--refmap=",
             "--no-write-fetch-head",
             "--no-recurse-submodules",
             remote,

@@ -97,6 +97,9 @@ pub fn remote_rows(
                 let base = r.base.parse::<Oid>().ok()?;
                 ctx.repo.commits_between(tip, &[base]).ok().map(|c| c.len())
             });
+            let own = r.clone_id.is_some()
+                && r.clone_id == my_clone
+                && written_here(ctx, &r.id, s.commit);
             let facts = RemoteFacts {
                 remote: remote.to_string(),
                 ahead,
@@ -105,12 +108,27 @@ pub fn remote_rows(
                     r.clone_id.as_deref(),
                     &my_host,
                     my_clone.as_deref(),
+                    own,
                 ),
             };
             rows.push(remote_row(r, &facts));
         }
     }
     Ok((rows, hidden))
+}
+
+/// Whether the fetched record commit `commit` of session `id` is one this clone
+/// wrote: bullpen created the session here (its local proof, `created.json`,
+/// which no fetch brings) and this clone's own record of it holds that commit
+/// in its history. A record's clone id is no proof: anyone can copy it into a
+/// record of their own, but not make their commit one of this clone's.
+fn written_here(ctx: &Ctx, id: &SessionId, commit: Oid) -> bool {
+    let created = matches!(Local::of(&ctx.layout, id).created(), Ok(Some(_)));
+    created
+        && match ctx.repo.ref_target(&id.record_ref()) {
+            Ok(Some(ours)) => ctx.repo.is_ancestor(commit, ours).unwrap_or(false),
+            _ => false,
+        }
 }
 
 /// The rows for these sessions; `cwd` decides which one is marked current;

@@ -8,6 +8,20 @@
 //! `git notes merge -s cat_sort_uniq`, but by paragraph rather than by line, so a
 //! paragraph stays whole and in the order it was written.
 
+use super::id::SessionId;
+
+/// Pure: whether `refname` is session `id`'s own when telling the commits a
+/// run made from others' (`Repo::commits_only_on`): its branch, and a
+/// remote-tracking copy of it (`refs/remotes/<remote>/bullpen/<id>`), which a
+/// push of the session during the run moves onto the run's own commits.
+pub fn session_own_ref(id: &SessionId, refname: &str) -> bool {
+    refname == id.branch_ref()
+        || refname
+            .strip_prefix("refs/remotes/")
+            .and_then(|rest| rest.split_once('/'))
+            .is_some_and(|(remote, branch)| !remote.is_empty() && branch == id.branch())
+}
+
 /// The union of two texts of the note on one commit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Union {
@@ -78,6 +92,30 @@ mod tests {
 
     const A: &[u8] = b"bullpen-session: a\nbullpen-command: claude\nbullpen-exit: exit 0\n";
     const B: &[u8] = b"bullpen-session: b\nbullpen-command: make\nbullpen-exit: exit 1\n";
+
+    #[test]
+    fn a_sessions_own_refs_are_its_branch_and_its_remote_tracking_copies() {
+        let id: SessionId = "x".parse().unwrap();
+        for own in [
+            "refs/heads/bullpen/x",
+            "refs/remotes/origin/bullpen/x",
+            "refs/remotes/build-box/bullpen/x",
+        ] {
+            assert!(session_own_ref(&id, own), "{own}");
+        }
+        for other in [
+            "refs/heads/main",
+            "refs/heads/bullpen/y",
+            "refs/heads/bullpen/x-2",
+            "refs/heads/feature/bullpen/x",
+            "refs/remotes/origin/main",
+            "refs/remotes/origin/feature/bullpen/x",
+            "refs/remotes/bullpen/x",
+            "refs/tags/bullpen/x",
+        ] {
+            assert!(!session_own_ref(&id, other), "{other}");
+        }
+    }
 
     #[test]
     fn both_texts_survive_whole() {

@@ -337,28 +337,56 @@ pub fn is_clone_id(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Pure: where a remote's configured fetch refspecs put its `bullpen/*`
-/// branches: the destination pattern (`refs/remotes/origin/bullpen/*` for git's
-/// default `+refs/heads/*:refs/remotes/origin/*`) and whether the refspec forces
-/// (`+`). `None` when no refspec maps them (a `--single-branch` clone): bullpen
-/// then fetches no branches, as `git fetch` would not. The first refspec that
-/// maps them wins, as in git; a negative refspec (`^...`) that excludes them
-/// means none.
-pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
+/// Where a remote's configured fetch refspecs put its `bullpen/*` branches, as
+/// bullpen fetches them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BranchMap {
+    /// Under `refs/remotes/`: the destination pattern
+    /// (`refs/remotes/origin/bullpen/*` for git's default) and whether the
+    /// refspec forces (`+`).
+    Tracked(String, bool),
+    /// No refspec maps them (a `--single-branch` clone, a negative refspec):
+    /// bullpen fetches no branches, as `git fetch` would not.
+    NotMapped,
+    /// The only refspecs that map them put them outside `refs/remotes/` (a
+    /// mirror's `+refs/*:refs/*` puts them on this clone's own
+    /// `refs/heads/bullpen/*`, which `--prune` would then delete): the first
+    /// such refspec, and where it puts them.
+    Refused {
+        refspec: String,
+        destination: String,
+    },
+}
+
+/// Pure: where `refspecs` (a remote's `remote.<name>.fetch`) put its
+/// `bullpen/*` branches. A negative refspec (`^...`, anywhere in the list)
+/// that excludes them all means none. Of the refspecs whose glob holds the
+/// whole `bullpen/*` family, the first that puts them under `refs/remotes/`
+/// wins; one that puts them anywhere else (`refs/heads/`, `refs/tags/`,
+/// `refs/notes/`, bullpen's own `refs/bullpen/`) is never used, so that a
+/// fetch never writes or prunes this clone's own refs. Exact refspecs, and
+/// refspecs with no destination, map no session branch.
+pub fn branch_map(refspecs: &[String]) -> BranchMap {
     const BRANCHES: &str = "refs/heads/bullpen/";
+    let excluded = refspecs.iter().any(|spec| {
+        spec.trim()
+            .strip_prefix('^')
+            .is_some_and(|negative| glob_capture(negative, &format!("{BRANCHES}x")).is_some())
+    });
+    if excluded {
+        return BranchMap::NotMapped;
+    }
+    let mut refused = None;
     for spec in refspecs {
         let spec = spec.trim();
-        if let Some(negative) = spec.strip_prefix('^') {
-            if glob_capture(negative, &format!("{BRANCHES}x")).is_some() {
-                return None;
-            }
+        if spec.starts_with('^') {
             continue;
         }
-        let (force, spec) = match spec.strip_prefix('+') {
+        let (force, body) = match spec.strip_prefix('+') {
             Some(rest) => (true, rest),
             None => (false, spec),
         };
-        let Some((src, dst)) = spec.split_once(':') else {
+        let Some((src, dst)) = body.split_once(':') else {
             continue;
         };
         let (Some((src_pre, src_post)), Some((dst_pre, dst_post))) =
@@ -368,12 +396,106 @@ pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
         };
         // The whole `bullpen/*` family must fall inside the glob: its prefix is
         // a prefix of `refs/heads/bullpen/`, and nothing follows the `*`.
-        if src_post.is_empty() && BRANCHES.starts_with(src_pre) && dst.starts_with("refs/") {
-            let middle = &BRANCHES[src_pre.len()..];
-            return Some((format!("{dst_pre}{middle}*{dst_post}"), force));
+        if !(src_post.is_empty() && BRANCHES.starts_with(src_pre)) {
+            continue;
+        }
+        let middle = &BRANCHES[src_pre.len()..];
+        let destination = format!("{dst_pre}{middle}*{dst_post}");
+        if tracking_destination(&destination) {
+            return BranchMap::Tracked(destination, force);
+        }
+        refused.get_or_insert_with(|| BranchMap::Refused {
+            refspec: spec.to_owned(),
+            destination,
+        });
+    }
+    refused.unwrap_or(BranchMap::NotMapped)
+}
+
+/// A destination pattern bullpen fetches branches into: one `*`, under
+/// `refs/remotes/<something>/`, nothing that could climb out of it.
+fn tracking_destination(pattern: &str) -> bool {
+    pattern.strip_prefix("refs/remotes/").is_some_and(|rest| {
+        !rest.starts_with('*')
+            && rest.matches('*').count() == 1
+            && rest
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..")
+    })
+}
+
+/// Pure: a refspec of `refspecs` (a remote's `remote.<name>.fetch`) that would
+/// make `git push` write one of this clone's own refs: for each ref it pushes,
+/// git sets the local ref the remote's fetch refspecs map it to ("update by
+/// push", expecting nothing of what it held), so a mirror's `+refs/*:refs/*`
+/// would set this clone's own `refs/heads/bullpen/<id>` and
+/// `refs/bullpen/sessions/<id>` back to what was pushed, losing a commit or an
+/// event that landed meanwhile. The refspec, and where it maps them. A
+/// refspec mapping a whole family under `refs/remotes/` shadows those after it.
+pub fn push_overwrite(refspecs: &[String]) -> Option<(String, String)> {
+    for family in ["refs/heads/bullpen/", "refs/bullpen/sessions/"] {
+        for spec in refspecs {
+            let spec = spec.trim();
+            let body = spec.strip_prefix('+').unwrap_or(spec);
+            if body.starts_with('^') {
+                continue;
+            }
+            let Some((src, dst)) = body.split_once(':') else {
+                continue;
+            };
+            if dst.is_empty() {
+                continue;
+            }
+            let (overlaps, whole, destination) = match (src.split_once('*'), dst.split_once('*')) {
+                (Some((pre, post)), Some((dst_pre, dst_post))) => {
+                    let whole = post.is_empty() && family.starts_with(pre);
+                    let overlaps = family.starts_with(pre) || pre.starts_with(family);
+                    let destination = match whole {
+                        true => format!("{dst_pre}{}*{dst_post}", &family[pre.len()..]),
+                        false => dst.to_owned(),
+                    };
+                    (overlaps, whole, destination)
+                }
+                (None, _) => (src.starts_with(family), false, dst.to_owned()),
+                (Some(_), None) => continue,
+            };
+            if !overlaps {
+                continue;
+            }
+            let tracked = destination
+                .strip_prefix("refs/remotes/")
+                .is_some_and(|rest| rest.contains('/') && !rest.split('/').any(|c| c == ".."));
+            if !tracked {
+                return Some((spec.to_owned(), destination));
+            }
+            if whole {
+                break;
+            }
         }
     }
     None
+}
+
+/// Pure: the negative refspecs of `refspecs` that bullpen passes on with the
+/// branches it fetches, so that a branch the remote's config leaves out
+/// (`^refs/heads/bullpen/big`, `^refs/heads/*-wip`) stays out: those under
+/// `refs/heads/`, which no other refspec of bullpen's fetch can match.
+pub fn branch_exclusions(refspecs: &[String]) -> Vec<String> {
+    refspecs
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| s.starts_with("^refs/heads/"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// [`branch_map`]'s destination when the branches are fetched (under
+/// `refs/remotes/`), and whether the refspec forces; `None` otherwise.
+pub fn branch_destination(refspecs: &[String]) -> Option<(String, bool)> {
+    match branch_map(refspecs) {
+        BranchMap::Tracked(pattern, force) => Some((pattern, force)),
+        BranchMap::NotMapped | BranchMap::Refused { .. } => None,
+    }
 }
 
 /// What `*` in `pattern` stands for in `name`, if `name` matches.
@@ -394,15 +516,19 @@ pub fn tracking_branch(pattern: &str, id: &SessionId) -> String {
 
 /// How a record's host is shown: its name, with the clone told apart when
 /// names alone would mislead (this clone's own record, or another clone with
-/// this machine's host name).
+/// this machine's host name). A record is `(this clone)` only when `own`: this
+/// clone's local proof says it wrote it (see `ls::remote_rows`); one that only
+/// carries this clone's id, which anyone can copy, `(claims this clone)`.
 pub fn host_label(
     host: &str,
     clone_id: Option<&str>,
     my_host: &str,
     my_clone: Option<&str>,
+    own: bool,
 ) -> String {
     match (clone_id, my_clone) {
-        (Some(c), Some(mine)) if c == mine => format!("{host} (this clone)"),
+        (Some(c), Some(mine)) if c == mine && own => format!("{host} (this clone)"),
+        (Some(c), Some(mine)) if c == mine => format!("{host} (claims this clone)"),
         (Some(c), _) if host == my_host => format!("{host} (another clone, {})", &c[..8]),
         (None, _) if host == my_host => format!("{host} (clone not recorded)"),
         _ => host.to_owned(),
@@ -577,20 +703,176 @@ mod tests {
     }
 
     #[test]
+    fn session_branches_are_fetched_only_into_remote_tracking_refs() {
+        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let refused = |spec: &str, dst: &str| BranchMap::Refused {
+            refspec: spec.to_owned(),
+            destination: dst.to_owned(),
+        };
+        let table: Vec<(Vec<&str>, BranchMap)> = vec![
+            // A mirror (`git remote add --mirror=fetch`) and its kin.
+            (
+                vec!["+refs/*:refs/*"],
+                refused("+refs/*:refs/*", "refs/heads/bullpen/*"),
+            ),
+            (
+                vec!["refs/heads/*:refs/heads/*"],
+                refused("refs/heads/*:refs/heads/*", "refs/heads/bullpen/*"),
+            ),
+            (
+                vec!["+refs/heads/bullpen/*:refs/bullpen/sessions/*"],
+                refused(
+                    "+refs/heads/bullpen/*:refs/bullpen/sessions/*",
+                    "refs/bullpen/sessions/*",
+                ),
+            ),
+            (
+                vec!["+refs/heads/*:refs/notes/*"],
+                refused("+refs/heads/*:refs/notes/*", "refs/notes/bullpen/*"),
+            ),
+            (
+                vec!["+refs/heads/*:refs/tags/*"],
+                refused("+refs/heads/*:refs/tags/*", "refs/tags/bullpen/*"),
+            ),
+            // Every other remote's tracking refs would be pruned.
+            (
+                vec!["+refs/heads/bullpen/*:refs/remotes/*"],
+                refused("+refs/heads/bullpen/*:refs/remotes/*", "refs/remotes/*"),
+            ),
+            (
+                vec!["+refs/heads/*:refs/remotes/../heads/*"],
+                refused(
+                    "+refs/heads/*:refs/remotes/../heads/*",
+                    "refs/remotes/../heads/bullpen/*",
+                ),
+            ),
+            // A tracking mapping anywhere in the list is the one used.
+            (
+                vec![
+                    "+refs/*:refs/*",
+                    "+refs/heads/bullpen/*:refs/remotes/b/bullpen/*",
+                ],
+                BranchMap::Tracked("refs/remotes/b/bullpen/*".to_owned(), true),
+            ),
+            (
+                vec!["+refs/*:refs/remotes/b/*"],
+                BranchMap::Tracked("refs/remotes/b/heads/bullpen/*".to_owned(), true),
+            ),
+            // A negative refspec excludes them wherever it stands.
+            (
+                vec![
+                    "+refs/heads/*:refs/remotes/origin/*",
+                    "^refs/heads/bullpen/*",
+                ],
+                BranchMap::NotMapped,
+            ),
+            (
+                vec!["^refs/heads/*", "+refs/*:refs/*"],
+                BranchMap::NotMapped,
+            ),
+            // No destination, an exact refspec, an empty list: none.
+            (vec!["refs/heads/*"], BranchMap::NotMapped),
+            (vec!["+refs/heads/*:"], BranchMap::NotMapped),
+            (
+                vec!["refs/heads/bullpen/x:refs/heads/bullpen/x"],
+                BranchMap::NotMapped,
+            ),
+            (vec![], BranchMap::NotMapped),
+        ];
+        for (specs, want) in table {
+            assert_eq!(branch_map(&s(&specs)), want, "{specs:?}");
+        }
+        assert_eq!(branch_destination(&s(&["+refs/*:refs/*"])), None);
+        assert_eq!(
+            branch_exclusions(&s(&[
+                "+refs/heads/*:refs/remotes/origin/*",
+                "^refs/heads/bullpen/big",
+                " ^refs/heads/*-wip",
+                "^refs/tags/*",
+            ])),
+            ["^refs/heads/bullpen/big", "^refs/heads/*-wip"]
+        );
+    }
+
+    #[test]
+    fn a_push_never_makes_git_write_this_clones_branches_or_records() {
+        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let hit = |spec: &str, dst: &str| Some((spec.to_owned(), dst.to_owned()));
+        type Case<'a> = (Vec<&'a str>, Option<(String, String)>);
+        let table: Vec<Case> = vec![
+            (vec!["+refs/heads/*:refs/remotes/origin/*"], None),
+            (
+                vec![
+                    "+refs/heads/*:refs/remotes/origin/*",
+                    "+refs/notes/*:refs/notes/*",
+                ],
+                None,
+            ),
+            (
+                vec!["+refs/*:refs/*"],
+                hit("+refs/*:refs/*", "refs/heads/bullpen/*"),
+            ),
+            // The first mapping decides, as in git: a mirror before bullpen's own.
+            (
+                vec![
+                    "+refs/*:refs/*",
+                    "+refs/heads/bullpen/*:refs/remotes/b/bullpen/*",
+                ],
+                hit("+refs/*:refs/*", "refs/heads/bullpen/*"),
+            ),
+            (
+                vec!["+refs/heads/*:refs/remotes/o/*", "+refs/*:refs/*"],
+                hit("+refs/*:refs/*", "refs/bullpen/sessions/*"),
+            ),
+            (
+                vec!["+refs/bullpen/*:refs/bullpen/*"],
+                hit("+refs/bullpen/*:refs/bullpen/*", "refs/bullpen/sessions/*"),
+            ),
+            (
+                vec!["refs/heads/bullpen/x:refs/heads/bullpen/x"],
+                hit(
+                    "refs/heads/bullpen/x:refs/heads/bullpen/x",
+                    "refs/heads/bullpen/x",
+                ),
+            ),
+            (
+                vec!["+refs/heads/bullpen/a*:refs/heads/a*"],
+                hit("+refs/heads/bullpen/a*:refs/heads/a*", "refs/heads/a*"),
+            ),
+            (vec!["refs/heads/*", "^refs/heads/bullpen/*"], None),
+        ];
+        for (specs, want) in table {
+            assert_eq!(push_overwrite(&s(&specs)), want, "{specs:?}");
+        }
+    }
+
+    #[test]
     fn hosts_are_told_apart_by_clone_not_by_name() {
         let a = "0123456789abcdef0123456789abcdef";
         let b = "fedcba9876543210fedcba9876543210";
         assert_eq!(
-            host_label("box", Some(a), "box", Some(a)),
+            host_label("box", Some(a), "box", Some(a), true),
             "box (this clone)"
         );
+        // This clone's id without this clone's proof: a copy, or a forgery.
         assert_eq!(
-            host_label("box", Some(b), "box", Some(a)),
+            host_label("box", Some(a), "box", Some(a), false),
+            "box (claims this clone)"
+        );
+        assert_eq!(
+            host_label("laptop", Some(a), "box", Some(a), false),
+            "laptop (claims this clone)"
+        );
+        assert_eq!(
+            host_label("box", Some(b), "box", Some(a), false),
             "box (another clone, fedcba98)"
         );
-        assert_eq!(host_label("laptop", Some(b), "box", Some(a)), "laptop");
         assert_eq!(
-            host_label("box", None, "box", Some(a)),
+            host_label("laptop", Some(b), "box", Some(a), false),
+            "laptop"
+        );
+        assert_eq!(
+            host_label("box", None, "box", Some(a), false),
             "box (clone not recorded)"
         );
         assert!(is_clone_id(a) && !is_clone_id("A123") && !is_clone_id(&a[1..]));

@@ -18,7 +18,7 @@ use crate::git::store;
 use crate::git::Expect;
 use crate::git::NotesMerge;
 use crate::model::id::NOTES_REF;
-use crate::model::remote::{branch_destination, ref_id, RemoteName};
+use crate::model::remote::{branch_exclusions, branch_map, ref_id, BranchMap, RemoteName};
 use crate::model::{Error, SessionId};
 use crate::sys::lock::Lock;
 
@@ -92,7 +92,21 @@ pub fn fetch(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
 /// one that fails is reported and skipped, and the copy fetched before it (if
 /// any) stays. Then the notes are merged into `refs/notes/bullpen` (a union).
 fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
-    let branches = branch_destination(&ctx.repo.fetch_refspecs(remote.as_str()));
+    let configured = ctx.repo.fetch_refspecs(remote.as_str());
+    let branches = match branch_map(&configured) {
+        BranchMap::Tracked(dst, force) => Some((dst, force)),
+        BranchMap::NotMapped => None,
+        BranchMap::Refused {
+            refspec,
+            destination,
+        } => {
+            let what = format!(
+                "puts its bullpen/* branches on {destination}, where a fetch would replace and \
+                 prune this clone's own refs"
+            );
+            return Err(refused_remote(remote, "fetching from", &refspec, &what).into());
+        }
+    };
     let mut refspecs = vec![
         format!("+refs/bullpen/sessions/*:{}*", remote.incoming_prefix()),
         // A glob, so that a remote without notes is no error (git refuses a
@@ -102,6 +116,7 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     if let Some((dst, force)) = &branches {
         let plus = if *force { "+" } else { "" };
         refspecs.push(format!("{plus}refs/heads/bullpen/*:{dst}"));
+        refspecs.extend(branch_exclusions(&configured));
     }
     ctx.repo
         .fetch_refspecs_from(remote.as_str(), &refspecs)
@@ -119,6 +134,19 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     sync_records(ctx, &mut fetched)?;
     fetched.notes = merge_notes(ctx, remote);
     Ok(fetched)
+}
+
+/// The refusal of a remote whose fetch refspecs would have git write this
+/// clone's own refs (nothing has been fetched or pushed): `doing` is what was
+/// refused (`fetching from`), `what` what the refspec does.
+fn refused_remote(remote: &RemoteName, doing: &str, refspec: &str, what: &str) -> Error {
+    Error::refused(format!(
+        "not {doing} {remote}: its fetch refspec '{refspec}' (remote.{remote}.fetch) {what}"
+    ))
+    .hint(format!(
+        "use a remote with git's default refspecs for bullpen: \
+         git remote add bullpen-{remote} \"$(git remote get-url {remote})\""
+    ))
 }
 
 /// Copy the records that pass the checks from the incoming namespace to the

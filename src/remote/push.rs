@@ -22,7 +22,7 @@ use crate::git::remote::RefChange;
 use crate::git::store::{self, Stored};
 use crate::git::{Expect, Oid};
 use crate::model::id::NOTES_REF;
-use crate::model::remote::RemoteName;
+use crate::model::remote::{push_overwrite, RemoteName};
 use crate::model::{time, Error, SessionId, State};
 use crate::sys::lock::Lock;
 
@@ -69,6 +69,14 @@ impl Pushed {
 /// Push the sessions named (all of this clone's but those still being created,
 /// when none is named) to `remote`.
 pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed> {
+    if let Some((refspec, destination)) = push_overwrite(&ctx.repo.fetch_refspecs(remote.as_str()))
+    {
+        let what = format!(
+            "maps what bullpen pushes to {destination} here, which git would set to what it \
+             pushed, losing what landed there meanwhile"
+        );
+        return Err(super::refused_remote(remote, "pushing to", &refspec, &what).into());
+    }
     let _lock = Lock::acquire(&ctx.layout.remote_lock_path())?;
     let fetched = fetch_locked(ctx, remote)?;
     let sessions = sessions(ctx, ids)?;

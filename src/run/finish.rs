@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::command::{quoted, render_command};
+use crate::model::notes::session_own_ref;
 use crate::model::{Exit, Oid, Record, SessionId, State};
 use crate::sys::{procfs, socket};
 use crate::trust::local::Local;
@@ -91,6 +92,12 @@ pub fn forget_run(ctx: &Ctx, id: &SessionId, pid: u32) {
     }
 }
 
+/// The notes go on the commits the run made: those its branch reaches that
+/// neither its start nor any other branch, remote-tracking ref or tag reaches
+/// (`session_own_ref` names the session's own). A colleague's commits merged or
+/// fast-forwarded into the run are on such a ref, so they get none; a commit of
+/// the run that another ref already holds (pushed under another name) gets none
+/// either, the safe side, as a note once pushed can never be taken back.
 fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
     let Some(tip) = ctx.repo.ref_target(&record.id.branch_ref())? else {
         ctx.ui.warn(format!(
@@ -99,15 +106,29 @@ fn write_notes(ctx: &Ctx, record: &Record, exit: &Exit) -> Result<()> {
         ));
         return Ok(());
     };
-    let mut hidden = Vec::new();
-    if let Some(start) = record.run_start.as_deref() {
-        hidden.push(start.parse::<Oid>().with_context(|| {
-            format!("the record's run_start {} is not a commit", quoted(start))
-        })?);
-    } else if let Ok(base) = record.base.parse::<Oid>() {
-        hidden.push(base);
-    }
-    let commits = ctx.repo.commits_between(tip, &hidden)?;
+    let floor = match record.run_start.as_deref() {
+        Some(start) => start
+            .parse::<Oid>()
+            .with_context(|| format!("the record's run_start {} is not a commit", quoted(start)))?,
+        // No recorded start (a record of an older bullpen): the base, but only
+        // one the branch grew from; a base a fetched record named may be any.
+        None => match record.base.parse::<Oid>() {
+            Ok(base) if ctx.repo.is_ancestor(base, tip).unwrap_or(false) => base,
+            _ => {
+                ctx.ui.warn(format!(
+                    "no provenance notes written for session {}: its record names no run \
+                     start, and its base {} is not an ancestor of {}",
+                    record.id,
+                    quoted(&record.base),
+                    record.branch
+                ));
+                return Ok(());
+            }
+        },
+    };
+    let commits = ctx
+        .repo
+        .commits_only_on(tip, &[floor], |r| session_own_ref(&record.id, r))?;
     let text = format!(
         "bullpen-session: {}\nbullpen-command: {}\nbullpen-exit: {}\n",
         record.id,

@@ -19,6 +19,7 @@ mod lifecycle;
 mod ls;
 mod merged;
 mod messages;
+mod namespaces;
 mod provisioning;
 mod pty;
 mod ready;
