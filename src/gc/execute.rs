@@ -678,6 +678,13 @@ impl Gc<'_> {
                         }
                     }
                 }
+                if fresh.record.state == State::Provisioning {
+                    // What a spawn killed before its `git worktree add` left: the
+                    // empty directory it made (only an empty one goes).
+                    let path = crate::trust::session_layout(&self.ctx.layout, &fresh.record)
+                        .worktree_path(&fresh.record.id);
+                    let _ = std::fs::remove_dir(path);
+                }
                 let reason =
                     self.discarded(&facts, collected_reason(tip, facts.branch_state.evidence()));
                 self.finish(fresh, &facts, tip, Action::Collected, reason)

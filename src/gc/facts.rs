@@ -635,6 +635,7 @@ fn session_facts(
         ));
     }
     let on_disk = match path.symlink_metadata() {
+        Ok(m) if m.is_dir() && interrupted_before_add(ctx, r, &path) => OnDisk::Missing,
         Ok(m) if m.is_dir() => OnDisk::Directory,
         Ok(m) if m.file_type().is_symlink() => OnDisk::Other("a symlink".to_owned()),
         Ok(m) if m.is_file() => OnDisk::Other("a file".to_owned()),
@@ -688,6 +689,15 @@ fn session_facts(
         created_here: created_here(ctx, r),
         spawner_alive: live_spawner(ctx, r),
     })
+}
+
+/// The empty directory a spawn made here, exclusively, just before its `git
+/// worktree add`, when the spawn died there: nothing of a worktree, no work.
+fn interrupted_before_add(ctx: &Ctx, r: &Record, path: &Path) -> bool {
+    r.state == State::Provisioning
+        && live_spawner(ctx, r).is_none()
+        && created_here(ctx, r).is_ok()
+        && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
 }
 
 /// The local proof that bullpen created the session's worktree here.

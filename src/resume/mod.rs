@@ -19,6 +19,7 @@ use crate::model::agent::Form;
 use crate::model::command::render_command;
 use crate::model::{Error, SessionId, State};
 use crate::run;
+use crate::spawn::undo::Made;
 use crate::sys::lock::Lock;
 use crate::trust::decide::created_here;
 use crate::trust::local::Local;
@@ -219,8 +220,10 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
         path.display(),
         f.branch
     ));
+    // Made here, exclusively (see `spawn::undo`): only that is the undo's to remove.
+    let made = Made::create(ctx, &path)?;
     if let Err(e) = ctx.repo.worktree_add_existing(&path, &f.branch) {
-        crate::spawn::undo::undo_failed_add(ctx, &path);
+        crate::spawn::undo::undo_failed_add(ctx, &made);
         return Err(e.context(format!(
             "cannot recreate the worktree of session {} at {}",
             stored.record.id,
@@ -233,7 +236,7 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     // (the branch and the record stay) and nothing runs.
     if let Err(e) = crate::spawn::ready::make_ready(ctx, &stored.record, &include, setup) {
         match Lock::acquire(&ctx.layout.lock_path()) {
-            Ok(_lock) => crate::spawn::undo::undo_failed_add(ctx, &path),
+            Ok(_lock) => crate::spawn::undo::undo_failed_add(ctx, &made),
             Err(undo) => ctx.ui.warn(format!("{undo:#}")),
         }
         return Err(e.context(format!(

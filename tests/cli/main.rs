@@ -27,3 +27,4 @@ mod ship;
 mod snapshots;
 mod spawn;
 mod trust;
+mod undo;
