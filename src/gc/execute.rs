@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::facts::{created_here_at, key, orphan_facts, Depth, Gatherer};
+use super::facts::{created_here_at, key, orphan_facts, AtAct, Depth, Gatherer};
 use super::plan::{
     self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
     Via,
@@ -693,7 +693,7 @@ impl Gc<'_> {
         }
     }
 
-    fn remove(&mut self, fresh: Stored, facts: &SessionFacts, via: Via, tip: Oid) -> Step {
+    fn remove(&mut self, fresh: Stored, facts: &AtAct, via: Via, tip: Oid) -> Step {
         let repo = &self.ctx.repo;
         let admin_id = match (via, &facts.registration, &facts.link, &facts.marker) {
             (Via::GitWorktreeRemove, Some(reg), _, _) => reg.admin_id.clone(),

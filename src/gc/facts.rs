@@ -77,6 +77,18 @@ fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
 
 /// What one gc gathers once and uses for every session: the places a path
 /// must never be, the remote-tracking refs and the integration refs.
+/// A session's facts as re-read at the act, under the lock: what can change
+/// cheaply read again, and who uses its directory scanned again. Only
+/// [`Gatherer::recheck`] makes one; the removal takes nothing else.
+pub(crate) struct AtAct(SessionFacts);
+
+impl std::ops::Deref for AtAct {
+    type Target = SessionFacts;
+    fn deref(&self) -> &SessionFacts {
+        &self.0
+    }
+}
+
 pub(crate) struct Gatherer<'a> {
     ctx: &'a Ctx<'a>,
     /// Where the costly facts (status, nested repositories) are needed: as gc's
@@ -206,10 +218,12 @@ impl<'a> Gatherer<'a> {
     /// One session again, right before acting on it (with the lock held): its
     /// record as read just now (`fresh`), and what can change cheaply read again
     /// — its branch tip, its own worktree entry (not the whole list), its `.git`,
-    /// its process, the local proof. Who uses its directory, the remote-tracking
-    /// refs and other worktrees' branches are taken from `before` (the gather of
-    /// this gc); status and nested repositories are left to [`Gatherer::complete`].
-    pub(crate) fn recheck(&self, fresh: &Stored, before: &SessionFacts) -> Result<SessionFacts> {
+    /// its process, the local proof, and who uses its directory (one directory's
+    /// `/proc` scan: a process may have entered it since the gather). The
+    /// remote-tracking refs and other worktrees' branches are taken from `before`
+    /// (the gather of this gc); status and nested repositories are left to
+    /// [`Gatherer::complete`].
+    pub(crate) fn recheck(&self, fresh: &Stored, before: &SessionFacts) -> Result<AtAct> {
         let repo = &self.ctx.repo;
         let r = &fresh.record;
         let tip = repo.ref_target(&r.id.branch_ref())?;
@@ -250,14 +264,18 @@ impl<'a> Gatherer<'a> {
         let known = Known::new(&entries);
         let mut f = self.session_facts(fresh, branch, &known)?;
         f.checked_out_elsewhere = before.checked_out_elsewhere.clone();
-        f.busy = before.busy.clone();
-        Ok(f)
+        if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
+            let scan = procfs::scan(std::slice::from_ref(&path));
+            f.busy = strangers(scan.busy(&path), r, f.liveness);
+        }
+        Ok(AtAct(f))
     }
 
     /// Status, then (where nothing else keeps it) nested repositories and what
     /// is ignored, of one session: what a real gc computes right before
     /// removing, under the lock, once.
-    pub(crate) fn complete(&self, f: &mut SessionFacts) {
+    pub(crate) fn complete(&self, f: &mut AtAct) {
+        let f = &mut f.0;
         let wants = plan::wants_status(f);
         let mut one = vec![Ok(std::mem::replace(f, placeholder()))];
         if wants {

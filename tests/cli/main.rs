@@ -6,6 +6,7 @@ mod hermetic;
 mod support;
 
 mod agents;
+mod at_act;
 mod attach;
 mod bg;
 mod color;

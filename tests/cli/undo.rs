@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use crate::support::{make_executable, which_git, Env, Run, BIN};
 
-/// A `git` wrapper that, at `git worktree add`, creates `reached`, waits for a
-/// line on `fifo`, then fails if `fail` exists and runs the real git otherwise.
+/// A `git` wrapper that, at the first `git <needle>`, writes its arguments to
+/// `reached`, waits for a line on `fifo`, then fails if `fail` exists and runs
+/// the real git otherwise.
 pub struct Gate {
     pub bin: PathBuf,
     reached: PathBuf,
@@ -34,9 +35,11 @@ impl Gate {
             .status()
             .expect("mkfifo");
         assert!(status.success());
+        // Only the first such call stops; `reached` holds its arguments.
         let script = format!(
-            "#!/bin/sh\ncase \" $* \" in *\" {needle} \"*)\n  : > '{reached}'\n  read line < '{fifo}'\n  \
-             if [ -e '{fail}' ]; then echo 'fatal: injected failure' >&2; exit 128; fi;;\nesac\n\
+            "#!/bin/sh\ncase \" $* \" in *\" {needle} \"*)\n  if [ ! -e '{reached}' ]; then\n  \
+             echo \"$*\" > '{reached}'\n  read line < '{fifo}'\n  \
+             if [ -e '{fail}' ]; then echo 'fatal: injected failure' >&2; exit 128; fi\n  fi;;\nesac\n\
              exec {real} \"$@\"\n",
             reached = gate.reached.display(),
             fifo = gate.fifo.display(),
@@ -67,14 +70,39 @@ impl Gate {
             .expect("start git-bullpen")
     }
 
-    /// Wait until the wrapper stopped at its step (a deadline only as a failure bound).
-    pub fn wait_reached(&self, child: &mut Child) {
+    /// Wait until the wrapper stopped at its step (a deadline only as a failure
+    /// bound); the arguments git was called with.
+    pub fn wait_reached(&self, child: &mut Child) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
         while !self.reached.exists() {
             if let Ok(Some(status)) = child.try_wait() {
-                panic!("bullpen ended ({status}) before git worktree add");
+                let mut err = String::new();
+                let mut out = String::new();
+                use std::io::Read;
+                if let Some(mut e) = child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                if let Some(mut o) = child.stdout.take() {
+                    let _ = o.read_to_string(&mut out);
+                }
+                panic!("bullpen ended ({status}) before the stopped git step\n{out}\n{err}");
             }
-            assert!(Instant::now() < deadline, "git worktree add never reached");
+            assert!(
+                Instant::now() < deadline,
+                "the stopped git step never reached"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Written before the wrapper blocks; read until the line is whole.
+        loop {
+            let args = std::fs::read_to_string(&self.reached).expect("read");
+            if args.ends_with('\n') {
+                return args;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the wrapper never wrote its arguments"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
