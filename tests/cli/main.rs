@@ -24,6 +24,7 @@ mod ready;
 mod remote;
 mod repo;
 mod resume;
+mod reuse;
 mod ship;
 mod snapshots;
 mod spawn;
