@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::model::local::{Created, LocalCommand, LocalRun};
+use crate::model::local::{Created, Leftovers, LocalCommand, LocalRun};
 use crate::model::paths::is_strictly_inside;
 use crate::model::process::{Group, Identity, ProcessRef};
 use crate::model::Process;
@@ -181,6 +181,31 @@ pub fn signal_authority(
     } else {
         Ok(Authority::Unproven(group))
     }
+}
+
+/// The authority to signal what a run left behind: the processes that descend
+/// from its supervisor (a child subreaper, so every orphan of the run is its
+/// own), listed again right before each signal. Only [`leftover_authority`]
+/// makes one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeftoverAuthority {
+    supervisor: u32,
+}
+
+impl LeftoverAuthority {
+    /// The supervisor whose descendants are the run's.
+    pub fn supervisor(&self) -> u32 {
+        self.supervisor
+    }
+}
+
+/// Pure: may bullpen signal what the run left behind? Only while the
+/// supervisor that wrote `leftovers.json` on this machine lives exactly as it
+/// recorded itself (`supervisor_now`: `/proc` for its pid now); pid 0 and 1 never.
+pub fn leftover_authority(l: &Leftovers, supervisor_now: &Identity) -> Option<LeftoverAuthority> {
+    (l.supervisor.pid > 1 && l.supervisor.is(supervisor_now)).then_some(LeftoverAuthority {
+        supervisor: l.supervisor.pid,
+    })
 }
 
 /// Pure: does the record's process describe exactly the background run this

@@ -14,6 +14,7 @@ mod docs;
 mod gc;
 mod gitenv;
 mod layout;
+mod leftovers;
 mod lifecycle;
 mod ls;
 mod merged;
