@@ -515,6 +515,7 @@ fn placeholder() -> SessionFacts {
         ignored: None,
         liveness: Liveness::NotRunning,
         busy: Busy::Idle,
+        left_behind: Vec::new(),
         marker: None,
         checked_out_elsewhere: Vec::new(),
         created_here: Err(String::new()),
@@ -702,6 +703,7 @@ fn session_facts(
         ignored: None,
         liveness: liveness(r),
         busy: Busy::Idle,
+        left_behind: left_behind(ctx, r),
         marker,
         checked_out_elsewhere,
         created_here: created_here(ctx, r),
@@ -716,6 +718,18 @@ fn interrupted_before_add(ctx: &Ctx, r: &Record, path: &Path) -> bool {
         && live_spawner(ctx, r).is_none()
         && created_here(ctx, r).is_ok()
         && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// What the session's ended run left behind, proven its own: what descends
+/// from the supervisor that wrote `leftovers.json` here, while it lives as recorded.
+fn left_behind(ctx: &Ctx, r: &Record) -> Vec<u32> {
+    let Ok(Some(proof)) = Local::of(&ctx.layout, &r.id).leftovers() else {
+        return Vec::new();
+    };
+    match trust::decide::leftover_authority(&proof, &procfs::identity(proof.supervisor.pid)) {
+        Some(a) => procfs::descendants(a.supervisor()),
+        None => Vec::new(),
+    }
 }
 
 /// The local proof that bullpen created the session's worktree here.

@@ -39,6 +39,7 @@ fn removable() -> SessionFacts {
         ignored: Some(Ignored::default()),
         liveness: Liveness::NotRunning,
         busy: Busy::Idle,
+        left_behind: Vec::new(),
         marker: None,
         checked_out_elsewhere: Vec::new(),
         created_here: Ok(()),

@@ -177,6 +177,11 @@ fn leftovers(ctx: &Ctx, id: &SessionId, me: u32) -> Vec<u32> {
     if left.is_empty() {
         return left;
     }
+    // Out of the worktree before anyone sees the end: what keeps it busy from
+    // now on is what the run left, not the supervisor that waits for it.
+    if let Err(e) = std::env::set_current_dir("/") {
+        ctx.ui.warn(format!("cannot leave the worktree: {e}"));
+    }
     let written = Local::of(&ctx.layout, id).write_leftovers(&Leftovers {
         schema: LOCAL_SCHEMA,
         supervisor: procfs::process_ref(me),

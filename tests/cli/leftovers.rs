@@ -94,6 +94,23 @@ fn gone(pid: u32) -> bool {
 fn stop_ends_the_daemon_a_run_left_behind_and_gc_then_removes_the_worktree() {
     let env = Env::new();
     let (worktree, daemon) = session_with_a_daemon(&env, "agent");
+    // gc and rm name it, with the command that ends it.
+    let gc = env.bullpen(&["gc"]).ok();
+    assert_contains(
+        &gc.stdout,
+        &format!(
+            "kept  agent: busy: pid {} (codex) has its current directory in it, left behind \
+             by its run (`git bullpen stop agent` ends it)",
+            daemon.0
+        ),
+    );
+    let rm = env.bullpen(&["rm", "agent"]);
+    assert_eq!(rm.code(), 3, "{}", rm.stderr);
+    assert_contains(
+        &rm.stderr,
+        "hint: agent: its run left processes behind: end them with `git bullpen stop agent`, \
+         then rm it",
+    );
     let stop = env.bullpen(&["stop", "agent"]).ok();
     assert_contains(
         &stop.stderr,
@@ -110,22 +127,40 @@ fn stop_never_signals_a_process_that_is_not_the_runs() {
     let env = Env::new();
     let (worktree, daemon) = session_with_a_daemon(&env, "agent");
     // Someone else's process in the worktree, not descended from the run.
-    let mut theirs: Child = Command::new(fake_codex(&env))
+    let theirs: Child = Command::new(fake_codex(&env))
         .arg("1000")
         .current_dir(&worktree)
         .spawn()
         .expect("start");
-    let stop = env.bullpen(&["stop", "agent"]).ok();
-    assert!(
-        !stop.stderr.contains(&theirs.id().to_string()),
-        "{}",
-        stop.stderr
+    let t = theirs.id();
+    let mut theirs = EndOnDrop(theirs);
+    let gc = env.bullpen(&["gc", "--dry-run"]).ok();
+    assert_contains(
+        &gc.stdout,
+        &format!(
+            "pid {} (codex) has its current directory in it, left behind",
+            daemon.0
+        ),
     );
+    assert_contains(
+        &gc.stdout,
+        &format!("; busy: pid {t} (codex) has its current directory in it\n"),
+    );
+    let stop = env.bullpen(&["stop", "agent"]).ok();
+    assert!(!stop.stderr.contains(&t.to_string()), "{}", stop.stderr);
     wait_for("the daemon to end", || gone(daemon.0).then_some(()));
     assert!(
-        theirs.try_wait().expect("try_wait").is_none(),
+        theirs.0.try_wait().expect("try_wait").is_none(),
         "stop ended a process that is not the run's"
     );
-    let _ = theirs.kill();
-    let _ = theirs.wait();
+}
+
+/// A child of the test, ended and reaped when dropped.
+struct EndOnDrop(Child);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
