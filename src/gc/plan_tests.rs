@@ -375,6 +375,27 @@ fn session_table() {
             keep(vec![Reason::Busy(vec![user()])]),
         ),
         (
+            "its run left a process behind, and someone else is in it too",
+            |f| {
+                let theirs = User {
+                    pid: 7,
+                    ..user()
+                };
+                f.busy = Busy::InUse(vec![user(), theirs]);
+                f.left_behind = vec![user().pid];
+            },
+            keep(vec![
+                Reason::LeftBehind {
+                    users: vec![user()],
+                    id: "s".into(),
+                },
+                Reason::Busy(vec![User {
+                    pid: 7,
+                    ..user()
+                }]),
+            ]),
+        ),
+        (
             "cannot tell who uses it",
             |f| f.busy = Busy::CannotTell("no /proc".into()),
             keep(vec![Reason::BusyUnknown("no /proc".into())]),

@@ -336,6 +336,42 @@ pub fn created_root(record_worktree: &str, created: &Created) -> Option<PathBuf>
 mod tests {
     use super::*;
 
+    #[test]
+    fn leftovers_are_ours_only_while_their_supervisor_lives_as_recorded() {
+        let l = Leftovers {
+            schema: 1,
+            supervisor: ProcessRef {
+                pid: 50,
+                start_time: Some(7),
+                boot_id: Some("b".into()),
+            },
+            since: "t".into(),
+        };
+        let now = |start_time| Identity {
+            start_time,
+            boot_id: Some("b".into()),
+        };
+        assert_eq!(
+            leftover_authority(&l, &now(Some(7))).map(|a| a.supervisor()),
+            Some(50)
+        );
+        assert_eq!(leftover_authority(&l, &now(Some(8))), None, "pid reused");
+        assert_eq!(leftover_authority(&l, &now(None)), None, "gone");
+        let rebooted = Identity {
+            start_time: Some(7),
+            boot_id: Some("c".into()),
+        };
+        assert_eq!(leftover_authority(&l, &rebooted), None, "rebooted");
+        let init = Leftovers {
+            supervisor: ProcessRef {
+                pid: 1,
+                ..l.supervisor.clone()
+            },
+            ..l.clone()
+        };
+        assert_eq!(leftover_authority(&init, &now(Some(7))), None);
+    }
+
     fn pref(pid: u32, start: u64) -> ProcessRef {
         ProcessRef {
             pid,
