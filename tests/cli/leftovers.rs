@@ -57,6 +57,12 @@ impl Drop for KillOnDrop {
 /// A published repository with a background session whose command starts a
 /// daemon in the worktree and ends; the daemon's pid, once the command ended.
 fn session_with_a_daemon(env: &Env, id: &str) -> (PathBuf, KillOnDrop) {
+    session_with(env, id, "echo started", "exited")
+}
+
+/// As [`session_with_a_daemon`], the command running `then` after the daemon
+/// started, until the record says `state`.
+fn session_with(env: &Env, id: &str, then: &str, state: &str) -> (PathBuf, KillOnDrop) {
     env.add_bare_remote();
     env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
     env.git(&env.repo, &["fetch", "-q", "origin"]).ok();
@@ -66,14 +72,14 @@ fn session_with_a_daemon(env: &Env, id: &str) -> (PathBuf, KillOnDrop) {
     let ready = env.root().join(format!("{id}.daemon-ready"));
     let script = format!(
         "( setsid sh -c ': > \"$0\"; exec \"$1\" 1000' '{ready}' '{codex}' </dev/null >/dev/null 2>&1 & ); \
-         while [ ! -e '{ready}' ]; do sleep 0.01; done; echo started",
+         while [ ! -e '{ready}' ]; do sleep 0.01; done; {then}",
         ready = ready.display(),
         codex = codex.display()
     );
     env.bullpen(&["spawn", "--bg", id, "--", "sh", "-c", &script])
         .ok();
-    wait_for("the command to end", || {
-        (env.record(id)["state"] == "exited").then_some(())
+    wait_for("the record's state", || {
+        (env.record(id)["state"] == state).then_some(())
     });
     let worktree = env.worktree_of(id);
     let pid = wait_for("the daemon", || in_dir("codex", &worktree).first().copied());
@@ -163,4 +169,17 @@ impl Drop for EndOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+#[test]
+fn stopping_a_running_session_ends_its_daemon_too() {
+    let env = Env::new();
+    let (_, daemon) = session_with(&env, "agent", "exec sleep 1000", "running");
+    let stop = env.bullpen(&["stop", "agent"]).ok();
+    assert_contains(
+        &stop.stderr,
+        &format!("ended what its run left behind: pid {} (SIGHUP)", daemon.0),
+    );
+    wait_for("the daemon to end", || gone(daemon.0).then_some(()));
+    assert_eq!(env.record("agent")["state"], "stopped");
 }
