@@ -753,7 +753,8 @@ pub(crate) fn created_here_at(
 
 /// Is the session's own process alive? Only asked for records in `running`.
 /// A recorded process whose identity cannot be verified (no start time or boot
-/// id) counts as alive while its pid exists: gc keeps what it cannot tell.
+/// id) is unknown while its pid exists: gc keeps what it cannot tell, and never
+/// names that pid as the session's.
 fn liveness(r: &Record) -> Liveness {
     if r.state != State::Running {
         return Liveness::NotRunning;
@@ -762,8 +763,9 @@ fn liveness(r: &Record) -> Liveness {
         return Liveness::Unknown;
     };
     let unverifiable = p.start_time.is_none() || p.boot_id.is_none();
+    // Kept, but never named as the session's: whoever has that pid may be anyone.
     if unverifiable && procfs::pid_exists(p.pid) {
-        return Liveness::Alive { pid: p.pid };
+        return Liveness::Unknown;
     }
     // The command, its supervisor, or anything left in its process group.
     match live_process(r) {
