@@ -391,3 +391,86 @@ fn gc_collects_a_spawn_killed_between_its_directory_and_git_worktree_add() {
     let branch = env.git(&env.repo, &["rev-parse", "--verify", "-q", "bullpen/cut"]);
     assert!(!branch.status.success(), "its branch is left");
 }
+
+#[test]
+fn the_undo_after_a_lost_ready_record_waits_for_the_worktree_lock() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let lock = env.repo.join(".git/bullpen/worktree.lock");
+    let held = env.root().join("held");
+    let fifo = env.root().join("release");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    // Setup, after git made the worktree: something writes the record (so the
+    // `ready` compare-and-swap is lost), and another process takes the lock.
+    let setup = format!(
+        "c=$(git rev-parse refs/bullpen/sessions/x) && \
+         n=$(git commit-tree \"$c^{{tree}}\" -p \"$c\" -m meddled) && \
+         git update-ref refs/bullpen/sessions/x \"$n\" \"$c\" && \
+         (flock '{lock}' sh -c \": > '{held}'; cat '{fifo}' >/dev/null\" </dev/null >/dev/null 2>&1 &) && \
+         while [ ! -e '{held}' ]; do sleep 0.01; done",
+        lock = lock.display(),
+        held = held.display(),
+        fifo = fifo.display(),
+    );
+    env.git(&env.repo, &["config", "bullpen.setup", &setup])
+        .ok();
+    let mut spawn = env
+        .cmd(BIN, &env.repo)
+        .args(["spawn", "x", "--", "true"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start git-bullpen");
+    struct Release(PathBuf);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&self.0)
+            {
+                let _ = f.write_all(b"go\n");
+            }
+        }
+    }
+    let release = Release(fifo.clone());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ino = loop {
+        if let Ok(m) = std::fs::metadata(&lock) {
+            if held.exists() {
+                break m.ino();
+            }
+        }
+        assert!(Instant::now() < deadline, "setup never took the lock");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // spawn lost the record and waits for the lock before it undoes anything.
+    loop {
+        let locks = std::fs::read_to_string("/proc/locks").expect("read /proc/locks");
+        if locks.lines().any(|l| {
+            l.contains("->")
+                && l.split_whitespace()
+                    .any(|f| f.ends_with(&format!(":{ino}")))
+        }) {
+            break;
+        }
+        if let Ok(Some(status)) = spawn.try_wait() {
+            panic!("spawn ended ({status}) without waiting for the worktree lock");
+        }
+        assert!(Instant::now() < deadline, "spawn never waited for the lock");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let path = crate::undo::find_dir_named(&env.bullpen_home.join("worktrees"), "x")
+        .expect("the worktree");
+    assert!(path.join(".git").exists(), "undone without the lock");
+    drop(release);
+    let run = finish(spawn).fails();
+    crate::support::assert_contains(&run.stderr, "changed while it was being created");
+    assert!(!path.exists(), "the worktree is left");
+}
