@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::facts::{created_here_at, key, orphan_facts, Depth, Gatherer};
+use super::facts::{created_here_at, key, orphan_facts, AtAct, Depth, Gatherer};
 use super::plan::{
     self, AdminDecision, AdminFacts, Decision, Link, OnDisk, OrphanDecision, Reason, SessionFacts,
     Via,
@@ -689,6 +689,13 @@ impl Gc<'_> {
                         }
                     }
                 }
+                if fresh.record.state == State::Provisioning {
+                    // What a spawn killed before its `git worktree add` left: the
+                    // empty directory it made (only an empty one goes).
+                    let path = crate::trust::session_layout(&self.ctx.layout, &fresh.record)
+                        .worktree_path(&fresh.record.id);
+                    let _ = std::fs::remove_dir(path);
+                }
                 let reason =
                     self.discarded(&facts, collected_reason(tip, facts.branch_state.evidence()));
                 self.finish(fresh, &facts, tip, Action::Collected, reason)
@@ -697,7 +704,7 @@ impl Gc<'_> {
         }
     }
 
-    fn remove(&mut self, fresh: Stored, facts: &SessionFacts, via: Via, tip: Oid) -> Step {
+    fn remove(&mut self, fresh: Stored, facts: &AtAct, via: Via, tip: Oid) -> Step {
         let repo = &self.ctx.repo;
         let admin_id = match (via, &facts.registration, &facts.link, &facts.marker) {
             (Via::GitWorktreeRemove, Some(reg), _, _) => reg.admin_id.clone(),

@@ -79,6 +79,18 @@ fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
 
 /// What one gc gathers once and uses for every session: the places a path
 /// must never be, the remote-tracking refs and the integration refs.
+/// A session's facts as re-read at the act, under the lock: what can change
+/// cheaply read again, and who uses its directory scanned again. Only
+/// [`Gatherer::recheck`] makes one; the removal takes nothing else.
+pub(crate) struct AtAct(SessionFacts);
+
+impl std::ops::Deref for AtAct {
+    type Target = SessionFacts;
+    fn deref(&self) -> &SessionFacts {
+        &self.0
+    }
+}
+
 pub(crate) struct Gatherer<'a> {
     ctx: &'a Ctx<'a>,
     /// Where the costly facts (status, nested repositories) are needed: as gc's
@@ -220,10 +232,12 @@ impl<'a> Gatherer<'a> {
     /// One session again, right before acting on it (with the lock held): its
     /// record as read just now (`fresh`), and what can change cheaply read again
     /// — its branch tip, its own worktree entry (not the whole list), its `.git`,
-    /// its process, the local proof. Who uses its directory, the remote-tracking
-    /// refs and other worktrees' branches are taken from `before` (the gather of
-    /// this gc); status and nested repositories are left to [`Gatherer::complete`].
-    pub(crate) fn recheck(&self, fresh: &Stored, before: &SessionFacts) -> Result<SessionFacts> {
+    /// its process, the local proof, and who uses its directory (one directory's
+    /// `/proc` scan: a process may have entered it since the gather). The
+    /// remote-tracking refs and other worktrees' branches are taken from `before`
+    /// (the gather of this gc); status and nested repositories are left to
+    /// [`Gatherer::complete`].
+    pub(crate) fn recheck(&self, fresh: &Stored, before: &SessionFacts) -> Result<AtAct> {
         let repo = &self.ctx.repo;
         let r = &fresh.record;
         let tip = repo.ref_target(&r.id.branch_ref())?;
@@ -264,14 +278,18 @@ impl<'a> Gatherer<'a> {
         let known = Known::new(&entries);
         let mut f = self.session_facts(fresh, branch, &known)?;
         f.checked_out_elsewhere = before.checked_out_elsewhere.clone();
-        f.busy = before.busy.clone();
-        Ok(f)
+        if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
+            let scan = procfs::scan(std::slice::from_ref(&path));
+            f.busy = strangers(scan.busy(&path), r, f.liveness);
+        }
+        Ok(AtAct(f))
     }
 
     /// Status, then (where nothing else keeps it) nested repositories and what
     /// is ignored, of one session: what a real gc computes right before
     /// removing, under the lock, once.
-    pub(crate) fn complete(&self, f: &mut SessionFacts) {
+    pub(crate) fn complete(&self, f: &mut AtAct) {
+        let f = &mut f.0;
         let wants = plan::wants_status(f);
         let mut one = vec![Ok(std::mem::replace(f, placeholder()))];
         if wants {
@@ -550,6 +568,7 @@ fn placeholder() -> SessionFacts {
         ignored: None,
         liveness: Liveness::NotRunning,
         busy: Busy::Idle,
+        left_behind: Vec::new(),
         marker: None,
         checked_out_elsewhere: Vec::new(),
         created_here: Err(String::new()),
@@ -749,6 +768,7 @@ fn session_facts(
         ));
     }
     let on_disk = match path.symlink_metadata() {
+        Ok(m) if m.is_dir() && interrupted_before_add(ctx, r, &path) => OnDisk::Missing,
         Ok(m) if m.is_dir() => OnDisk::Directory,
         Ok(m) if m.file_type().is_symlink() => OnDisk::Other("a symlink".to_owned()),
         Ok(m) if m.is_file() => OnDisk::Other("a file".to_owned()),
@@ -797,6 +817,7 @@ fn session_facts(
         ignored: None,
         liveness: liveness(r),
         busy: Busy::Idle,
+        left_behind: left_behind(ctx, r),
         marker,
         checked_out_elsewhere,
         created_here: created_here(ctx, r),
@@ -804,6 +825,27 @@ fn session_facts(
         conversation: None,
         edited_copies: Ok(Vec::new()),
     })
+}
+
+/// The empty directory a spawn made here, exclusively, just before its `git
+/// worktree add`, when the spawn died there: nothing of a worktree, no work.
+fn interrupted_before_add(ctx: &Ctx, r: &Record, path: &Path) -> bool {
+    r.state == State::Provisioning
+        && live_spawner(ctx, r).is_none()
+        && created_here(ctx, r).is_ok()
+        && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// What the session's ended run left behind, proven its own: what descends
+/// from the supervisor that wrote `leftovers.json` here, while it lives as recorded.
+fn left_behind(ctx: &Ctx, r: &Record) -> Vec<u32> {
+    let Ok(Some(proof)) = Local::of(&ctx.layout, &r.id).leftovers() else {
+        return Vec::new();
+    };
+    match trust::decide::leftover_authority(&proof, &procfs::identity(proof.supervisor.pid)) {
+        Some(a) => procfs::descendants(a.supervisor()),
+        None => Vec::new(),
+    }
 }
 
 /// The local proof that bullpen created the session's worktree here.
@@ -827,7 +869,8 @@ pub(crate) fn created_here_at(
 
 /// Is the session's own process alive? Only asked for records in `running`.
 /// A recorded process whose identity cannot be verified (no start time or boot
-/// id) counts as alive while its pid exists: gc keeps what it cannot tell.
+/// id) is unknown while its pid exists: gc keeps what it cannot tell, and never
+/// names that pid as the session's.
 fn liveness(r: &Record) -> Liveness {
     if r.state != State::Running {
         return Liveness::NotRunning;
@@ -836,8 +879,9 @@ fn liveness(r: &Record) -> Liveness {
         return Liveness::Unknown;
     };
     let unverifiable = p.start_time.is_none() || p.boot_id.is_none();
+    // Kept, but never named as the session's: whoever has that pid may be anyone.
     if unverifiable && procfs::pid_exists(p.pid) {
-        return Liveness::Alive { pid: p.pid };
+        return Liveness::Unknown;
     }
     // The command, its supervisor, or anything left in its process group.
     match live_process(r) {

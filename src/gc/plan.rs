@@ -163,6 +163,9 @@ pub struct SessionFacts {
     pub ignored: Option<Ignored>,
     pub liveness: Liveness,
     pub busy: Busy,
+    /// Processes the session's ended run left behind, proven its own (they
+    /// descend from its lingering supervisor: `trust::decide::leftover_authority`).
+    pub left_behind: Vec<u32>,
     pub marker: Option<Marker>,
     /// Other worktrees (main included) whose HEAD is on the session branch.
     pub checked_out_elsewhere: Vec<String>,
@@ -227,6 +230,11 @@ pub enum Reason {
     },
     AliveUnknown,
     Busy(Vec<User>),
+    /// Users that the session's run left behind; `git bullpen stop <id>` ends them.
+    LeftBehind {
+        users: Vec<User>,
+        id: String,
+    },
     BusyUnknown(String),
     MarkerStale,
     CheckedOutElsewhere(Vec<String>),
@@ -245,7 +253,10 @@ pub enum Reason {
 impl Reason {
     /// Reasons that may go away by themselves (what `--wait` waits for).
     pub fn is_transient(&self) -> bool {
-        matches!(self, Reason::Alive { .. } | Reason::Busy(_))
+        matches!(
+            self,
+            Reason::Alive { .. } | Reason::Busy(_) | Reason::LeftBehind { .. }
+        )
     }
 
     pub fn describe(&self, branch: &str) -> String {
@@ -295,6 +306,11 @@ impl Reason {
             Reason::Alive { pid } => format!("busy: the session's process (pid {pid}) is running"),
             Reason::AliveUnknown => "recorded running, with no process to check".to_owned(),
             Reason::Busy(users) => format!("busy: {}", describe_users(users)),
+            Reason::LeftBehind { users, id } => format!(
+                "busy: {}, left behind by its run (`git bullpen stop {id}` ends {})",
+                describe_users(users),
+                if users.len() == 1 { "it" } else { "them" }
+            ),
             Reason::BusyUnknown(why) => format!("cannot tell whether it is in use: {why}"),
             Reason::MarkerStale => {
                 format!("an earlier gc started removing it, but {branch} has moved since")
@@ -587,7 +603,21 @@ pub fn plan_session(f: &SessionFacts) -> Decision {
     liveness_reasons(f, &mut reasons);
     match &f.busy {
         Busy::Idle => {}
-        Busy::InUse(users) => reasons.push(Reason::Busy(users.clone())),
+        Busy::InUse(users) => {
+            let (left, others): (Vec<User>, Vec<User>) = users
+                .iter()
+                .cloned()
+                .partition(|u| f.left_behind.contains(&u.pid));
+            if !left.is_empty() {
+                reasons.push(Reason::LeftBehind {
+                    users: left,
+                    id: f.id.clone(),
+                });
+            }
+            if !others.is_empty() {
+                reasons.push(Reason::Busy(others));
+            }
+        }
         Busy::CannotTell(why) => reasons.push(Reason::BusyUnknown(why.clone())),
     }
     if reasons.is_empty() && status_pending {

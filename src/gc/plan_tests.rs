@@ -39,6 +39,7 @@ fn removable() -> SessionFacts {
         ignored: Some(Ignored::default()),
         liveness: Liveness::NotRunning,
         busy: Busy::Idle,
+        left_behind: Vec::new(),
         marker: None,
         checked_out_elsewhere: Vec::new(),
         created_here: Ok(()),
@@ -374,6 +375,27 @@ fn session_table() {
             "someone has a file open",
             |f| f.busy = Busy::InUse(vec![user()]),
             keep(vec![Reason::Busy(vec![user()])]),
+        ),
+        (
+            "its run left a process behind, and someone else is in it too",
+            |f| {
+                let theirs = User {
+                    pid: 7,
+                    ..user()
+                };
+                f.busy = Busy::InUse(vec![user(), theirs]);
+                f.left_behind = vec![user().pid];
+            },
+            keep(vec![
+                Reason::LeftBehind {
+                    users: vec![user()],
+                    id: "s".into(),
+                },
+                Reason::Busy(vec![User {
+                    pid: 7,
+                    ..user()
+                }]),
+            ]),
         ),
         (
             "cannot tell who uses it",

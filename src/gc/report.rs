@@ -223,6 +223,14 @@ pub fn rm_hint(
 ) -> Option<String> {
     if reasons
         .iter()
+        .any(|r| matches!(r, Reason::LeftBehind { .. }))
+    {
+        return Some(format!(
+            "its run left processes behind: end them with `git bullpen stop {id}`, then rm it"
+        ));
+    }
+    if reasons
+        .iter()
         .any(|r| matches!(r, Reason::Alive { .. } | Reason::AliveUnknown))
     {
         return Some(format!(

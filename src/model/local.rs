@@ -99,3 +99,15 @@ pub struct Attached {
     pub client: ProcessRef,
     pub since: String,
 }
+
+/// `leftovers.json`: the run's command has ended, and processes it left behind
+/// (an agent's daemon that left its process group) still live. Written by the
+/// run's supervisor, a child subreaper that lingers until the last of them has
+/// ended, and removed then. The authority for `stop` to end them: what descends
+/// from this supervisor while it lives exactly as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Leftovers {
+    pub schema: u32,
+    pub supervisor: ProcessRef,
+    pub since: String,
+}

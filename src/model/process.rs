@@ -165,7 +165,18 @@ impl Group {
 
     /// Pure: the living members among `all` (every process visible now), in
     /// the order given. With an `ancestor`, only those that descend from it.
+    ///
+    /// None when another process holds the group's id: the kernel gives the id
+    /// of a group (its leader's pid) to no new process while a member remains, so
+    /// a process with that pid that did not start when the leader did means the
+    /// run's group is gone, and what shares the id now is a stranger's.
     pub fn members(&self, all: &[Stat]) -> Vec<u32> {
+        if all
+            .iter()
+            .any(|p| p.pid == self.pgid && p.start_time != self.not_before)
+        {
+            return Vec::new();
+        }
         let parents: std::collections::HashMap<u32, u32> =
             all.iter().map(|p| (p.pid, p.ppid)).collect();
         all.iter()
@@ -292,7 +303,10 @@ mod tests {
         };
         let all = [
             supervisor,
-            p(100, 99),  // the command
+            Stat {
+                start_time: 50,
+                ..p(100, 99) // the command
+            },
             p(101, 100), // its child
             p(102, 99),  // an orphan, re-parented to the supervisor (subreaper)
             p(103, 101), // a grandchild
@@ -307,6 +321,36 @@ mod tests {
             ..g
         };
         assert_eq!(any.members(&all), [100, 101, 102, 103, 200, 201, 300, 301]);
+    }
+
+    #[test]
+    fn a_group_whose_id_another_process_holds_has_no_members() {
+        // The command 100 (started at 50) is gone; a stranger took pid 100 and
+        // started a session (and group) 100 of its own, with a child.
+        let g = Group {
+            pgid: 100,
+            session: 100,
+            not_before: 50,
+            ancestor: None,
+        };
+        let p = |pid, start_time| Stat {
+            pid,
+            state: 'S',
+            ppid: 1,
+            pgrp: 100,
+            session: 100,
+            start_time,
+        };
+        assert_eq!(g.members(&[p(100, 70), p(101, 71)]), Vec::<u32>::new());
+        // The leader itself as started (a zombie too) proves the id is the run's.
+        assert_eq!(g.members(&[p(100, 50), p(101, 71)]), [100, 101]);
+        let zombie = Stat {
+            state: 'Z',
+            ..p(100, 50)
+        };
+        assert_eq!(g.members(&[zombie, p(101, 71)]), [101]);
+        // The leader gone and its pid free: the run's leftovers.
+        assert_eq!(g.members(&[p(101, 71)]), [101]);
     }
 
     #[test]

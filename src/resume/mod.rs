@@ -22,6 +22,7 @@ use crate::model::command::render_command;
 use crate::model::id::{LAST_TIP_KEY, PUBLISHED_KEY};
 use crate::model::{Error, Oid, Record, SessionId, State};
 use crate::run;
+use crate::spawn::undo::Made;
 use crate::sys::lock::Lock;
 use crate::trust::decide::created_here;
 use crate::trust::local::Local;
@@ -165,6 +166,8 @@ fn revive(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
         other => return Err(refused(&f, other)),
     };
     remove_stale_entries(ctx, r, &path, stale_entries)?;
+    // Made here, exclusively (see `spawn::undo`): only that is the undo's to remove.
+    let made = Made::create(ctx, &path)?;
     let added = match (new_branch, tip) {
         (true, Some(tip)) => {
             ctx.ui.info(format!(
@@ -187,7 +190,7 @@ fn revive(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     };
     let made_branch = tip.filter(|_| new_branch);
     if let Err(e) = added {
-        undo_revival(ctx, r, &path, made_branch);
+        undo_revival(ctx, r, &made, made_branch);
         return Err(e.context(format!(
             "cannot recreate the worktree of session {} at {}",
             r.id,
@@ -197,7 +200,7 @@ fn revive(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     drop(lock);
     if let Err(e) = crate::spawn::ready::make_ready(ctx, r, &include, setup) {
         match Lock::acquire(&ctx.layout.lock_path()) {
-            Ok(_lock) => undo_revival(ctx, r, &path, made_branch),
+            Ok(_lock) => undo_revival(ctx, r, &made, made_branch),
             Err(undo) => ctx.ui.warn(format!("{undo:#}")),
         }
         return Err(e.context(format!(
@@ -224,8 +227,8 @@ fn runnable(ctx: &Ctx, stored: &Stored) -> Result<Stored> {
 
 /// A revival that failed: what git made at the path, and the branch it made
 /// (while it is still at that tip).
-fn undo_revival(ctx: &Ctx, r: &Record, path: &Path, made_branch: Option<Oid>) {
-    crate::spawn::undo::undo_failed_add(ctx, path);
+fn undo_revival(ctx: &Ctx, r: &Record, made: &Made, made_branch: Option<Oid>) {
+    crate::spawn::undo::undo_failed_add(ctx, made);
     let Some(tip) = made_branch else { return };
     let branch_ref = r.id.branch_ref();
     if let Ok(Some(now)) = ctx.repo.ref_target(&branch_ref) {
@@ -326,8 +329,10 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
         path.display(),
         f.branch
     ));
+    // Made here, exclusively (see `spawn::undo`): only that is the undo's to remove.
+    let made = Made::create(ctx, &path)?;
     if let Err(e) = ctx.repo.worktree_add_existing(&path, &f.branch) {
-        crate::spawn::undo::undo_failed_add(ctx, &path);
+        crate::spawn::undo::undo_failed_add(ctx, &made);
         return Err(e.context(format!(
             "cannot recreate the worktree of session {} at {}",
             stored.record.id,
@@ -340,7 +345,7 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     // (the branch and the record stay) and nothing runs.
     if let Err(e) = crate::spawn::ready::make_ready(ctx, &stored.record, &include, setup) {
         match Lock::acquire(&ctx.layout.lock_path()) {
-            Ok(_lock) => crate::spawn::undo::undo_failed_add(ctx, &path),
+            Ok(_lock) => crate::spawn::undo::undo_failed_add(ctx, &made),
             Err(undo) => ctx.ui.warn(format!("{undo:#}")),
         }
         return Err(e.context(format!(

@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 
 use crate::sys::procfs;
-use crate::trust::decide::Authority;
+use crate::trust::decide::{Authority, LeftoverAuthority};
 
 /// Send `signal` as `authority` allows: the whole group while its leader lives
 /// exactly as started, else each process still in the group and in the
@@ -31,6 +31,21 @@ pub fn signal(authority: Authority, signal: i32) -> Result<bool> {
             Ok(sent)
         }
     }
+}
+
+/// Send `signal` to each process the run left behind, listed again right
+/// now: what descends from its supervisor (`authority`). Returns the pids
+/// signalled.
+pub fn signal_leftovers(authority: &LeftoverAuthority, signal: i32) -> Result<Vec<u32>> {
+    let mut sent = Vec::new();
+    for pid in procfs::descendants(authority.supervisor()) {
+        let target =
+            libc::pid_t::try_from(pid).with_context(|| format!("pid {pid} is out of range"))?;
+        if kill(target, signal).with_context(|| format!("cannot signal pid {pid}"))? {
+            sent.push(pid);
+        }
+    }
+    Ok(sent)
 }
 
 /// kill(2); `Ok(false)` when the target is gone already.

@@ -36,7 +36,7 @@ use super::relay::{self, Relay};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::command::quoted;
-use crate::model::local::{Attached, LOCAL_SCHEMA};
+use crate::model::local::{Attached, Leftovers, LOCAL_SCHEMA};
 use crate::model::{time, Exit, Oid, Process, SessionId, State};
 use crate::sys::{procfs, socket};
 use crate::trust::local::Local;
@@ -153,6 +153,9 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         (None, None)
     });
     let exit = Exit::now(code, signal);
+    // What the command left behind is noted before the end is recorded, so
+    // that whoever sees the end (`stop`) finds the proof to end them.
+    let left = leftovers(&ctx, &req.id, me);
     // The relay has copied all the command's output: the end line comes after it.
     end_line(&ctx, &running.record.id, &exit, began.elapsed());
     let recorded = finish(&ctx, &running, exit.clone(), State::Exited);
@@ -160,8 +163,71 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     if let Err(e) = Local::of(&ctx.layout, &req.id).remove_attached() {
         ui.warn(format!("{e:#}"));
     }
+    if !left.is_empty() {
+        linger(&ctx, &req.id, &left);
+    }
     recorded?;
     Ok(0)
+}
+
+/// The processes the ended command left behind (all descend from us, a
+/// subreaper), with `leftovers.json` written for them; none written when none.
+fn leftovers(ctx: &Ctx, id: &SessionId, me: u32) -> Vec<u32> {
+    let left = procfs::descendants(me);
+    if left.is_empty() {
+        return left;
+    }
+    // Out of the worktree before anyone sees the end: what keeps it busy from
+    // now on is what the run left, not the supervisor that waits for it.
+    if let Err(e) = std::env::set_current_dir("/") {
+        ctx.ui.warn(format!("cannot leave the worktree: {e}"));
+    }
+    let written = Local::of(&ctx.layout, id).write_leftovers(&Leftovers {
+        schema: LOCAL_SCHEMA,
+        supervisor: procfs::process_ref(me),
+        since: time::now_rfc3339(),
+    });
+    match written {
+        Ok(()) => left,
+        Err(e) => {
+            // Without the proof nobody could end them through bullpen: say so, and
+            // do not stay for them.
+            ctx.ui.warn(format!("{e:#}"));
+            Vec::new()
+        }
+    }
+}
+
+/// Stay, reaping, until the last process the run left behind has ended (they
+/// are ours: orphans of the run are re-parented to us), then drop the proof.
+fn linger(ctx: &Ctx, id: &SessionId, left: &[u32]) {
+    ctx.ui.info(format!(
+        "session {id}: its command left {} behind ({}); waiting for {} (`git bullpen stop {id}` \
+         ends {})",
+        if left.len() == 1 {
+            "a process"
+        } else {
+            "processes"
+        },
+        left.iter()
+            .map(|p| format!("pid {p}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if left.len() == 1 { "it" } else { "them" },
+        if left.len() == 1 { "it" } else { "them" },
+    ));
+    let _ = ctx.ui.flush();
+    loop {
+        match rustix::process::wait(rustix::process::WaitOptions::empty()) {
+            Ok(Some(_)) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            // ECHILD: nothing of the run is left.
+            Ok(None) | Err(_) => break,
+        }
+    }
+    if let Err(e) = Local::of(&ctx.layout, id).remove_leftovers() {
+        ctx.ui.warn(format!("{e:#}"));
+    }
 }
 
 /// The log's last line, bullpen's own: how the run ended and after how long

@@ -32,6 +32,8 @@ pub struct Provisioned {
     /// The commit the session branch was created at.
     pub base: Oid,
     pub created_dirs: Vec<PathBuf>,
+    /// The worktree directory it created (the only one its undo may remove).
+    pub made: undo::Made,
 }
 
 /// What a new session runs, and how its worktree is made ready.
@@ -273,19 +275,20 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
                 .map(|(name, args)| (name.as_str(), args.as_slice()));
             local.write_command(&command, agent)
         });
-    let created_dirs = match written.and_then(|()| add_worktree(ctx, id, &path, base, upstream)) {
-        Ok(dirs) => dirs,
-        Err(e) => {
-            forget(ctx, &stored, &local);
-            return Err(e);
-        }
-    };
+    let (created_dirs, made) =
+        match written.and_then(|()| add_worktree(ctx, id, &path, base, upstream)) {
+            Ok(made) => made,
+            Err(e) => {
+                forget(ctx, &stored, &local);
+                return Err(e);
+            }
+        };
     // Ready to work in: the ignored files `.worktreeinclude` names, then setup,
     // while the record still says `provisioning` (gc and resume leave it to
     // this spawn). A failure takes everything away again.
     if let Err(e) = ready::make_ready(ctx, &stored.record, include, setup) {
         match Lock::acquire(&ctx.layout.lock_path()) {
-            Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
+            Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &made, base),
             Err(undo) => ctx.ui.warn(format!("{undo:#}")),
         }
         remove_empty_dirs(&created_dirs);
@@ -301,9 +304,14 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
             stored: ready,
             base,
             created_dirs,
+            made,
         }),
         Err(e) => {
-            undo_worktree(ctx, &id.branch_ref(), &path, base);
+            // Under the lock, as every undo: another spawn or gc may be at this path.
+            match Lock::acquire(&ctx.layout.lock_path()) {
+                Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &made, base),
+                Err(undo) => ctx.ui.warn(format!("{undo:#}")),
+            }
             remove_empty_dirs(&created_dirs);
             if let Err(undo) = local.remove() {
                 ctx.ui.warn(format!("{undo:#}"));
@@ -337,20 +345,21 @@ fn forget(ctx: &Ctx, stored: &Stored, local: &Local) {
 }
 
 /// `git worktree add -b` under the per-repository lock; undoes its own traces on
-/// failure. Returns the directories it created for the worktree's parent.
+/// failure. Returns the directories it created for the worktree's parent, and
+/// the worktree directory it created.
 fn add_worktree(
     ctx: &Ctx,
     id: &SessionId,
     path: &Path,
     base: Oid,
     upstream: Option<&str>,
-) -> Result<Vec<PathBuf>> {
+) -> Result<(Vec<PathBuf>, undo::Made)> {
     let parent = path
         .parent()
         .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
     let created_dirs = create_dirs(parent)?;
     match add_worktree_locked(ctx, id, path, base, upstream) {
-        Ok(()) => Ok(created_dirs),
+        Ok(made) => Ok((created_dirs, made)),
         Err(e) => {
             remove_empty_dirs(&created_dirs);
             Err(e)
@@ -383,33 +392,34 @@ fn add_worktree_locked(
     path: &Path,
     base: Oid,
     upstream: Option<&str>,
-) -> Result<()> {
+) -> Result<undo::Made> {
     let _lock = Lock::acquire(&ctx.layout.lock_path())?;
     // Re-check under the lock: another process may have taken the branch or path.
     let branch_ref = id.branch_ref();
     if ctx.repo.ref_target(&branch_ref)?.is_some() {
         bail!("branch {} already exists", id.branch());
     }
-    if path.symlink_metadata().is_ok() {
-        bail!("{} already exists", path.display());
-    }
+    // Made here, exclusively: a directory someone else made (another repository
+    // sharing the worktree root has a lock of its own) is never this spawn's.
+    let made = undo::Made::create(ctx, path)?;
     let added = match upstream {
         None => ctx.repo.worktree_add_new_branch(path, &id.branch(), base),
         Some(upstream) => ctx.repo.worktree_add_tracking(path, &id.branch(), upstream),
     };
     if let Err(e) = added {
-        undo_worktree(ctx, &branch_ref, path, base);
+        undo_worktree(ctx, &branch_ref, &made, base);
         return Err(e.context(format!(
             "cannot create the worktree of session {id} at {}",
             path.display()
         )));
     }
-    Ok(())
+    Ok(made)
 }
 
-/// Best effort: remove what a failed `git worktree add` may have left.
-fn undo_worktree(ctx: &Ctx, branch_ref: &str, path: &Path, base: Oid) {
-    undo::undo_failed_add(ctx, path);
+/// Best effort, under the lock: remove what a failed `git worktree add` may
+/// have left of what this spawn made.
+fn undo_worktree(ctx: &Ctx, branch_ref: &str, made: &undo::Made, base: Oid) {
+    undo::undo_failed_add(ctx, made);
     if let Ok(Some(tip)) = ctx.repo.ref_target(branch_ref) {
         if tip == base {
             match ctx
@@ -445,6 +455,7 @@ pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> 
         stored,
         base,
         created_dirs,
+        made,
     } = created;
     let err = match crate::run::run_background(ctx, stored.clone(), command, "running") {
         Ok(status) => return Ok(status),
@@ -468,9 +479,8 @@ pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> 
     // Before the worktree and branch go: while they hold the id, no new session
     // of that id can have opened this log.
     remove_log(ctx, &ctx.layout.log_path(id));
-    let path = ctx.layout.worktree_path(id);
     match Lock::acquire(&ctx.layout.lock_path()) {
-        Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &path, base),
+        Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &made, base),
         Err(e) => ctx.ui.warn(format!(
             "could not remove the worktree of the session that did not start: {e:#}"
         )),

@@ -1,31 +1,112 @@
-//! Undoing a failed `git worktree add` (spawn, and resume's recreation).
+//! Undoing a failed `git worktree add` (spawn, and resume's recreation): only
+//! what this process made.
 
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
 
 use crate::context::Ctx;
-use crate::git::EntryRemoval;
+use crate::git::{DotGit, EntryRemoval};
+use crate::model::Error;
 
-/// After a failed `git worktree add`: remove what git may have left at `path` —
-/// only inside the worktree root, and only because the caller checked under the
-/// worktree lock that nothing was there before — and git's entry for that path
-/// (the session's own, `<worktree root>/<id>`; no other entry is touched).
-/// Best effort: problems are warnings, the caller reports the failure that
-/// brought it here.
-pub fn undo_failed_add(ctx: &Ctx, path: &Path) {
-    if ctx.layout.is_confined(path) && path.symlink_metadata().is_ok() {
-        if let Err(e) = std::fs::remove_dir_all(path) {
-            ctx.ui
-                .warn(format!("could not remove {}: {e}", path.display()));
+/// The worktree directory this process created itself, empty and exclusively
+/// (so it was nobody else's), just before its `git worktree add`; and git's
+/// entries for that path before the add, which are not its own. Only
+/// [`Made::create`] makes one, and only a `Made` may be undone.
+#[derive(Debug)]
+pub struct Made {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    entries_before: Vec<String>,
+}
+
+impl Made {
+    /// Create `path` (its parent exists) exclusively: fails when anything is
+    /// there already, another repository's worktree in a shared root included.
+    /// Call with the worktree lock held.
+    pub fn create(ctx: &Ctx, path: &Path) -> Result<Made> {
+        let entries_before = ctx.repo.admin_entries_for(path)?;
+        match std::fs::create_dir(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(Error::refused(format!("{} already exists", path.display()))
+                    .hint("pick another id, or remove it")
+                    .into())
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("cannot create the worktree {}", path.display())))
+            }
+            Ok(()) => {}
+        }
+        let meta = path
+            .symlink_metadata()
+            .with_context(|| format!("cannot look at {}", path.display()))?;
+        Ok(Made {
+            path: path.to_path_buf(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+            entries_before,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Is what is at the path now the directory [`Made::create`] made (the
+    /// same inode, not a symlink)? `None`: nothing is there.
+    fn still_ours(&self) -> Result<Option<bool>> {
+        match self.path.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => {
+                Err(anyhow::Error::new(e)
+                    .context(format!("cannot look at {}", self.path.display())))
+            }
+            Ok(m) => Ok(Some(
+                m.is_dir() && m.dev() == self.dev && m.ino() == self.ino,
+            )),
         }
     }
-    let entries = match ctx.repo.admin_entries_for(path) {
-        Ok(e) => e,
+}
+
+/// After a failed `git worktree add`, with the worktree lock held: remove the
+/// directory `made` — only inside the worktree root, only while it is the same
+/// inode, and only when it has no `.git` yet or its `.git` points at an entry
+/// that add registered — and the entries git registered for that path since
+/// (no older one). Best effort: problems are warnings, the caller reports the
+/// failure that brought it here.
+pub fn undo_failed_add(ctx: &Ctx, made: &Made) {
+    let path = made.path();
+    let new_entries: Vec<String> = match ctx.repo.admin_entries_for(path) {
+        Ok(now) => now
+            .into_iter()
+            .filter(|e| !made.entries_before.contains(e))
+            .collect(),
         Err(e) => {
             ctx.ui.warn(format!("{e:#}"));
-            return;
+            Vec::new()
         }
     };
-    for admin_id in entries {
+    match made.still_ours() {
+        Ok(None) => {}
+        Ok(Some(true)) if ctx.layout.is_confined(path) => match ctx.repo.dot_git(path) {
+            DotGit::Absent => remove(ctx, path),
+            DotGit::Ours { admin_id, .. } if new_entries.contains(&admin_id) => remove(ctx, path),
+            other => ctx.ui.warn(format!(
+                "left {} in place: it holds {}, not the worktree this attempt made",
+                path.display(),
+                other.describe()
+            )),
+        },
+        Ok(Some(_)) => ctx.ui.warn(format!(
+            "left {} in place: it is not the directory this attempt created",
+            path.display()
+        )),
+        Err(e) => ctx.ui.warn(format!("{e:#}; left it in place")),
+    }
+    for admin_id in new_entries {
         match ctx.repo.remove_admin_entry(&admin_id, path) {
             Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
             Ok(EntryRemoval::Refused(why)) => ctx.ui.warn(format!(
@@ -34,5 +115,12 @@ pub fn undo_failed_add(ctx: &Ctx, path: &Path) {
             )),
             Err(e) => ctx.ui.warn(format!("{e:#}")),
         }
+    }
+}
+
+fn remove(ctx: &Ctx, path: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(path) {
+        ctx.ui
+            .warn(format!("could not remove {}: {e}", path.display()));
     }
 }

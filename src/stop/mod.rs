@@ -1,6 +1,7 @@
 //! stop: end a background run: its whole process group, SIGTERM first, SIGKILL
 //! after a timeout; the supervisor records `stopped`. `plan` decides (pure).
 
+pub mod leftovers;
 pub mod plan;
 
 use std::time::{Duration, Instant};
@@ -19,7 +20,7 @@ use crate::trust::{
 use plan::{plan, Facts, Plan};
 
 /// How long, after SIGKILL, the group may take to disappear before stop gives up.
-const KILL_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(10);
 /// How long the supervisor may take to record the end once its command is gone.
 const RECORD_GRACE: Duration = Duration::from_secs(30);
 /// How often /proc and the record are looked at while waiting.
@@ -39,10 +40,17 @@ pub fn stop(ctx: &Ctx, id: &SessionId, timeout: Duration) -> Result<i32> {
     };
     match plan(&stored.record, &facts) {
         Plan::NotRunning => {
-            ctx.ui.info(format!(
-                "session {id} is not running ({}); nothing to stop",
-                describe(&stored.record)
-            ));
+            match leftovers::end_leftovers(ctx, id, timeout)? {
+                Some(ended) => ctx.ui.info(format!(
+                    "session {id} is not running ({}); ended what its run left behind: {}",
+                    describe(&stored.record),
+                    describe_ended(&ended)
+                )),
+                None => ctx.ui.info(format!(
+                    "session {id} is not running ({}); nothing to stop",
+                    describe(&stored.record)
+                )),
+            }
             Ok(0)
         }
         Plan::Foreground { pid } => Err(Error::refused(format!(
@@ -131,7 +139,27 @@ fn stop_supervised(
     let how = terminate(&id, authority, timeout)?;
     let done = wait_recorded(ctx, &marked)?;
     report(ctx, &done.record, how);
+    // What left the group (an agent's daemon) stays with the supervisor: end it too.
+    if let Some(ended) = leftovers::end_leftovers(ctx, &id, timeout)? {
+        ctx.ui.info(format!(
+            "ended what its run left behind: {}",
+            describe_ended(&ended)
+        ));
+    }
     Ok(0)
+}
+
+/// "pid 12 (SIGHUP)", "pids 12, 13 (SIGTERM)".
+fn describe_ended((pids, signal): &(Vec<u32>, &str)) -> String {
+    let list = pids
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match pids.len() {
+        1 => format!("pid {list} ({signal})"),
+        _ => format!("pids {list} ({signal})"),
+    }
 }
 
 fn stop_orphaned(
@@ -259,7 +287,7 @@ fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<
 }
 
 /// Poll `done` until it holds or `limit` has passed; whether it held.
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
     loop {
         if done() {

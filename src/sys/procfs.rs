@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::model::process::{
-    parse_stat, same_process, session_alive, Group, Identity, ProcessRef, Stat,
+    descends_from, parse_stat, same_process, session_alive, Group, Identity, ProcessRef, Stat,
 };
 use crate::model::usage::{Busy, Use, User};
 use crate::model::Process;
@@ -82,6 +82,17 @@ pub fn is_alive(recorded: &Process) -> bool {
 pub fn is_session_alive(recorded: &Process) -> bool {
     let supervisor = recorded.supervisor_pid.map(identity);
     session_alive(recorded, &identity(recorded.pid), supervisor.as_ref())
+}
+
+/// The living processes that descend from `ancestor` now (zombies do not
+/// count), in `/proc`'s order.
+pub fn descendants(ancestor: u32) -> Vec<u32> {
+    let all = all_processes();
+    let parents: HashMap<u32, u32> = all.iter().map(|p| (p.pid, p.ppid)).collect();
+    all.iter()
+        .filter(|p| !p.is_dead() && descends_from(p.pid, ancestor, &parents))
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// The living members of a process group now (zombies do not count: they have ended).

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::model::local::{Created, LocalCommand, LocalRun};
+use crate::model::local::{Created, Leftovers, LocalCommand, LocalRun};
 use crate::model::paths::is_strictly_inside;
 use crate::model::process::{Group, Identity, ProcessRef};
 use crate::model::Process;
@@ -183,6 +183,31 @@ pub fn signal_authority(
     }
 }
 
+/// The authority to signal what a run left behind: the processes that descend
+/// from its supervisor (a child subreaper, so every orphan of the run is its
+/// own), listed again right before each signal. Only [`leftover_authority`]
+/// makes one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeftoverAuthority {
+    supervisor: u32,
+}
+
+impl LeftoverAuthority {
+    /// The supervisor whose descendants are the run's.
+    pub fn supervisor(&self) -> u32 {
+        self.supervisor
+    }
+}
+
+/// Pure: may bullpen signal what the run left behind? Only while the
+/// supervisor that wrote `leftovers.json` on this machine lives exactly as it
+/// recorded itself (`supervisor_now`: `/proc` for its pid now); pid 0 and 1 never.
+pub fn leftover_authority(l: &Leftovers, supervisor_now: &Identity) -> Option<LeftoverAuthority> {
+    (l.supervisor.pid > 1 && l.supervisor.is(supervisor_now)).then_some(LeftoverAuthority {
+        supervisor: l.supervisor.pid,
+    })
+}
+
 /// Pure: does the record's process describe exactly the background run this
 /// machine started (`local`): same command pid and start time, same boot, same
 /// supervisor and start time, both background, both on a terminal or neither?
@@ -310,6 +335,42 @@ pub fn created_root(record_worktree: &str, created: &Created) -> Option<PathBuf>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leftovers_are_ours_only_while_their_supervisor_lives_as_recorded() {
+        let l = Leftovers {
+            schema: 1,
+            supervisor: ProcessRef {
+                pid: 50,
+                start_time: Some(7),
+                boot_id: Some("b".into()),
+            },
+            since: "t".into(),
+        };
+        let now = |start_time| Identity {
+            start_time,
+            boot_id: Some("b".into()),
+        };
+        assert_eq!(
+            leftover_authority(&l, &now(Some(7))).map(|a| a.supervisor()),
+            Some(50)
+        );
+        assert_eq!(leftover_authority(&l, &now(Some(8))), None, "pid reused");
+        assert_eq!(leftover_authority(&l, &now(None)), None, "gone");
+        let rebooted = Identity {
+            start_time: Some(7),
+            boot_id: Some("c".into()),
+        };
+        assert_eq!(leftover_authority(&l, &rebooted), None, "rebooted");
+        let init = Leftovers {
+            supervisor: ProcessRef {
+                pid: 1,
+                ..l.supervisor.clone()
+            },
+            ..l.clone()
+        };
+        assert_eq!(leftover_authority(&init, &now(Some(7))), None);
+    }
 
     fn pref(pid: u32, start: u64) -> ProcessRef {
         ProcessRef {

@@ -26,12 +26,15 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::local::{Attached, Created, Included, LocalCommand, LocalRun, LOCAL_SCHEMA};
+use crate::model::local::{
+    Attached, Created, Included, Leftovers, LocalCommand, LocalRun, LOCAL_SCHEMA,
+};
 use crate::model::{time, SessionId};
 use crate::sys::atomic;
 use crate::sys::layout::Layout;
 
 const ATTACHED: &str = "attached.json";
+const LEFTOVERS: &str = "leftovers.json";
 
 /// This clone's id: 32 random hex digits in `<common>/bullpen/clone-id`, made on
 /// first use (of two racing first uses, one wins and both read it). Records
@@ -164,6 +167,18 @@ impl Local {
 
     pub fn remove_attached(&self) -> Result<()> {
         self.remove_file(ATTACHED)
+    }
+
+    pub fn leftovers(&self) -> Result<Option<Leftovers>> {
+        self.read(LEFTOVERS)
+    }
+
+    pub fn write_leftovers(&self, leftovers: &Leftovers) -> Result<()> {
+        self.write(LEFTOVERS, leftovers)
+    }
+
+    pub fn remove_leftovers(&self) -> Result<()> {
+        self.remove_file(LEFTOVERS)
     }
 
     /// Remove one file of the session's; one already gone is fine.

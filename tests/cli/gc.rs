@@ -1821,8 +1821,8 @@ fn a_process_the_record_claims_but_cannot_prove_is_still_named_as_a_user() {
     let wt = spawn_pushed(&env, "claim", "true");
     let sleeper = sleeper_in(&wt, "300");
     // A record (fetched, edited) that says the stranger is its running command,
-    // with no start time to prove it: kept as running, and the stranger is
-    // still named as using the directory.
+    // with no start time to prove it: kept, the stranger never named as the
+    // session's process, and still named as using the directory.
     env.edit_record("claim", |r| {
         r["state"] = "running".into();
         r["process"] =
@@ -1831,7 +1831,7 @@ fn a_process_the_record_claims_but_cannot_prove_is_still_named_as_a_user() {
     assert_kept(
         &gc_session(&env, "claim"),
         format!(
-            "busy: the session's process (pid {p}) is running; busy: pid {p} (sleep) has its \
+            "recorded running, with no process to check; busy: pid {p} (sleep) has its \
              current directory in it",
             p = sleeper.pid()
         ),

@@ -6,6 +6,7 @@ mod hermetic;
 mod support;
 
 mod agents;
+mod at_act;
 mod attach;
 mod bg;
 mod color;
@@ -26,7 +27,10 @@ mod ready;
 mod remote;
 mod repo;
 mod resume;
+mod reuse;
+mod run_leftovers;
 mod ship;
 mod snapshots;
 mod spawn;
 mod trust;
+mod undo;

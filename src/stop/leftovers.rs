@@ -1,0 +1,64 @@
+//! Ending what a run left behind: the processes its lingering supervisor (a
+//! child subreaper) still waits for after the command ended, as closing a
+//! terminal does: SIGHUP, then SIGTERM, then SIGKILL.
+
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+use super::{wait_until, KILL_GRACE};
+use crate::context::Ctx;
+use crate::model::SessionId;
+use crate::run::group::signal_leftovers;
+use crate::sys::procfs;
+use crate::trust::decide::leftover_authority;
+use crate::trust::local::Local;
+
+/// How long the leftovers have after SIGHUP before SIGTERM.
+const HANGUP_GRACE: Duration = Duration::from_secs(2);
+
+/// End what session `id`'s run left behind, if this machine proves there is
+/// something (`leftovers.json`, its supervisor alive as it recorded itself).
+/// Returns the pids signalled and the last signal's name; `None`: nothing to end.
+pub fn end_leftovers(
+    ctx: &Ctx,
+    id: &SessionId,
+    timeout: Duration,
+) -> Result<Option<(Vec<u32>, &'static str)>> {
+    let Some(proof) = Local::of(&ctx.layout, id).leftovers()? else {
+        return Ok(None);
+    };
+    let now = procfs::identity(proof.supervisor.pid);
+    let Some(authority) = leftover_authority(&proof, &now) else {
+        return Ok(None);
+    };
+    let gone = || procfs::descendants(authority.supervisor()).is_empty();
+    let mut ended = Vec::new();
+    for (signal, name, grace) in [
+        (libc::SIGHUP, "SIGHUP", HANGUP_GRACE.min(timeout)),
+        (libc::SIGTERM, "SIGTERM", timeout),
+        (libc::SIGKILL, "SIGKILL", KILL_GRACE),
+    ] {
+        for pid in signal_leftovers(&authority, signal)? {
+            if !ended.contains(&pid) {
+                ended.push(pid);
+            }
+        }
+        if ended.is_empty() {
+            return Ok(None);
+        }
+        if wait_until(grace, gone) {
+            return Ok(Some((ended, name)));
+        }
+    }
+    bail!(
+        "processes {} left behind by session {id} are still there {}s after SIGKILL; run stop \
+         again later",
+        procfs::descendants(authority.supervisor())
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        KILL_GRACE.as_secs()
+    )
+}
