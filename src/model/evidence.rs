@@ -5,9 +5,10 @@
 use super::Oid;
 
 /// Proof that deleting a session's branch loses nothing: its tip is reachable
-/// from a remote-tracking ref, or its changes are in an integration ref
-/// (merging the tip into it would change nothing, at some commit of its
-/// first-parent history since the session forked).
+/// from a remote-tracking ref, or each of its commits no remote-tracking ref
+/// reaches has its own change in an integration ref (merging that commit into
+/// it would change nothing, at a commit of its first-parent history newer than
+/// the session's fork from it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Evidence {
     /// Its tip is reachable from this remote-tracking ref (`origin/bullpen/x`);
@@ -21,17 +22,32 @@ pub enum Evidence {
         /// `commit` as git abbreviates it in this repository.
         short: String,
         since: Since,
+        /// Each of its commits and where it landed (all on `commit`).
+        landings: Vec<Landing>,
     },
     /// Several commits of `into` brought its changes in, one or more of its
     /// commits each (a rebase merge, cherry-picks).
     Rebased {
         into: String,
         commits: usize,
-        /// The commit of `into` that brought in the last of them.
+        /// The newest commit of `into` that brought any of them in.
         last: Oid,
         short: String,
         since: Since,
+        landings: Vec<Landing>,
     },
+}
+
+/// One commit of a session, no remote-tracking ref reaching it, and the commit
+/// of the integration ref that holds its change: the oldest of its first-parent
+/// history, newer than the session's fork, where merging the session commit
+/// changes nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Landing {
+    /// The session's commit.
+    pub commit: Oid,
+    /// The integration ref's commit.
+    pub on: Oid,
 }
 
 /// What became of the changes on the integration ref after they landed.
@@ -79,6 +95,14 @@ impl Evidence {
             Evidence::Reachable { .. } => None,
             Evidence::Squashed { commit, .. } => Some(*commit),
             Evidence::Rebased { last, .. } => Some(*last),
+        }
+    }
+
+    /// Where each of its commits landed (empty for reachable: nothing to say).
+    pub fn landings(&self) -> &[Landing] {
+        match self {
+            Evidence::Reachable { .. } => &[],
+            Evidence::Squashed { landings, .. } | Evidence::Rebased { landings, .. } => landings,
         }
     }
 
@@ -188,6 +212,7 @@ mod tests {
             commit: c,
             short: "1a2b3c4".into(),
             since: Since::Unchanged,
+            landings: Vec::new(),
         };
         assert_eq!(
             squashed.words(),
@@ -203,6 +228,7 @@ mod tests {
             last: c,
             short: "1a2b3c4".into(),
             since: Since::Reverted,
+            landings: Vec::new(),
         };
         assert_eq!(
             rebased.words(),

@@ -9,6 +9,7 @@ mod agents;
 mod attach;
 mod bg;
 mod color;
+mod content;
 mod docs;
 mod gc;
 mod gitenv;
