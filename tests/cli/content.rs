@@ -4,7 +4,7 @@
 //! the forge. `oracle` checks the proof against a brute-force reference over
 //! random histories.
 
-// mod oracle;
+mod oracle;
 
 use std::path::PathBuf;
 

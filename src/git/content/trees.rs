@@ -94,12 +94,17 @@ impl<'r> Trees<'r> {
         Ok(None)
     }
 
-    /// How `tree` holds `changes`.
+    /// How `tree` holds `changes`. A path deleted there too is git's to
+    /// decide: it may have been renamed there, and git's merge then says
+    /// rename/delete, not "nothing to change".
     pub fn holds(&mut self, tree: ObjectId, changes: &[Change]) -> Result<Holds> {
         let mut all = true;
         for c in changes {
             let here = self.lookup(tree, c.path.as_bstr())?;
             if here == c.tip {
+                if c.tip.is_none() {
+                    all = false;
+                }
                 continue;
             }
             all = false;
