@@ -122,9 +122,9 @@ impl<'r> Proof<'r> {
                     undecided = true;
                     continue;
                 };
-                return Ok(Some(Content::Published(
-                    self.evidence(r, head, &landings, at_tip),
-                )));
+                if let Some(e) = self.evidence(r, head, &landings, at_tip) {
+                    return Ok(Some(Content::Published(e)));
+                }
             }
             let found = if !landings.is_empty() {
                 Some(Unmerged::Partly {
@@ -162,19 +162,19 @@ impl<'r> Proof<'r> {
     }
 
     /// The evidence for landings (session commit, index into `head`'s chain),
-    /// newest session commit first.
+    /// newest session commit first; `None` for none (nothing proven).
     fn evidence(
         &self,
         r: &IntegrationRef,
         head: ObjectId,
         landings: &[(ObjectId, usize)],
         at_tip: AtTip,
-    ) -> Evidence {
+    ) -> Option<Evidence> {
         let links = &self.chains[&head].links;
         let mut distinct: Vec<usize> = landings.iter().map(|(_, k)| *k).collect();
         distinct.sort_unstable();
         distinct.dedup();
-        let newest = links[distinct[0]].id;
+        let newest = links[*distinct.first()?].id;
         let since = match at_tip {
             AtTip::Holds => Since::Unchanged,
             AtTip::Reverted => Since::Reverted,
@@ -188,7 +188,7 @@ impl<'r> Proof<'r> {
             })
             .collect();
         let short = self.short(newest);
-        if distinct.len() >= 2 {
+        Some(if distinct.len() >= 2 {
             Evidence::Rebased {
                 into: r.name.clone(),
                 commits: distinct.len(),
@@ -205,7 +205,7 @@ impl<'r> Proof<'r> {
                 since,
                 landings,
             }
-        }
+        })
     }
 
     /// A commit's own change: against its first parent (the empty tree for a

@@ -188,6 +188,13 @@ fn the_fork_point_is_never_a_landing() {
     );
     // main at the fork: nothing is newer, nothing landed.
     assert_eq!(prove(&f, c2, &[c2, c1], base), Content::Unmerged(None));
+
+    // c2 puts README back as it was at the fork; main's only commit since
+    // changed it otherwise: only the fork holds c2's change.
+    let c1 = f.commit(&[base], &[("README", "changed\n")], "change");
+    let c2 = f.commit(&[c1], &[("README", "hello\n")], "put back");
+    let theirs = f.commit(&[base], &[("README", "theirs\n")], "theirs");
+    assert_eq!(prove(&f, c2, &[c2, c1], theirs), Content::Unmerged(None));
 }
 
 #[test]
@@ -276,4 +283,27 @@ fn commits_that_change_nothing_prove_nothing_nor_does_an_orphan() {
     // An orphan session: no merge base, no proof.
     let orphan = f.commit(&[], &[("x", "x\n")], "orphan");
     assert_eq!(prove(&f, orphan, &[orphan], main), Content::Unmerged(None));
+}
+
+#[test]
+fn a_file_the_session_deleted_and_main_renamed_is_not_there() {
+    let f = Fixture::new();
+    let body = "1\n2\n3\n4\n5\n6\n7\n8\n";
+    let base = f.commit(&[], &[("README", "hello\n"), ("a", body)], "base");
+    let s = f.commit(&[base], &[("README", "hello\n")], "delete a");
+    // main has no `a` either: it moved it (git's merge sees rename/delete).
+    let moved = f.commit(
+        &[base],
+        &[("README", "hello\n"), ("b", "1\n2\n3\n4\n5\n6\n7\nEIGHT\n")],
+        "rename a to b",
+    );
+    assert_eq!(
+        prove(&f, s, &[s], moved),
+        Content::Unmerged(Some(Unmerged::Conflicts {
+            into: "origin/main".into()
+        }))
+    );
+    // Deleted there for good: a landing.
+    let gone = f.commit(&[base], &[("README", "hello\n")], "delete a too");
+    assert!(matches!(prove(&f, s, &[s], gone), Content::Published(_)));
 }
