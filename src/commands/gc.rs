@@ -55,7 +55,10 @@ decides: `git merge-tree --write-tree`, into a temporary object directory it del
 When gc collects a session the evidence stays: `bullpen-published: ...` in the \
 provenance note of its tip (`git log --notes=bullpen`), the subject of the record's \
 last commit, and `published` in its session.json; commits on the branch without a \
-provenance note get one first.
+provenance note get one first. Proven by content, each commit of the ref it landed on \
+gets a note too (`bullpen-session: <id>`, `bullpen-squashed:` or `bullpen-rebased:` \
+the session's commits it holds), and `resume` and `path` of the collected session say \
+where its work is.
 
 gc also repairs leftovers: the worktree entries of sessions whose directory vanished \
 are removed, each by itself (never `git worktree prune`: anyone else's entry, a \

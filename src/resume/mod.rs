@@ -17,6 +17,8 @@ use crate::git::store::{self, Stored};
 use crate::git::EntryRemoval;
 use crate::model::agent::Form;
 use crate::model::command::render_command;
+use crate::model::evidence::collected_by_content;
+use crate::model::id::PUBLISHED_KEY;
 use crate::model::{Error, SessionId, State};
 use crate::run;
 use crate::sys::lock::Lock;
@@ -103,6 +105,7 @@ fn refuse_collected(ctx: &Ctx, stored: &Stored) -> Result<()> {
         stored.record.id
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
+    .hints(collected_by_content(stored.record.extra.get(PUBLISHED_KEY)))
     .into())
 }
 

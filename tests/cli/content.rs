@@ -230,3 +230,69 @@ fn a_squashed_session_with_a_later_commit_that_main_also_made_is_removed_and_nam
     assert_eq!(on, [last.as_str(), squash.as_str()], "{e}");
     assert!(!wt.exists());
 }
+
+#[test]
+fn the_commits_it_landed_on_name_the_session_and_a_collected_one_says_where_its_work_went() {
+    let env = setup();
+    let two = "echo one > one.txt && git add one.txt && git commit -q -m one && \
+               echo two > two.txt && git add two.txt && git commit -q -m two";
+    spawn_pushed(&env, "sq", two);
+    let sq = env.git_out(&["rev-parse", "bullpen/sq"]);
+    let sq1 = env.git_out(&["rev-parse", "bullpen/sq~1"]);
+    spawn_pushed(
+        &env,
+        "rb",
+        "echo a > a.txt && git add a.txt && git commit -q -m a && \
+         echo b > b.txt && git add b.txt && git commit -q -m b",
+    );
+    let rb = env.git_out(&["rev-parse", "bullpen/rb"]);
+    let rb1 = env.git_out(&["rev-parse", "bullpen/rb~1"]);
+    let forge = Forge::new(&env);
+    let squash = forge.squash(&env, "bullpen/sq");
+    // rb's commits picked one by one (a rebase merge).
+    for c in [&rb1, &rb] {
+        forge.git(&env, &["cherry-pick", c]);
+    }
+    let pick_b = forge.push_and_delete(&env, "bullpen/rb");
+    let pick_a = forge.git(&env, &["rev-parse", "HEAD~1"]);
+    fetch(&env);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "sq")["action"], "removed");
+    assert_eq!(session(&entries, "rb")["action"], "removed");
+
+    let note = |c: &str| env.git_out(&["notes", "--ref=bullpen", "show", c]);
+    assert_eq!(
+        note(&squash),
+        format!("bullpen-session: sq\nbullpen-squashed: {sq} {sq1}")
+    );
+    assert_eq!(
+        note(&pick_b),
+        format!("bullpen-session: rb\nbullpen-rebased: {rb}")
+    );
+    assert_eq!(
+        note(&pick_a),
+        format!("bullpen-session: rb\nbullpen-rebased: {rb1}")
+    );
+    let log = env.git_out(&["log", "--notes=bullpen", "--format=%N", "origin/main"]);
+    assert!(
+        log.contains("bullpen-session: sq") && log.contains("bullpen-session: rb"),
+        "{log}"
+    );
+    let record = env.record("sq");
+    assert_eq!(
+        record["published"]["landings"],
+        serde_json::json!([{"commit": sq, "on": squash}, {"commit": sq1, "on": squash}]),
+        "{record}"
+    );
+
+    // resume and path of a collected session say where its work went.
+    let went = format!(
+        "hint: its work is on origin/main: squash-merged into origin/main as {squash} \
+         (`git log --notes=bullpen origin/main` names the session)"
+    );
+    let resume = env.bullpen(&["resume", "sq"]).fails();
+    crate::support::assert_contains(&resume.stderr, &went);
+    let path = env.bullpen(&["path", "sq"]).fails();
+    crate::support::assert_contains(&path.stderr, &went);
+}
