@@ -1,11 +1,15 @@
 //! The proof by content against an independent oracle, over random histories.
 //!
-//! Each case is a repository written with one `git fast-import`: a main line
-//! that moves on, merges with merge commits, squashes, cherry-picks, rebases
-//! and reverts, over the same files as one or two sessions whose commits add,
-//! change, delete, rename, chmod, revert and cancel each other (and merge
-//! main). The sessions are spawned on their tips with the real binary, and
-//! `gc --dry-run --json` says which are published.
+//! Each case is a history written with `git fast-import` (ten cases to a
+//! repository, each under refs of its own): a main line that moves on, merges
+//! with merge commits, squashes, cherry-picks, rebases and reverts, over the
+//! same files as one or two sessions whose commits add, change, delete,
+//! rename, chmod, revert and cancel each other (and merge main), some started
+//! on a feature branch main later merges. gc answers in two ways: through the
+//! library, with the calls gc's facts make (one publish walk, one proof of
+//! content for every session: 300 cases, fast), and through the real binary,
+//! the sessions spawned on their tips and `gc --dry-run --json` (60 cases:
+//! the whole path, report included).
 //!
 //! The oracle knows the history from the generator's own model, not from gix:
 //! which commits no remote-tracking ref reaches, the merge bases, and, for
@@ -24,8 +28,10 @@
 //! exactly what the oracle finds on it, so the test cannot pass by keeping
 //! everything.
 //!
-//! `BULLPEN_ORACLE_CASES` (default 300) and `BULLPEN_ORACLE_SEED` choose the
-//! cases; a failure prints the seed of its case.
+//! `BULLPEN_ORACLE_CASES` (default 300), `BULLPEN_ORACLE_GC_CASES` (default
+//! 60) and `BULLPEN_ORACLE_SEED` choose the cases; a failure prints the seed of
+//! its case, which `BULLPEN_ORACLE_CASE=<seed>` runs alone;
+//! `BULLPEN_ORACLE_KEEP=1` keeps the repository of a failing batch.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
