@@ -76,7 +76,9 @@ impl Chain {
 
     /// The links among `0..seg` worth asking whether they hold a change of
     /// `paths`, oldest first: for each run of links that agree on every one of
-    /// those paths, its oldest (the one that brought that state in).
+    /// those paths, its oldest (the one that brought that state in) and its
+    /// newest (where git's merge decides, its rename detection also sees the
+    /// other paths, which may differ along the run).
     pub fn candidates<'p>(
         &self,
         paths: impl IntoIterator<Item = &'p BString>,
@@ -85,13 +87,20 @@ impl Chain {
         if seg == 0 {
             return Vec::new();
         }
-        let mut at: BTreeSet<usize> = paths
+        let mut at: BTreeSet<usize> = BTreeSet::new();
+        for k in paths
             .into_iter()
             .filter_map(|p| self.touched.get(p))
             .flatten()
             .copied()
             .filter(|&k| k < seg)
-            .collect();
+        {
+            at.insert(k);
+            if k + 1 < seg {
+                at.insert(k + 1);
+            }
+        }
+        at.insert(0);
         at.insert(seg - 1);
         at.into_iter().rev().collect()
     }
@@ -124,12 +133,13 @@ mod tests {
         let a: BString = "a".into();
         let b: BString = "b".into();
         let none: BString = "none".into();
-        // The fork at 5: runs 0..=1, 2..=4; the fork itself is never one.
-        assert_eq!(c.candidates([&a], 5), vec![4, 1]);
-        assert_eq!(c.candidates([&a, &b], 5), vec![4, 2, 1]);
+        // The fork at 5: runs 0..=1, 2..=4, each by its ends; the fork itself
+        // is never one.
+        assert_eq!(c.candidates([&a], 5), vec![4, 2, 1, 0]);
+        assert_eq!(c.candidates([&a, &b], 5), vec![4, 3, 2, 1, 0]);
         // The fork at 3: link 4 is older, link 2 ends the last run.
-        assert_eq!(c.candidates([&a], 3), vec![2, 1]);
-        assert_eq!(c.candidates([&none], 3), vec![2]);
+        assert_eq!(c.candidates([&a], 3), vec![2, 1, 0]);
+        assert_eq!(c.candidates([&none], 3), vec![2, 0]);
         // Forked at the tip: nothing is newer.
         assert_eq!(c.candidates([&a], 0), Vec::<usize>::new());
         assert_eq!(c.candidates([&a], 1), vec![0]);
