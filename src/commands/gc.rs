@@ -17,10 +17,12 @@ const AFTER_LONG_HELP: &str = "\
 A session's worktree is removed only when all of these hold, each checked again \
 right before removal:
   published  the tip of bullpen/<id> is reachable from a refs/remotes/* ref; or,
-             by content, merging the tip into an integration ref would change
-             nothing (git's three-way merge from their merge base gives the ref's
-             tree) at the ref's tip or at a commit of its first-parent history
-             since the session forked: squash merges, rebase merges, cherry-picks
+             by content, each commit no remote-tracking ref reaches has its own
+             change in an integration ref: merging that commit (against its
+             parent, as a cherry-pick) changes nothing at a commit of the ref's
+             first-parent history newer than the session's fork from it and
+             descending from it (the fork itself never counts): squash merges,
+             rebase merges, cherry-picks
   clean      no modified, deleted, staged or untracked files (ignored files do not
              count, unless a .gitignore that is not in the index hides them: but a
              cache does not count, a directory with a valid CACHEDIR.TAG, a pyvenv.cfg,
@@ -46,17 +48,21 @@ refs/remotes/<remote>/HEAD; where that is not set, <remote>/main, else \
 bullpen.gc.integrationRef (multi-valued, globs allowed, short or full names; an \
 empty value drops the refs before it, the defaults included). gc names its evidence: \
 `reachable from origin/bullpen/x`, `squash-merged into origin/main as 1a2b3c4` (one \
-commit of the ref brought in all of the session's changes), `rebased onto origin/main \
-(2 commits, the last 1a2b3c4)` (several did), with `(changed there since)` or \
-`(reverted there since)` when the ref's tip no longer holds the changes as merged. A \
-session only partly there is kept: `3 commits not on any remote (2 of 3 commits' \
-changes are on origin/main)`; so is one whose changes conflict with the ref, and one \
-whose commits change no file. Where both the session and the ref changed a file, git \
+commit of the ref brought in all of the session's commits), `rebased onto origin/main \
+(2 commits, the last 1a2b3c4)` (several did; the newest named), with `(changed there \
+since)` or `(reverted there since)` when the ref's tip no longer holds the changes as \
+merged. A session only partly there is kept: `3 commits not on any remote (2 of 3 \
+commits' changes are on origin/main)` (a commit that undoes part of a merged one, \
+unpushed, is not there); so is one whose changes conflict with the ref, and one whose \
+commits change no file. Where both the session and the ref changed a file, git \
 decides: `git merge-tree --write-tree`, into a temporary object directory it deletes. \
 When gc collects a session the evidence stays: `bullpen-published: ...` in the \
 provenance note of its tip (`git log --notes=bullpen`), the subject of the record's \
 last commit, and `published` in its session.json; commits on the branch without a \
-provenance note get one first.
+provenance note get one first. Proven by content, each commit of the ref it landed on \
+gets a note too (`bullpen-session: <id>`, `bullpen-squashed:` or `bullpen-rebased:` \
+the session's commits it holds), and `resume` and `path` of the collected session say \
+where its work is.
 
 gc also repairs leftovers: the worktree entries of sessions whose directory vanished \
 (also one a killed git worktree remove left without its gitdir file) are removed, each by itself (never `git worktree prune`: anyone else's entry, a \

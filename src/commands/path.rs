@@ -7,6 +7,8 @@ use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store;
+use crate::model::evidence::collected_by_content;
+use crate::model::id::PUBLISHED_KEY;
 use crate::model::{Error, SessionId, State};
 use crate::resume::decide::{decide, explain, start_again_hint, Placement, Refusal};
 use crate::resume::facts::inspect;
@@ -69,10 +71,17 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             return Err(explain(&why, &facts).into())
         }
         _ if record.state == State::Collected => {
-            return Err(gone(
-                "it was collected (`git bullpen gc` or `rm` removed its worktree)",
-                start_again_hint(&facts.id, facts.branch_exists, &facts.remote_branches),
+            return Err(Error::failed(format!(
+                "session {id} has no worktree to go to: it was collected (`git bullpen gc` \
+                 or `rm` removed its worktree)"
             ))
+            .hint(start_again_hint(
+                &facts.id,
+                facts.branch_exists,
+                &facts.remote_branches,
+            ))
+            .hints(collected_by_content(record.extra.get(PUBLISHED_KEY)))
+            .into())
         }
         Placement::Use => {}
         Placement::Recreate { .. } => {

@@ -497,6 +497,8 @@ impl Gc<'_> {
             })
             .collect();
         if let Some(e) = evidence {
+            // The integration commits it landed on name the session too.
+            out.extend(e.landing_notes(r.id.as_str()));
             let line = format!("bullpen-published: {}\n", e.full_words());
             match out.iter_mut().find(|(c, _)| *c == tip) {
                 Some((_, text)) => {
@@ -901,6 +903,7 @@ impl Gc<'_> {
                 "commit": e.commit().map(|c| c.to_string()),
                 "tip": tip.map(|t| t.to_string()),
                 "description": e.full_words(),
+                "landings": super::report::landings_json(e),
                 "at": time::now_rfc3339(),
             })
         });

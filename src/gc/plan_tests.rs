@@ -61,6 +61,7 @@ fn squashed(since: Since) -> Evidence {
         commit: other_tip(),
         short: "2222222".into(),
         since,
+        landings: Vec::new(),
     }
 }
 
@@ -204,6 +205,7 @@ fn session_table() {
                         last: other_tip(),
                         short: "2222222".into(),
                         since: Since::Unchanged,
+                        landings: Vec::new(),
                     },
                 }
             },

@@ -55,7 +55,9 @@ pub struct Entry {
     pub hint: Option<String>,
     pub dry_run: bool,
     /// How the session's work is published, when it is: `{how, ref, commit,
-    /// since, description}` (`how`: `reachable`, `squash-merged`, `rebased`).
+    /// since, description, landings}` (`how`: `reachable`, `squash-merged`,
+    /// `rebased`; `landings`: `[{commit, on}]`, each session commit and the
+    /// commit of `ref` that holds its change).
     #[serde(serialize_with = "published_json")]
     pub published: Option<Evidence>,
     /// What went (or would go) with a removed worktree that was not work:
@@ -80,10 +82,20 @@ fn published_json<S: serde::Serializer>(e: &Option<Evidence>, s: S) -> Result<S:
                 "commit": e.commit().map(|c| c.to_string()),
                 "since": since,
                 "description": e.words(),
+                "landings": landings_json(e),
             })
             .serialize(s)
         }
     }
+}
+
+/// Each session commit the proof by content covers, and the commit of the
+/// integration ref that holds its change.
+pub fn landings_json(e: &Evidence) -> serde_json::Value {
+    e.landings()
+        .iter()
+        .map(|l| serde_json::json!({"commit": l.commit.to_string(), "on": l.on.to_string()}))
+        .collect()
 }
 
 fn ignored_json<S: serde::Serializer>(i: &Option<Ignored>, s: S) -> Result<S::Ok, S::Error> {

@@ -5,9 +5,10 @@
 use super::Oid;
 
 /// Proof that deleting a session's branch loses nothing: its tip is reachable
-/// from a remote-tracking ref, or its changes are in an integration ref
-/// (merging the tip into it would change nothing, at some commit of its
-/// first-parent history since the session forked).
+/// from a remote-tracking ref, or each of its commits no remote-tracking ref
+/// reaches has its own change in an integration ref (merging that commit into
+/// it would change nothing, at a commit of its first-parent history newer than
+/// the session's fork from it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Evidence {
     /// Its tip is reachable from this remote-tracking ref (`origin/bullpen/x`);
@@ -21,17 +22,32 @@ pub enum Evidence {
         /// `commit` as git abbreviates it in this repository.
         short: String,
         since: Since,
+        /// Each of its commits and where it landed (all on `commit`).
+        landings: Vec<Landing>,
     },
     /// Several commits of `into` brought its changes in, one or more of its
     /// commits each (a rebase merge, cherry-picks).
     Rebased {
         into: String,
         commits: usize,
-        /// The commit of `into` that brought in the last of them.
+        /// The newest commit of `into` that brought any of them in.
         last: Oid,
         short: String,
         since: Since,
+        landings: Vec<Landing>,
     },
+}
+
+/// One commit of a session, no remote-tracking ref reaching it, and the commit
+/// of the integration ref that holds its change: the oldest of its first-parent
+/// history, newer than the session's fork, where merging the session commit
+/// changes nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Landing {
+    /// The session's commit.
+    pub commit: Oid,
+    /// The integration ref's commit.
+    pub on: Oid,
 }
 
 /// What became of the changes on the integration ref after they landed.
@@ -79,6 +95,14 @@ impl Evidence {
             Evidence::Reachable { .. } => None,
             Evidence::Squashed { commit, .. } => Some(*commit),
             Evidence::Rebased { last, .. } => Some(*last),
+        }
+    }
+
+    /// Where each of its commits landed (empty for reachable: nothing to say).
+    pub fn landings(&self) -> &[Landing] {
+        match self {
+            Evidence::Reachable { .. } => &[],
+            Evidence::Squashed { landings, .. } | Evidence::Rebased { landings, .. } => landings,
         }
     }
 
@@ -139,6 +163,56 @@ impl Evidence {
     }
 }
 
+impl Evidence {
+    /// The provenance notes a proof by content leaves on the integration ref's
+    /// commits it names, so that `git log --notes=bullpen origin/main` says
+    /// which session each came from once the branch is gone: per landing
+    /// commit, `bullpen-session: <id>` and `bullpen-squashed:` (or
+    /// `bullpen-rebased:`) the session commits it holds.
+    pub fn landing_notes(&self, session: &str) -> Vec<(Oid, String)> {
+        let word = match self {
+            Evidence::Reachable { .. } => return Vec::new(),
+            Evidence::Squashed { .. } => "squashed",
+            Evidence::Rebased { .. } => "rebased",
+        };
+        let mut out: Vec<(Oid, Vec<String>)> = Vec::new();
+        for l in self.landings() {
+            let c = l.commit.to_string();
+            match out.iter_mut().find(|(on, _)| *on == l.on) {
+                Some((_, commits)) => commits.push(c),
+                None => out.push((l.on, vec![c])),
+            }
+        }
+        out.into_iter()
+            .map(|(on, commits)| {
+                (
+                    on,
+                    format!(
+                        "bullpen-session: {session}\nbullpen-{word}: {}\n",
+                        commits.join(" ")
+                    ),
+                )
+            })
+            .collect()
+    }
+}
+
+/// For a collected session's record (its `published` value): where its work
+/// went, when a proof by content sent it there (a reachable one names its
+/// remote branch already).
+pub fn collected_by_content(published: Option<&serde_json::Value>) -> Option<String> {
+    let p = published?;
+    let how = p.get("how")?.as_str()?;
+    if how == "reachable" {
+        return None;
+    }
+    let on = p.get("ref")?.as_str()?;
+    let words = p.get("description")?.as_str()?;
+    Some(format!(
+        "its work is on {on}: {words} (`git log --notes=bullpen {on}` names the session)"
+    ))
+}
+
 fn since_words(since: Since) -> &'static str {
     match since {
         Since::Unchanged => "",
@@ -181,6 +255,62 @@ mod tests {
     use super::*;
 
     #[test]
+    fn landing_notes_name_the_session_and_its_commits_on_each_landing() {
+        let id = |n: u8| -> Oid { format!("{:040x}", n).parse().unwrap() };
+        let rebased = Evidence::Rebased {
+            into: "origin/main".into(),
+            commits: 2,
+            last: id(9),
+            short: "0000009".into(),
+            since: Since::Unchanged,
+            landings: vec![
+                Landing {
+                    commit: id(3),
+                    on: id(9),
+                },
+                Landing {
+                    commit: id(2),
+                    on: id(8),
+                },
+                Landing {
+                    commit: id(1),
+                    on: id(8),
+                },
+            ],
+        };
+        assert_eq!(
+            rebased.landing_notes("s"),
+            vec![
+                (
+                    id(9),
+                    format!("bullpen-session: s\nbullpen-rebased: {}\n", id(3))
+                ),
+                (
+                    id(8),
+                    format!("bullpen-session: s\nbullpen-rebased: {} {}\n", id(2), id(1))
+                ),
+            ]
+        );
+        assert!(Evidence::Reachable { from: None }
+            .landing_notes("s")
+            .is_empty());
+        let published = serde_json::json!({
+            "how": "squash-merged", "ref": "origin/main",
+            "description": "squash-merged into origin/main as 1a2b"
+        });
+        assert_eq!(
+            collected_by_content(Some(&published)).as_deref(),
+            Some(
+                "its work is on origin/main: squash-merged into origin/main as 1a2b \
+                 (`git log --notes=bullpen origin/main` names the session)"
+            )
+        );
+        let reachable = serde_json::json!({"how": "reachable", "ref": "origin/bullpen/s"});
+        assert_eq!(collected_by_content(Some(&reachable)), None);
+        assert_eq!(collected_by_content(None), None);
+    }
+
+    #[test]
     fn words() {
         let c: Oid = "1a2b3c4d5e6f1a2b3c4d5e6f1a2b3c4d5e6f1a2b".parse().unwrap();
         let squashed = Evidence::Squashed {
@@ -188,6 +318,7 @@ mod tests {
             commit: c,
             short: "1a2b3c4".into(),
             since: Since::Unchanged,
+            landings: Vec::new(),
         };
         assert_eq!(
             squashed.words(),
@@ -203,6 +334,7 @@ mod tests {
             last: c,
             short: "1a2b3c4".into(),
             since: Since::Reverted,
+            landings: Vec::new(),
         };
         assert_eq!(
             rebased.words(),

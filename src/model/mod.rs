@@ -24,7 +24,7 @@ pub mod time;
 pub mod usage;
 
 pub use error::{Error, Kind};
-pub use evidence::{Evidence, Since, Unmerged};
+pub use evidence::{Evidence, Landing, Since, Unmerged};
 pub use id::SessionId;
 pub use oid::Oid;
 pub use record::{Exit, Observed, Process, Record, State};

@@ -19,6 +19,7 @@ use crate::git::store::{self, Stored};
 use crate::git::EntryRemoval;
 use crate::model::agent::Form;
 use crate::model::command::render_command;
+use crate::model::evidence::collected_by_content;
 use crate::model::id::{LAST_TIP_KEY, PUBLISHED_KEY};
 use crate::model::{Error, Oid, Record, SessionId, State};
 use crate::run;
@@ -102,6 +103,7 @@ fn refuse_collected(stored: &Stored, f: &decide::Facts, why: &str) -> anyhow::Er
         stored.record.id
     ))
     .hint(start_again_hint(&f.id, f.branch_exists, &f.remote_branches))
+    .hints(collected_by_content(stored.record.extra.get(PUBLISHED_KEY)))
     .into()
 }
 

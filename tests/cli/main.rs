@@ -10,6 +10,7 @@ mod at_act;
 mod attach;
 mod bg;
 mod color;
+mod content;
 mod docs;
 mod gc;
 mod gitenv;
