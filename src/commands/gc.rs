@@ -14,6 +14,16 @@ use crate::model::Error;
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
+Work is whatever a person would be sorry to lose, and gc keeps it: commits on no \
+remote; uncommitted, untracked and hidden files; repositories nested in the worktree; \
+whatever sits on another file system mounted in it; an agent's conversation (agents \
+keep it by the worktree's path); a file bullpen copied in (.worktreeinclude) that was \
+edited since; and processes still using the worktree, those a run left behind \
+included (`git bullpen stop <id>` ends them). What is not work goes with the \
+worktree: ignored files, caches that say so (a CACHEDIR.TAG, a virtual environment's \
+pyvenv.cfg, or bullpen.gc.disposable) and unchanged copies. Where gc cannot tell, it \
+keeps the worktree and says why.
+
 A session's worktree is removed only when all of these hold, each checked again \
 right before removal:
   published  the tip of bullpen/<id> is reachable from a refs/remotes/* ref; or,
@@ -33,6 +43,8 @@ right before removal:
              keeps for the worktree is clean, its HEAD, branches, stash and reflogs on
              its own remote-tracking refs; a linked worktree is not locked
   one fs     no file system is mounted below it (mountinfo, or another device)
+  copies     every file .worktreeinclude copied in is as bullpen copied it
+  no agent   an agent session with no commit of its own is past bullpen.gc.agentGrace
   idle       the session's process is not running, and no process has its current
              directory, root, executable or an open file inside the worktree
   unlocked   the worktree is not locked (git worktree lock)

@@ -43,9 +43,14 @@ mod tests {
         assert_eq!(read(&d.join("l")).unwrap(), None);
         assert_eq!(read(d).unwrap(), None);
         let fifo = d.join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
         assert_eq!(read(&fifo).unwrap(), None, "never blocks on a FIFO");
     }
 }

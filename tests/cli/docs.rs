@@ -390,6 +390,35 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
              the repository. --no-setup skips them.",
         ));
     }
+    if matches!(sub, None | Some("gc" | "rm")) {
+        entries.push((
+            config::GC_INTEGRATION_REF,
+            "Remote-tracking refs (multi-valued; short or full names, globs allowed) that \
+             the proof by content looks in, besides each remote's default branch; an empty \
+             value drops the refs before it, the defaults included.",
+        ));
+        entries.push((
+            config::GC_AGENT_GRACE,
+            "How long an agent session with no commit of its own is kept after its last \
+             activity, for its conversation (default 2.weeks.ago; never, now, a date, as \
+             gc.reflogExpire).",
+        ));
+        entries.push((
+            config::GC_DISPOSABLE,
+            "Directories (multi-valued glob patterns: without a /, a directory's name; with \
+             one, its path in the worktree) that count as caches when a .gitignore of their \
+             own hides them, besides those with a CACHEDIR.TAG or a pyvenv.cfg; an empty \
+             value clears the ones before it.",
+        ));
+    }
+    if matches!(sub, None | Some("gc")) {
+        entries.push((
+            config::GC_EXPIRE,
+            "How long the records of collected sessions are kept, with their logs and local \
+             state (default 90.days.ago; never, now, 2.weeks, a date, as gc.reflogExpire); \
+             the provenance notes always stay.",
+        ));
+    }
     if matches!(sub, None | Some("attach")) {
         entries.push((
             config::DETACH_KEY,
