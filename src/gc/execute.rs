@@ -1007,18 +1007,10 @@ impl Gc<'_> {
                     if lock.is_none() {
                         lock = Some(Lock::acquire(&layout.lock_path())?);
                     }
-                    match repo.remove_admin_entry(&f.admin_id, &layout.worktree_path(id)) {
-                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
-                        Ok(EntryRemoval::Refused(why)) => {
-                            e.action = Action::Kept;
-                            e.reason = format!("its directory {} is gone, but {why}", f.path);
-                        }
-                        Err(err) => {
-                            e.action = Action::Degraded;
-                            e.reason = format!("{err:#}");
-                            e.hint = Some("run `git bullpen gc` again".to_owned());
-                        }
-                    }
+                    let removal = repo.remove_admin_entry(&f.admin_id, &layout.worktree_path(id));
+                    report_entry_removal(&mut e, removal, |why| {
+                        format!("its directory {} is gone, but {why}", f.path)
+                    });
                 }
             }
             out.push(e);
@@ -1097,19 +1089,10 @@ impl Gc<'_> {
                     if lock.is_none() {
                         *lock = Some(Lock::acquire(&layout.lock_path())?);
                     }
-                    match repo.remove_half_removed_entry(&h.admin_id, &path) {
-                        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
-                        Ok(EntryRemoval::Refused(why)) => {
-                            e.action = Action::Kept;
-                            e.reason =
-                                format!("git left it half-removed (no gitdir file), but {why}");
-                        }
-                        Err(err) => {
-                            e.action = Action::Degraded;
-                            e.reason = format!("{err:#}");
-                            e.hint = Some("run `git bullpen gc` again".to_owned());
-                        }
-                    }
+                    let removal = repo.remove_half_removed_entry(&h.admin_id, &path);
+                    report_entry_removal(&mut e, removal, |why| {
+                        format!("git left it half-removed (no gitdir file), but {why}")
+                    });
                 }
             }
             out.push(e);
@@ -1237,4 +1220,25 @@ fn idle_note(f: &SessionFacts, decision: &Decision) -> bool {
     let stale = matches!(decision, Decision::Keep(r) if r.contains(&Reason::MarkerStale));
     f.marker.is_some()
         && (stale || f.on_disk == OnDisk::Missing || plan::via(f) == Some(Via::GitWorktreeRemove))
+}
+
+/// A leftover entry's removal in its report line: kept with `refused`'s words
+/// for git's reason, degraded (to be run again) when it could not be done.
+fn report_entry_removal(
+    e: &mut Entry,
+    removal: Result<EntryRemoval>,
+    refused: impl FnOnce(String) -> String,
+) {
+    match removal {
+        Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => {}
+        Ok(EntryRemoval::Refused(why)) => {
+            e.action = Action::Kept;
+            e.reason = refused(why);
+        }
+        Err(err) => {
+            e.action = Action::Degraded;
+            e.reason = format!("{err:#}");
+            e.hint = Some("run `git bullpen gc` again".to_owned());
+        }
+    }
 }

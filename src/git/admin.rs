@@ -23,6 +23,35 @@ pub enum EntryRemoval {
 }
 
 impl Repo {
+    /// `<common>/worktrees/<admin_id>` when `admin_id` is one plain name and a
+    /// real directory is there; else the answer for the caller to give.
+    fn entry_dir(&self, admin_id: &str) -> Result<std::result::Result<PathBuf, EntryRemoval>> {
+        if admin_id.is_empty()
+            || admin_id == "."
+            || admin_id == ".."
+            || admin_id.contains(['/', '\0'])
+        {
+            return Ok(Err(EntryRemoval::Refused(format!(
+                "{admin_id:?} is not the name of a worktree entry"
+            ))));
+        }
+        let admin_dir = self.common_dir.join("worktrees").join(admin_id);
+        match admin_dir.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Err(EntryRemoval::AlreadyGone))
+            }
+            Err(e) => {
+                Err(anyhow::Error::new(e)
+                    .context(format!("could not look at {}", admin_dir.display())))
+            }
+            Ok(m) if !m.is_dir() => Ok(Err(EntryRemoval::Refused(format!(
+                "{} is not a directory",
+                admin_dir.display()
+            )))),
+            Ok(_) => Ok(Ok(admin_dir)),
+        }
+    }
+
     /// Remove exactly `<common>/worktrees/<admin_id>`, the admin entry of the
     /// worktree at `worktree`, and nothing else; only when
     ///
@@ -36,33 +65,10 @@ impl Repo {
     /// Call with the worktree lock held. `Err` only when the check or the removal
     /// could not be done.
     pub fn remove_admin_entry(&self, admin_id: &str, worktree: &Path) -> Result<EntryRemoval> {
-        if admin_id.is_empty()
-            || admin_id == "."
-            || admin_id == ".."
-            || admin_id.contains(['/', '\0'])
-        {
-            return Ok(EntryRemoval::Refused(format!(
-                "{admin_id:?} is not the name of a worktree entry"
-            )));
-        }
-        let admin_root = self.common_dir.join("worktrees");
-        let admin_dir = admin_root.join(admin_id);
-        match admin_dir.symlink_metadata() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(EntryRemoval::AlreadyGone)
-            }
-            Err(e) => {
-                return Err(anyhow::Error::new(e)
-                    .context(format!("could not look at {}", admin_dir.display())))
-            }
-            Ok(m) if !m.is_dir() => {
-                return Ok(EntryRemoval::Refused(format!(
-                    "{} is not a directory",
-                    admin_dir.display()
-                )))
-            }
-            Ok(_) => {}
-        }
+        let admin_dir = match self.entry_dir(admin_id)? {
+            Ok(dir) => dir,
+            Err(answer) => return Ok(answer),
+        };
         let Some(registered) = registered_path(&admin_dir)? else {
             return Ok(EntryRemoval::Refused(format!(
                 "{} has no gitdir file: not a worktree entry",
@@ -127,7 +133,7 @@ impl Repo {
         std::fs::remove_dir_all(&admin_dir)
             .with_context(|| format!("could not remove {}", admin_dir.display()))?;
         // Like git: the `worktrees` directory goes when its last entry does.
-        let _ = std::fs::remove_dir(&admin_root);
+        let _ = std::fs::remove_dir(self.common_dir.join("worktrees"));
         Ok(EntryRemoval::Removed)
     }
 
@@ -177,33 +183,10 @@ impl Repo {
         admin_id: &str,
         worktree: &Path,
     ) -> Result<EntryRemoval> {
-        if admin_id.is_empty()
-            || admin_id == "."
-            || admin_id == ".."
-            || admin_id.contains(['/', '\0'])
-        {
-            return Ok(EntryRemoval::Refused(format!(
-                "{admin_id:?} is not the name of a worktree entry"
-            )));
-        }
-        let admin_root = self.common_dir.join("worktrees");
-        let admin_dir = admin_root.join(admin_id);
-        match admin_dir.symlink_metadata() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(EntryRemoval::AlreadyGone)
-            }
-            Err(e) => {
-                return Err(anyhow::Error::new(e)
-                    .context(format!("could not look at {}", admin_dir.display())))
-            }
-            Ok(m) if !m.is_dir() => {
-                return Ok(EntryRemoval::Refused(format!(
-                    "{} is not a directory",
-                    admin_dir.display()
-                )))
-            }
-            Ok(_) => {}
-        }
+        let admin_dir = match self.entry_dir(admin_id)? {
+            Ok(dir) => dir,
+            Err(answer) => return Ok(answer),
+        };
         if admin_dir.join("gitdir").symlink_metadata().is_ok() {
             return Ok(EntryRemoval::Refused(format!(
                 "worktree entry {admin_id} has a gitdir file again"
@@ -242,7 +225,7 @@ impl Repo {
         }
         std::fs::remove_dir_all(&admin_dir)
             .with_context(|| format!("could not remove {}", admin_dir.display()))?;
-        let _ = std::fs::remove_dir(&admin_root);
+        let _ = std::fs::remove_dir(self.common_dir.join("worktrees"));
         Ok(EntryRemoval::Removed)
     }
 

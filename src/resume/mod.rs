@@ -151,12 +151,7 @@ fn revive(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
         return Err(refused(&f, first));
     }
     let include = crate::spawn::include::Include::load(ctx)?;
-    let path = Path::new(&r.worktree).to_path_buf();
-    let parent = path
-        .parent()
-        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
-    std::fs::create_dir_all(parent)
-        .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
+    let path = with_parent(&r.worktree)?;
     let lock = Lock::acquire(&ctx.layout.lock_path())?;
     let (f, again) = plan()?;
     let (stale_entries, new_branch) = match again {
@@ -297,12 +292,7 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     // What to copy is read (and refused, when a pattern reaches outside the
     // worktree) before anything is made.
     let include = crate::spawn::include::Include::load(ctx)?;
-    let path = Path::new(&stored.record.worktree).to_path_buf();
-    let parent = path
-        .parent()
-        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
-    std::fs::create_dir_all(parent)
-        .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
+    let path = with_parent(&stored.record.worktree)?;
     let lock = Lock::acquire(&ctx.layout.lock_path())?;
     let f = facts::inspect(ctx, &stored.record)?;
     let stale_entries = match decide(&f) {
@@ -394,4 +384,15 @@ fn remove_stale_entries(
         }
     }
     Ok(())
+}
+
+/// The recorded worktree path, its parent directory made (the worktree root).
+fn with_parent(worktree: &str) -> Result<std::path::PathBuf> {
+    let path = Path::new(worktree).to_path_buf();
+    let parent = path
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create the worktree root {}", parent.display()))?;
+    Ok(path)
 }
