@@ -71,8 +71,7 @@ pub fn attach(ctx: &Ctx, id: &SessionId, steal: bool) -> Result<i32> {
         Ending::HungUp => Ok(0),
         Ending::Signal(sig) => Ok(128 + sig),
         Ending::Ended(exit) => {
-            ctx.ui
-                .info(format!("session {id} ended ({})", exit.describe()));
+            ctx.ui.info(crate::run::finish::describe_end(ctx, id, &exit));
             Ok(exit.shell_status())
         }
         Ending::Lost => Err(Error::failed(format!(
@@ -127,7 +126,7 @@ fn not_running(r: &Record) -> Error {
     let id = &r.id;
     let state = match (&r.exit, r.state) {
         (Some(e), State::Exited | State::Stopped) => {
-            format!("{}, {}", r.state.as_str(), e.describe())
+            crate::model::ending::how(r.state, e)
         }
         _ => r.state.as_str().to_owned(),
     };

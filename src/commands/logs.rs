@@ -10,7 +10,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::context::Ctx;
 use crate::git::store;
 use crate::model::{Error, SessionId, State};
-use crate::run::plain::Plain;
+use crate::run::screen::Render;
 use crate::sys::procfs;
 use crate::ui::Ui;
 
@@ -25,12 +25,18 @@ session: <git common dir>/bullpen/logs/<id>.log, outside every working tree (`gi
 bullpen ls --json` shows the path). Foreground runs write no log: their output went \
 to the terminal.
 
-logs prints the log as text: the terminal's control sequences (colours, cursor \
-movement, screen clearing, titles) and carriage returns are removed. --raw prints the \
-bytes as recorded.
+logs prints the log as a terminal shows it: the bytes go through a terminal model \
+(24x80, the run's terminal unless it was started from a terminal or resized), so \
+cursor motions leave spaces, a carriage return overwrites, erasing erases and a \
+progress bar shows its last state; a line the terminal wrapped stays one line; a \
+program that ended on the alternate screen (a full-screen program) shows its main \
+screen, then that last screen. Each run's end line (`bullpen: session <id> exited 0 \
+after 1.2s`) is a line of its own. --raw prints the bytes as recorded.
 
 --follow keeps printing new output until the session's run ends, also while a \
-terminal is attached to it (git bullpen attach).";
+terminal is attached to it (git bullpen attach). A line is printed once the cursor \
+has left it (a progress bar on the last line shows when it is done); a program that \
+goes back up to redraw lines shows them again.";
 
 /// How often --follow looks for new output and for the end of the run.
 const POLL: Duration = Duration::from_millis(100);
@@ -78,10 +84,9 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
     };
     let mut out = ui.out();
-    let mut sink: Box<dyn Write + '_> = if args.raw {
-        Box::new(&mut **out)
-    } else {
-        Box::new(Plain::new(&mut **out))
+    let mut sink = match args.raw {
+        true => Sink::Raw(&mut **out),
+        false => Sink::Screen(Render::new(&mut **out, args.follow)),
     };
     let mut copy = |file: &mut File| -> Result<()> {
         std::io::copy(file, &mut sink)
@@ -98,7 +103,32 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         }
         copy(&mut file)?;
     }
+    if let Sink::Screen(render) = &mut sink {
+        render.finish().context("cannot write to stdout")?;
+    }
     Ok(0)
+}
+
+/// Where the log's bytes go: stdout as they are, or through the terminal model.
+enum Sink<'a> {
+    Raw(&'a mut dyn Write),
+    Screen(Render<&'a mut dyn Write>),
+}
+
+impl Write for Sink<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Raw(w) => w.write(bytes),
+            Sink::Screen(r) => r.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Raw(w) => w.flush(),
+            Sink::Screen(r) => r.flush(),
+        }
+    }
 }
 
 /// Whether the session's run is still going (recorded running, and alive).

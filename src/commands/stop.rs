@@ -1,5 +1,6 @@
-//! `git bullpen stop`: end a background run: its whole process group, SIGTERM
-//! first, SIGKILL after a timeout; the supervisor records `stopped`.
+//! `git bullpen stop`: end a background run as closing its window would: its
+//! whole process group, SIGHUP, SIGTERM, then SIGKILL after a timeout; the
+//! supervisor records `stopped`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,18 +16,22 @@ Examples:
   git bullpen stop fix-login
   git bullpen stop --timeout 30 fix-login
 
-Sends SIGTERM to the process group of the session's command (the command and every \
-child it started that stayed in its group), waits up to --timeout seconds for all of \
-them to end, then sends SIGKILL. It then waits for the session's supervisor to record \
-the end: the state becomes `stopped` (or stays `exited` if the command ended by itself \
-before stop got to it). Provenance notes are written as for any other end.
+Ends the session's command as closing its terminal's window would: SIGHUP to its \
+process group (the command and every child it started that stayed in its group; an \
+interactive shell ends on it and saves its history), then SIGTERM (after 2 seconds, or \
+--timeout if shorter), then SIGKILL once --timeout seconds have passed since the \
+SIGHUP; each only while something of the group is left. It then waits for the \
+session's supervisor to record the end: the state becomes `stopped` (or stays `exited` \
+if the command ended by itself before stop got to it), said as everywhere else \
+(`session fix-login stopped by SIGHUP after 5m 2s`). Provenance notes are written as \
+for any other end.
 
 A session that is not running is left alone: stop says so and exits 0, so it is safe \
 in clean-up scripts. A `lost` session (its supervisor is gone) is ended by stop itself: \
 whatever is left of its process group is terminated and the record says `stopped`. A \
 foreground run belongs to the terminal that started it; stop refuses it and names its pid.";
 
-/// End a running background session (SIGTERM, then SIGKILL after a timeout).
+/// End a running background session (SIGHUP, SIGTERM, then SIGKILL after a timeout).
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub struct Args {
@@ -34,7 +39,7 @@ pub struct Args {
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::running_session_id_candidates))]
     pub id: SessionId,
 
-    /// Seconds to wait after SIGTERM before sending SIGKILL (decimals allowed).
+    /// Seconds from the first signal (SIGHUP) to SIGKILL (decimals allowed).
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
     pub timeout: Duration,
 }

@@ -20,7 +20,8 @@ Waits until the run of each session named has ended (a background run, or a \
 foreground one on another terminal) and exits with the status of the last session's \
 run, as a shell's `wait` does: its exit code, 128+N when a signal N ended it. A session \
 whose run already ended gives its status at once (0 for one that ended successfully); \
-one that never ran gives 0.
+one that never ran gives 0. Each run's end is said on stderr (`session tests exited 1 \
+after 3m 2s`).
 
 A run whose supervisor vanished without recording its end (`lost` in `git bullpen ls`) \
 has no status to give: wait says so and exits 128. So does a run still going when \

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::command::{quoted, render_command};
+use crate::model::ending;
 use crate::model::notes::session_own_ref;
 use crate::model::{Exit, Oid, Record, SessionId, State};
 use crate::sys::{procfs, socket};
@@ -21,7 +22,7 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
         Ok(Some(now)) => final_state(state, &now.record),
         _ => state,
     };
-    let event = format!("{} ({})", likely.as_str(), exit.describe());
+    let event = ending::how(likely, &exit);
     // A lost race re-reads the record; the end is applied only while the record
     // still describes this run (a newer run's record is never overwritten).
     let mut current = running.clone();
@@ -67,6 +68,18 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
         forget_run(ctx, &record.id, p.pid);
     }
     Ok(done)
+}
+
+/// How the run that ended with `exit` ended, in the words of its record when
+/// the record holds that end (its state: `stopped` when stop asked; its
+/// duration), else from `exit` alone: `session a exited 3 after 2s`.
+pub fn describe_end(ctx: &Ctx, id: &SessionId, exit: &Exit) -> String {
+    let words = match store::load(&ctx.repo, id) {
+        Ok(Some(now)) if now.record.exit.as_ref() == Some(exit) => ending::of_record(&now.record),
+        _ => None,
+    };
+    let words = words.unwrap_or_else(|| ending::how(State::Exited, exit));
+    format!("session {id} {words}")
 }
 
 /// Forget a run that is over (its end is recorded, or a newer run's claim

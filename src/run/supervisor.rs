@@ -231,7 +231,7 @@ fn linger(ctx: &Ctx, id: &SessionId, left: &[u32]) {
 }
 
 /// The log's last line, bullpen's own: how the run ended and after how long
-/// (`bullpen: session a exited (exit 5) after 1.2s`), on a line of its own even
+/// (`bullpen: session a exited 5 after 1.2s`), on a line of its own even
 /// when the command's output did not end with one. Written after the relay has
 /// copied the last of the terminal's output and before the end is recorded, so
 /// whoever sees the end in the record finds the log complete.
@@ -260,10 +260,8 @@ fn end_line(ctx: &Ctx, id: &SessionId, exit: &Exit, took: std::time::Duration) {
         let _ = ctx.ui.flush();
     }
     ctx.ui.info(format!(
-        "session {id} {} ({}) after {}",
-        state.as_str(),
-        exit.describe(),
-        time::duration(took)
+        "session {id} {}",
+        crate::model::ending::how_long(state, exit, Some(took))
     ));
 }
 

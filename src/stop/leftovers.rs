@@ -6,16 +6,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::{wait_until, KILL_GRACE};
+use super::{escalate, KILL_GRACE};
 use crate::context::Ctx;
-use crate::model::SessionId;
+use crate::model::{ending, SessionId};
 use crate::run::group::signal_leftovers;
 use crate::sys::procfs;
 use crate::trust::decide::leftover_authority;
 use crate::trust::local::Local;
-
-/// How long the leftovers have after SIGHUP before SIGTERM.
-const HANGUP_GRACE: Duration = Duration::from_secs(2);
 
 /// End what session `id`'s run left behind, if this machine proves there is
 /// something (`leftovers.json`, its supervisor alive as it recorded itself).
@@ -24,7 +21,7 @@ pub fn end_leftovers(
     ctx: &Ctx,
     id: &SessionId,
     timeout: Duration,
-) -> Result<Option<(Vec<u32>, &'static str)>> {
+) -> Result<Option<(Vec<u32>, String)>> {
     let Some(proof) = Local::of(&ctx.layout, id).leftovers()? else {
         return Ok(None);
     };
@@ -34,22 +31,19 @@ pub fn end_leftovers(
     };
     let gone = || procfs::descendants(authority.supervisor()).is_empty();
     let mut ended = Vec::new();
-    for (signal, name, grace) in [
-        (libc::SIGHUP, "SIGHUP", HANGUP_GRACE.min(timeout)),
-        (libc::SIGTERM, "SIGTERM", timeout),
-        (libc::SIGKILL, "SIGKILL", KILL_GRACE),
-    ] {
-        for pid in signal_leftovers(&authority, signal)? {
+    let send = |signal| {
+        let pids = signal_leftovers(&authority, signal)?;
+        for &pid in &pids {
             if !ended.contains(&pid) {
                 ended.push(pid);
             }
         }
-        if ended.is_empty() {
-            return Ok(None);
-        }
-        if wait_until(grace, gone) {
-            return Ok(Some((ended, name)));
-        }
+        Ok(!pids.is_empty())
+    };
+    if let Some(sent) = escalate(timeout, send, gone)? {
+        return Ok(sent
+            .last()
+            .map(|&last| (ended, ending::signal_name(last))));
     }
     bail!(
         "processes {} left behind by session {id} are still there {}s after SIGKILL; run stop \

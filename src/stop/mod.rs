@@ -1,5 +1,7 @@
-//! stop: end a background run: its whole process group, SIGTERM first, SIGKILL
-//! after a timeout; the supervisor records `stopped`. `plan` decides (pure).
+//! stop: end a background run as closing its terminal's window would: its
+//! whole process group, SIGHUP, then SIGTERM, then SIGKILL after the timeout,
+//! each only while something is left; the supervisor records `stopped`. `plan`
+//! decides (pure).
 
 pub mod leftovers;
 pub mod plan;
@@ -10,7 +12,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
-use crate::model::{time, Error, Exit, Record, SessionId, State};
+use crate::model::{ending, time, Error, Exit, Record, SessionId, State};
 use crate::run::finish::finish;
 use crate::run::group;
 use crate::sys::procfs;
@@ -111,14 +113,13 @@ fn authority(ctx: &Ctx, stored: &Stored) -> Result<Authority> {
     })
 }
 
-/// "exited 0", "stopped", "ready", ...
+/// "exited 0 after 3s", "stopped by SIGHUP after 1m 2s", "ready", ...
 fn describe(record: &Record) -> String {
-    match (&record.exit, record.state) {
-        (Some(e), State::Exited | State::Stopped) => {
-            format!("{}, {}", record.state.as_str(), e.describe())
-        }
-        _ => record.state.as_str().to_owned(),
+    match record.state {
+        State::Exited | State::Stopped => ending::of_record(record),
+        _ => None,
     }
+    .unwrap_or_else(|| record.state.as_str().to_owned())
 }
 
 fn stop_supervised(
@@ -136,9 +137,9 @@ fn stop_supervised(
         ));
         return Ok(0);
     };
-    let how = terminate(&id, authority, timeout)?;
+    let sent = terminate(&id, authority, timeout)?;
     let done = wait_recorded(ctx, &marked)?;
-    report(ctx, &done.record, how);
+    report(ctx, &done.record, &sent);
     // What left the group (an agent's daemon) stays with the supervisor: end it too.
     if let Some(ended) = leftovers::end_leftovers(ctx, &id, timeout)? {
         ctx.ui.info(format!(
@@ -150,7 +151,7 @@ fn stop_supervised(
 }
 
 /// "pid 12 (SIGHUP)", "pids 12, 13 (SIGTERM)".
-fn describe_ended((pids, signal): &(Vec<u32>, &str)) -> String {
+fn describe_ended((pids, signal): &(Vec<u32>, String)) -> String {
     let list = pids
         .iter()
         .map(u32::to_string)
@@ -172,24 +173,33 @@ fn stop_orphaned(
     ctx.ui.info(format!(
         "session {id} is lost (its supervisor is gone); ending what is left of it"
     ));
-    let how = terminate(&id, authority, timeout)?;
+    let sent = terminate(&id, authority, timeout)?;
     // `finish` forgets the run, and the socket its killed supervisor left.
     let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
-    report(ctx, &done.record, how);
+    report(ctx, &done.record, &sent);
     Ok(0)
 }
 
-fn report(ctx: &Ctx, record: &Record, how: Signalled) {
-    let how = match how {
-        Signalled::Nothing => "no process was left to signal",
-        Signalled::Term => "SIGTERM",
-        Signalled::Kill => "SIGKILL after the timeout",
+/// `session a stopped by SIGHUP after 3s`, with what stop sent where the end
+/// does not say it.
+fn report(ctx: &Ctx, record: &Record, sent: &[i32]) {
+    let ended_by = record.exit.as_ref().and_then(|e| e.signal);
+    let note = match sent.last() {
+        None => " (no process was left to signal)".to_owned(),
+        Some(&libc::SIGKILL) if ended_by == Some(libc::SIGKILL) => {
+            " (--timeout ran out)".to_owned()
+        }
+        Some(&last) if ended_by == Some(last) => String::new(),
+        Some(_) => format!(
+            " (stop sent {})",
+            sent.iter()
+                .map(|&s| ending::signal_name(s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
-    ctx.ui.info(format!(
-        "session {} {} ({how})",
-        record.id,
-        describe(record)
-    ));
+    ctx.ui
+        .info(format!("session {} {}{note}", record.id, describe(record)));
 }
 
 /// Mark the run as asked to stop, with compare-and-swap against the record the
@@ -228,23 +238,15 @@ fn request_stop(ctx: &Ctx, stored: Stored) -> Result<Option<Stored>> {
     bail!("the record of session {id} kept changing while stop tried to mark it; try again")
 }
 
-/// Which signal ended the group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Signalled {
-    Nothing,
-    Term,
-    Kill,
-}
-
-/// SIGTERM what `authority` allows, wait up to `timeout` for every member of the
-/// group to end, then SIGKILL; return once they are gone.
-fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<Signalled> {
+/// End what `authority` allows as closing a terminal does ([`escalate`]);
+/// return the signals sent once every member of the group is gone.
+fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<Vec<i32>> {
     let group = match authority {
-        Authority::Nothing => return Ok(Signalled::Nothing),
+        Authority::Nothing => return Ok(Vec::new()),
         Authority::Unproven(g) => {
             let left = procfs::group_members(&g);
             if left.is_empty() {
-                return Ok(Signalled::Nothing);
+                return Ok(Vec::new());
             }
             let pids = left
                 .iter()
@@ -264,15 +266,9 @@ fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<
         }
         Authority::Group(g) | Authority::Members(g) => g,
     };
-    if !group::signal(authority, libc::SIGTERM)? {
-        return Ok(Signalled::Nothing);
-    }
-    if wait_until(timeout, || procfs::group_members(&group).is_empty()) {
-        return Ok(Signalled::Term);
-    }
-    group::signal(authority, libc::SIGKILL)?;
-    if wait_until(KILL_GRACE, || procfs::group_members(&group).is_empty()) {
-        return Ok(Signalled::Kill);
+    let gone = || procfs::group_members(&group).is_empty();
+    if let Some(sent) = escalate(timeout, |signal| group::signal(authority, signal), gone)? {
+        return Ok(sent);
     }
     bail!(
         "processes {} of session {id} are still there {}s after SIGKILL (stuck in the kernel?); \
@@ -284,6 +280,35 @@ fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<
             .join(", "),
         KILL_GRACE.as_secs()
     )
+}
+
+/// SIGHUP, SIGTERM, SIGKILL in turn, as closing a terminal's window does (an
+/// interactive shell ignores SIGTERM, not SIGHUP), each sent only while
+/// something is left (`gone` is false) and followed by the wait
+/// `plan::waits(timeout)` gives it: SIGKILL comes `timeout` after the first.
+/// `send` says whether it signalled anything. The signals sent (none: nothing
+/// was there), or `None` when something is still there after SIGKILL.
+pub(crate) fn escalate(
+    timeout: Duration,
+    mut send: impl FnMut(i32) -> Result<bool>,
+    gone: impl Fn() -> bool,
+) -> Result<Option<Vec<i32>>> {
+    let mut sent = Vec::new();
+    let steps = [libc::SIGHUP, libc::SIGTERM, libc::SIGKILL];
+    for (signal, wait) in steps.into_iter().zip(plan::waits(timeout, KILL_GRACE)) {
+        if gone() {
+            return Ok(Some(sent));
+        }
+        if send(signal)? {
+            sent.push(signal);
+        } else if sent.is_empty() {
+            return Ok(Some(sent));
+        }
+        if wait_until(wait, &gone) {
+            return Ok(Some(sent));
+        }
+    }
+    Ok(None)
 }
 
 /// Poll `done` until it holds or `limit` has passed; whether it held.

@@ -1,7 +1,20 @@
 //! What `stop` does, decided as a pure function of the record and what is
 //! observed of its run.
 
+use std::time::Duration;
+
 use crate::model::{Record, State};
+
+/// How long SIGHUP has before SIGTERM (at most `--timeout`): a shell saves its
+/// history and ends its jobs in that time.
+pub const HANGUP_GRACE: Duration = Duration::from_secs(2);
+
+/// Pure: the waits after SIGHUP, SIGTERM and SIGKILL. SIGKILL comes `timeout`
+/// after SIGHUP, then has `kill_grace` to take effect.
+pub fn waits(timeout: Duration, kill_grace: Duration) -> [Duration; 3] {
+    let hangup = HANGUP_GRACE.min(timeout);
+    [hangup, timeout - hangup, kill_grace]
+}
 
 /// What is observed about the recorded run right now.
 #[derive(Clone, Copy, Debug)]
@@ -168,6 +181,14 @@ mod tests {
                 "{state:?} {process:?} {f:?}"
             );
         }
+    }
+
+    #[test]
+    fn sigkill_comes_at_the_timeout() {
+        let s = Duration::from_secs;
+        assert_eq!(waits(s(10), s(1)), [s(2), s(8), s(1)]);
+        assert_eq!(waits(s(1), s(1)), [s(1), s(0), s(1)]);
+        assert_eq!(waits(s(0), s(1)), [s(0), s(0), s(1)]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::context::Ctx;
 use crate::git::store;
-use crate::model::{Error, Record, SessionId, State};
+use crate::model::{ending, Error, Record, SessionId, State};
 use crate::run::liveness::live_spawner;
 use crate::sys::procfs;
 use decide::{waiting, Wait};
@@ -40,6 +40,10 @@ pub fn wait(ctx: &Ctx, ids: &[SessionId], timeout: Option<Duration>) -> Result<E
             match look(ctx, id)? {
                 Wait::Going => {}
                 Wait::Ended(s) => {
+                    let stored = store::require(&ctx.repo, id)?;
+                    if let Some(words) = ending::of_record(&stored.record) {
+                        ctx.ui.info(format!("session {id} {words}"));
+                    }
                     status = s;
                     break;
                 }

@@ -1,0 +1,152 @@
+//! How a run ended, worded one way wherever it is said (the log's end line,
+//! `attach`, `stop`, `wait`, the record's event): `exited 0`, `stopped by
+//! SIGHUP`, `killed by SIGSEGV`, with the run's duration where it is known.
+
+use std::time::Duration;
+
+use super::record::{Exit, Record, State};
+use super::time;
+
+/// Linux's signal numbers (the record stores the number), by name.
+const SIGNALS: [(i32, &str); 31] = [
+    (1, "SIGHUP"),
+    (2, "SIGINT"),
+    (3, "SIGQUIT"),
+    (4, "SIGILL"),
+    (5, "SIGTRAP"),
+    (6, "SIGABRT"),
+    (7, "SIGBUS"),
+    (8, "SIGFPE"),
+    (9, "SIGKILL"),
+    (10, "SIGUSR1"),
+    (11, "SIGSEGV"),
+    (12, "SIGUSR2"),
+    (13, "SIGPIPE"),
+    (14, "SIGALRM"),
+    (15, "SIGTERM"),
+    (16, "SIGSTKFLT"),
+    (17, "SIGCHLD"),
+    (18, "SIGCONT"),
+    (19, "SIGSTOP"),
+    (20, "SIGTSTP"),
+    (21, "SIGTTIN"),
+    (22, "SIGTTOU"),
+    (23, "SIGURG"),
+    (24, "SIGXCPU"),
+    (25, "SIGXFSZ"),
+    (26, "SIGVTALRM"),
+    (27, "SIGPROF"),
+    (28, "SIGWINCH"),
+    (29, "SIGIO"),
+    (30, "SIGPWR"),
+    (31, "SIGSYS"),
+];
+
+/// `SIGHUP`, or `signal 40` for one without a name here.
+pub fn signal_name(signal: i32) -> String {
+    match SIGNALS.iter().find(|(n, _)| *n == signal) {
+        Some((_, name)) => (*name).to_owned(),
+        None => format!("signal {signal}"),
+    }
+}
+
+/// `exited 7`, `killed by SIGKILL` (a signal nobody asked bullpen for),
+/// `stopped by SIGHUP` (stop asked), `stopped, exited 0` (it caught stop's
+/// signal and exited), or what is unknown of it (a lost run).
+pub fn how(state: State, exit: &Exit) -> String {
+    let stopped = state == State::Stopped;
+    match (exit.code, exit.signal, stopped) {
+        (Some(c), _, false) => format!("exited {c}"),
+        (Some(c), _, true) => format!("stopped, exited {c}"),
+        (None, Some(s), false) => format!("killed by {}", signal_name(s)),
+        (None, Some(s), true) => format!("stopped by {}", signal_name(s)),
+        (None, None, false) => "ended; how is unknown".to_owned(),
+        (None, None, true) => "stopped; how it ended is unknown".to_owned(),
+    }
+}
+
+/// [`how`] with the duration when known: `exited 7 after 2m 33s`.
+pub fn how_long(state: State, exit: &Exit, took: Option<Duration>) -> String {
+    match took {
+        Some(d) => format!("{} after {}", how(state, exit), time::duration(d)),
+        None => how(state, exit),
+    }
+}
+
+/// How the record's last run ended (`None`: it has not), with its duration
+/// from the record's times (whole seconds).
+pub fn of_record(r: &Record) -> Option<String> {
+    let exit = r.exit.as_ref()?;
+    let took = r.process.as_ref().and_then(|p| {
+        let start = time::parse_rfc3339(&p.started_at)?;
+        let end = time::parse_rfc3339(&exit.at)?;
+        u64::try_from(end - start).ok().map(Duration::from_secs)
+    });
+    Some(how_long(r.state, exit, took))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exit(code: Option<i32>, signal: Option<i32>) -> Exit {
+        Exit {
+            code,
+            signal,
+            at: "2026-01-02T03:04:40Z".into(),
+        }
+    }
+
+    #[test]
+    fn one_wording() {
+        let table = [
+            (State::Exited, exit(Some(7), None), "exited 7"),
+            (State::Exited, exit(None, Some(9)), "killed by SIGKILL"),
+            (State::Stopped, exit(None, Some(1)), "stopped by SIGHUP"),
+            (State::Stopped, exit(Some(0), None), "stopped, exited 0"),
+            (State::Stopped, exit(None, None), "stopped; how it ended is unknown"),
+            (State::Exited, exit(None, None), "ended; how is unknown"),
+            (State::Exited, exit(None, Some(64)), "killed by signal 64"),
+        ];
+        for (state, e, want) in table {
+            assert_eq!(how(state, &e), want);
+        }
+        assert_eq!(
+            how_long(State::Exited, &exit(Some(7), None), Some(Duration::from_secs(153))),
+            "exited 7 after 2m 33s"
+        );
+    }
+
+    #[test]
+    fn signal_names_are_the_systems() {
+        for (n, name) in [
+            (libc::SIGHUP, "SIGHUP"),
+            (libc::SIGINT, "SIGINT"),
+            (libc::SIGKILL, "SIGKILL"),
+            (libc::SIGSEGV, "SIGSEGV"),
+            (libc::SIGPIPE, "SIGPIPE"),
+            (libc::SIGTERM, "SIGTERM"),
+            (libc::SIGCHLD, "SIGCHLD"),
+            (libc::SIGSTOP, "SIGSTOP"),
+            (libc::SIGWINCH, "SIGWINCH"),
+            (libc::SIGSYS, "SIGSYS"),
+        ] {
+            assert_eq!(signal_name(n), name);
+        }
+    }
+
+    #[test]
+    fn a_records_duration_comes_from_its_times() {
+        let mut r: Record = serde_json::from_value(serde_json::json!({
+            "schema": 1, "id": "x", "branch": "bullpen/x", "worktree": "/w/x",
+            "base": "0", "command": [], "state": "stopped", "host": "h",
+            "created_at": "t", "updated_at": "t",
+            "process": {"pid": 1, "started_at": "2026-01-02T03:04:05Z"},
+            "exit": {"code": null, "signal": 1, "at": "2026-01-02T03:04:40Z"},
+        }))
+        .unwrap();
+        assert_eq!(of_record(&r).as_deref(), Some("stopped by SIGHUP after 35s"));
+        r.exit = None;
+        assert_eq!(of_record(&r), None);
+    }
+}
