@@ -71,7 +71,8 @@ pub fn attach(ctx: &Ctx, id: &SessionId, steal: bool) -> Result<i32> {
         Ending::HungUp => Ok(0),
         Ending::Signal(sig) => Ok(128 + sig),
         Ending::Ended(exit) => {
-            ctx.ui.info(crate::run::finish::describe_end(ctx, id, &exit));
+            ctx.ui
+                .info(crate::run::finish::describe_end(ctx, id, &exit));
             Ok(exit.shell_status())
         }
         Ending::Lost => Err(Error::failed(format!(
@@ -125,9 +126,7 @@ fn target(ctx: &Ctx, stored: &Stored) -> Result<AttachTarget> {
 fn not_running(r: &Record) -> Error {
     let id = &r.id;
     let state = match (&r.exit, r.state) {
-        (Some(e), State::Exited | State::Stopped) => {
-            crate::model::ending::how(r.state, e)
-        }
+        (Some(e), State::Exited | State::Stopped) => crate::model::ending::how(r.state, e),
         _ => r.state.as_str().to_owned(),
     };
     Error::failed(format!(

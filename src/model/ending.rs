@@ -104,7 +104,11 @@ mod tests {
             (State::Exited, exit(None, Some(9)), "killed by SIGKILL"),
             (State::Stopped, exit(None, Some(1)), "stopped by SIGHUP"),
             (State::Stopped, exit(Some(0), None), "stopped, exited 0"),
-            (State::Stopped, exit(None, None), "stopped; how it ended is unknown"),
+            (
+                State::Stopped,
+                exit(None, None),
+                "stopped; how it ended is unknown",
+            ),
             (State::Exited, exit(None, None), "ended; how is unknown"),
             (State::Exited, exit(None, Some(64)), "killed by signal 64"),
         ];
@@ -112,7 +116,11 @@ mod tests {
             assert_eq!(how(state, &e), want);
         }
         assert_eq!(
-            how_long(State::Exited, &exit(Some(7), None), Some(Duration::from_secs(153))),
+            how_long(
+                State::Exited,
+                &exit(Some(7), None),
+                Some(Duration::from_secs(153))
+            ),
             "exited 7 after 2m 33s"
         );
     }
@@ -145,7 +153,10 @@ mod tests {
             "exit": {"code": null, "signal": 1, "at": "2026-01-02T03:04:40Z"},
         }))
         .unwrap();
-        assert_eq!(of_record(&r).as_deref(), Some("stopped by SIGHUP after 35s"));
+        assert_eq!(
+            of_record(&r).as_deref(),
+            Some("stopped by SIGHUP after 35s")
+        );
         r.exit = None;
         assert_eq!(of_record(&r), None);
     }

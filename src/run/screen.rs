@@ -18,7 +18,13 @@ use std::num::NonZeroU16;
 use vt100::capture::{basic_formatted_to_plain, BasicFormattedCaptureState, RowContents};
 
 /// The prefixes of bullpen's own lines (`Ui`'s).
-const OWN: [&[u8]; 5] = [b"bullpen: ", b"warning: ", b"error: ", b"fatal: ", b"hint: "];
+const OWN: [&[u8]; 5] = [
+    b"bullpen: ",
+    b"warning: ",
+    b"error: ",
+    b"fatal: ",
+    b"hint: ",
+];
 /// Longer than any line of bullpen's own: held back no further.
 const OWN_MAX: usize = 64 * 1024;
 
@@ -302,7 +308,10 @@ mod tests {
             "word1   word2      word3\n"
         );
         // `CSI 20 G`: column 20, as a terminal counts.
-        assert_eq!(render(&[b"\x1b[20Gx\r\n"]), format!("{}x\n", " ".repeat(19)));
+        assert_eq!(
+            render(&[b"\x1b[20Gx\r\n"]),
+            format!("{}x\n", " ".repeat(19))
+        );
         assert_eq!(
             render(&[b"progress 10%\rprogress 100%\r\n"]),
             "progress 100%\n"
@@ -317,10 +326,7 @@ mod tests {
 
     #[test]
     fn colours_titles_and_tabs_leave_the_text() {
-        assert_eq!(
-            render(&[b"\x1b[1;32mgreen\x1b[0m\tx\r\n"]),
-            "green   x\n"
-        );
+        assert_eq!(render(&[b"\x1b[1;32mgreen\x1b[0m\tx\r\n"]), "green   x\n");
         assert_eq!(render(&[b"\x1b]0;a title\x07after\r\n"]), "after\n");
         assert_eq!(
             render(&["caf\u{e9} \u{2713}\r\n".as_bytes()]),
@@ -333,7 +339,10 @@ mod tests {
     #[test]
     fn a_long_line_stays_one_line_and_scrolled_rows_are_kept() {
         let long = "x".repeat(200);
-        assert_eq!(render(&[format!("{long}\r\nend\r\n").as_bytes()]), format!("{long}\nend\n"));
+        assert_eq!(
+            render(&[format!("{long}\r\nend\r\n").as_bytes()]),
+            format!("{long}\nend\n")
+        );
         let many: String = (0..100).map(|i| format!("line {i}\r\n")).collect();
         let want: String = (0..100).map(|i| format!("line {i}\n")).collect();
         assert_eq!(render(&[many.as_bytes()]), want);

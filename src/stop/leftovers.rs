@@ -41,9 +41,7 @@ pub fn end_leftovers(
         Ok(!pids.is_empty())
     };
     if let Some(sent) = escalate(timeout, send, gone)? {
-        return Ok(sent
-            .last()
-            .map(|&last| (ended, ending::signal_name(last))));
+        return Ok(sent.last().map(|&last| (ended, ending::signal_name(last))));
     }
     bail!(
         "processes {} left behind by session {id} are still there {}s after SIGKILL; run stop \

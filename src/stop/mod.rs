@@ -113,13 +113,12 @@ fn authority(ctx: &Ctx, stored: &Stored) -> Result<Authority> {
     })
 }
 
-/// "exited 0 after 3s", "stopped by SIGHUP after 1m 2s", "ready", ...
+/// "exited 0", "stopped by SIGHUP", "ready", ...
 fn describe(record: &Record) -> String {
-    match record.state {
-        State::Exited | State::Stopped => ending::of_record(record),
-        _ => None,
+    match (&record.exit, record.state) {
+        (Some(e), State::Exited | State::Stopped) => ending::how(record.state, e),
+        _ => record.state.as_str().to_owned(),
     }
-    .unwrap_or_else(|| record.state.as_str().to_owned())
 }
 
 fn stop_supervised(
@@ -198,8 +197,8 @@ fn report(ctx: &Ctx, record: &Record, sent: &[i32]) {
                 .join(", ")
         ),
     };
-    ctx.ui
-        .info(format!("session {} {}{note}", record.id, describe(record)));
+    let words = ending::of_record(record).unwrap_or_else(|| describe(record));
+    ctx.ui.info(format!("session {} {words}{note}", record.id));
 }
 
 /// Mark the run as asked to stop, with compare-and-swap against the record the

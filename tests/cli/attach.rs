@@ -68,7 +68,7 @@ fn what_is_typed_reaches_the_run_and_attach_ends_with_its_status() {
     t.expect(ATTACHED);
     t.send(b"hello\r");
     t.expect("got-hello");
-    t.expect("session a ended (exit 3)");
+    t.expect("session a exited 3");
     assert_eq!(t.wait().code(), Some(3), "{}", t.shown());
     // The end was recorded before attach returned.
     let row = env.row("a");
@@ -83,7 +83,7 @@ fn what_is_typed_reaches_the_run_and_attach_ends_with_its_status() {
     let logs = env.bullpen(&["logs", "a"]).ok().stdout;
     assert_eq!(
         timeless(&logs),
-        "hello\ngot-hello\nbullpen: session a exited (exit 3) after [T]\n"
+        "hello\ngot-hello\nbullpen: session a exited 3 after [T]\n"
     );
     let raw = env.bullpen(&["logs", "--raw", "a"]).ok().stdout;
     assert!(
@@ -191,9 +191,9 @@ fn stop_while_attached_ends_attach_with_the_runs_status() {
     t.expect(ATTACHED);
     wait_attached(&env, "a", true);
     let stop = env.bullpen(&["stop", "a"]).ok();
-    assert_contains(&stop.stderr, "SIGTERM");
-    t.expect("session a ended (signal 15");
-    assert_eq!(t.wait().code(), Some(128 + 15), "{}", t.shown());
+    assert_contains(&stop.stderr, "session a stopped by SIGHUP");
+    t.expect("session a stopped by SIGHUP");
+    assert_eq!(t.wait().code(), Some(128 + 1), "{}", t.shown());
     assert_eq!(env.state("a"), "stopped");
 }
 
@@ -236,13 +236,13 @@ fn logs_follow_keeps_printing_while_a_terminal_is_attached() {
     t.send(b"one\r");
     t.expect("got-one");
     t.send(b"end\r");
-    t.expect("session a ended (exit 0)");
+    t.expect("session a exited 0");
     assert_eq!(t.wait().code(), Some(0));
     let out = follow.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(
         timeless(&String::from_utf8_lossy(&out.stdout)),
-        "one\ngot-one\nend\ngot-end\nbullpen: session a exited (exit 0) after [T]\n"
+        "one\ngot-one\nend\ngot-end\nbullpen: session a exited 0 after [T]\n"
     );
 }
 
@@ -372,7 +372,7 @@ fn attach_to_a_session_that_is_not_running_says_so() {
     let env = Bg::new();
     env.bullpen(&["spawn", "fg", "--", "true"]).ok();
     let mut t = on_terminal(&env, &["attach", "fg"]);
-    t.expect("session fg is not running (exited, exit 0)");
+    t.expect("session fg is not running (exited 0)");
     assert_eq!(t.wait().code(), Some(128));
     // Without a terminal on stdin: said, nothing connected.
     env.spawn_bg("a", &["sh", "-c", "while read x; do :; done"]);

@@ -350,7 +350,7 @@ fn spawn_bg_returns_running_then_exits_and_logs_show_output() {
     // The command's output, then bullpen's line: how the run ended, after how long.
     assert_eq!(
         timeless(&logs.stdout),
-        "done\nbullpen: session a exited (exit 0) after [T]\n"
+        "done\nbullpen: session a exited 0 after [T]\n"
     );
     let took = logs.stdout.trim_end().rsplit(" after ").next().unwrap();
     assert!(took.ends_with('s'), "{took}");
@@ -364,14 +364,14 @@ fn the_log_ends_with_how_the_run_ended_on_a_line_of_its_own() {
     let logs = env.bullpen(&["logs", "a"]).ok();
     assert_eq!(
         timeless(&logs.stdout),
-        "no newline\nbullpen: session a exited (exit 5) after [T]\n"
+        "no newline\nbullpen: session a exited 5 after [T]\n"
     );
     env.spawn_bg("b", &["sleep", "1000"]);
     env.bullpen(&["stop", "b"]).ok();
     let logs = env.bullpen(&["logs", "b"]).ok();
     assert_eq!(
         timeless(&logs.stdout),
-        "bullpen: session b stopped (signal 15) after [T]\n"
+        "bullpen: session b stopped by SIGHUP after [T]\n"
     );
 }
 
@@ -516,10 +516,15 @@ fn a_reused_pid_shows_lost_not_running() {
 #[test]
 fn stop_escalates_to_sigkill_and_leaves_no_process_of_the_group() {
     let env = Bg::new();
-    // The shell and both children ignore SIGTERM (ignored signals are inherited).
+    // The shell and both children ignore SIGHUP and SIGTERM (ignored signals
+    // are inherited).
     env.spawn_bg(
         "a",
-        &["sh", "-c", "trap '' TERM; sleep 1000 & sleep 1000 & wait"],
+        &[
+            "sh",
+            "-c",
+            "trap '' HUP TERM; sleep 1000 & sleep 1000 & wait",
+        ],
     );
     let rec = env.record("a");
     let pgid = rec["process"]["pid"].as_u64().unwrap() as u32;
@@ -554,19 +559,19 @@ fn stop_ends_a_command_and_the_children_it_started() {
         assert!(descends(m.pid, sid), "{m:?} descends from the supervisor");
     }
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert_contains(&run.stderr, "SIGTERM");
+    assert_contains(&run.stderr, "session a stopped by SIGHUP after ");
     for m in &members {
         assert!(!still_alive(m), "{m:?} survived stop");
     }
     let row = env.row("a");
     assert_eq!(row["state"], "stopped", "{row}");
-    assert_eq!(row["signal"], 15, "the supervisor recorded how it ended");
+    assert_eq!(row["signal"], 1, "the supervisor recorded how it ended");
     wait_for("the supervisor to exit", || {
         (!still_alive(&supervisor)).then_some(())
     });
     let history = env.git_out(&["log", "--format=%s", "refs/bullpen/sessions/a"]);
     assert!(
-        history.starts_with("bullpen: a stopped (signal 15)\nbullpen: a stop requested"),
+        history.starts_with("bullpen: a stopped by SIGHUP\nbullpen: a stop requested"),
         "{history}"
     );
 }
@@ -577,7 +582,7 @@ fn stop_of_a_session_that_is_not_running_changes_nothing() {
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
     let before = env.snapshot();
     let run = env.bullpen(&["stop", "a"]).ok();
-    assert_contains(&run.stderr, "not running (exited, exit 0)");
+    assert_contains(&run.stderr, "not running (exited 0)");
     assert_eq!(env.snapshot(), before);
     assert_eq!(env.state("a"), "exited");
     env.bullpen(&["stop", "nope"]).fails();
@@ -634,7 +639,7 @@ fn logs_show_stdout_and_stderr_and_follow_until_the_end() {
     // The end line is in the log before the end is recorded: --follow has it.
     assert_eq!(
         timeless(&String::from_utf8_lossy(&out.stdout)),
-        "one\ntwo\nbullpen: session b exited (exit 0) after [T]\n"
+        "one\ntwo\nbullpen: session b exited 0 after [T]\n"
     );
     assert_eq!(env.state("b"), "exited");
 }
@@ -667,7 +672,7 @@ fn ls_json_shows_the_log_outside_every_worktree() {
     assert!(text.starts_with("noisy\r\nbullpen: "), "{text:?}");
     assert_eq!(
         timeless(&text),
-        "noisy\nbullpen: session bg exited (exit 0) after [T]\n"
+        "noisy\nbullpen: session bg exited 0 after [T]\n"
     );
     let wt = env.worktree_of("bg");
     assert_eq!(
@@ -797,7 +802,7 @@ fn spawn_bg_without_a_command_starts_the_shell_on_its_terminal() {
     env.wait_state("b", "exited");
     assert_eq!(
         timeless(&env.bullpen(&["logs", "b"]).ok().stdout),
-        "configured\nbullpen: session b exited (exit 0) after [T]\n"
+        "configured\nbullpen: session b exited 0 after [T]\n"
     );
     env.bullpen(&["stop", "a"]).ok();
 }
@@ -913,8 +918,8 @@ fn resume_bg_runs_again_in_the_background_and_appends_to_the_log() {
     assert_eq!(
         timeless(&logs.stdout),
         format!(
-            "first\nbullpen: session a exited (exit 0) after [T]\n{}\nsecond\n\
-             bullpen: session a exited (exit 0) after [T]\n",
+            "first\nbullpen: session a exited 0 after [T]\n{}\nsecond\n\
+             bullpen: session a exited 0 after [T]\n",
             wt.display()
         )
     );

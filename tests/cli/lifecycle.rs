@@ -266,10 +266,10 @@ fn wait_exits_with_the_status_of_the_run() {
     // Several: the status of the last one named, as a shell's wait.
     assert_eq!(env.bullpen(&["wait", "five", "ok"]).code(), 0);
     assert_eq!(env.bullpen(&["wait", "ok", "five"]).code(), 5);
-    // Ended by a signal: 128 + N.
+    // Ended by a signal (stop's SIGHUP): 128 + N.
     env.spawn_bg("term", &["sleep", "1000"]);
     env.bullpen(&["stop", "term"]).ok();
-    assert_eq!(env.bullpen(&["wait", "term"]).code(), 143);
+    assert_eq!(env.bullpen(&["wait", "term"]).code(), 129);
     // An unknown id: nothing waited for.
     let run = env.bullpen(&["wait", "ok", "nope"]);
     assert_eq!(run.code(), 128);

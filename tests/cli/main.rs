@@ -18,6 +18,7 @@ mod hidden_work;
 mod layout;
 mod leftovers;
 mod lifecycle;
+mod logs_screen;
 mod ls;
 mod merged;
 mod messages;

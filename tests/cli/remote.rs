@@ -316,7 +316,7 @@ fn start_on_the_laptop_continue_on_the_build_box_see_both_on_the_laptop() {
         events.ends_with("bullpen: fix-login provisioning"),
         "{events}"
     );
-    assert_eq!(events.matches("exited (exit 0)").count(), 2, "{events}");
+    assert_eq!(events.matches("exited 0").count(), 2, "{events}");
     let log = a.git_out(
         env,
         &[

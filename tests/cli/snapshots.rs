@@ -14,7 +14,8 @@ use crate::support::Env;
 /// the test's temp dir (`[ROOT]`), the hash in the worktree root's repository
 /// key (`repo-[KEY]`), pids (`pid [PID]`), object ids (`[OID]`), and the AGE
 /// cell of a table (`[AGE]`, which keeps the columns after it aligned among the
-/// rows, though no longer under their header).
+/// rows, though no longer under their header), and how long a run took in
+/// the line that says how it ended (`bullpen: session a exited 5 after [T]`).
 pub(crate) fn normalise(env: &Env, text: &str) -> String {
     let text = text.replace(&env.root().display().to_string(), "[ROOT]");
     let mut out = String::with_capacity(text.len());
@@ -42,7 +43,16 @@ pub(crate) fn normalise(env: &Env, text: &str) -> String {
         rest = tail;
     }
     out.push_str(rest);
-    out.lines().map(age_cell).collect::<Vec<_>>().join("\n")
+    out.lines()
+        .map(
+            |l| match (l.starts_with("bullpen: session "), l.rfind(" after ")) {
+                (true, Some(i)) => format!("{} after [T]", &l[..i]),
+                _ => l.to_owned(),
+            },
+        )
+        .map(|l| age_cell(&l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A table cell that tells a time (`running 5m`, `exited 0 2h ago`: a word of
@@ -361,7 +371,7 @@ fn refusals_and_errors() {
     $ git bullpen attach d-taken
     exit 128
     --- stderr
-    fatal: session d-taken is not running (exited, exit 0); there is nothing to attach to
+    fatal: session d-taken is not running (exited 0); there is nothing to attach to
     hint: start it again in the background: git bullpen resume --bg d-taken; its output so far: git bullpen logs d-taken
 
     $ git bullpen logs d-taken
@@ -373,7 +383,7 @@ fn refusals_and_errors() {
     $ git bullpen stop d-taken
     exit 0
     --- stderr
-    bullpen: session d-taken is not running (exited, exit 0); nothing to stop
+    bullpen: session d-taken is not running (exited 0); nothing to stop
 
     $ git bullpen stop nope
     $ git bullpen logs nope
@@ -461,6 +471,8 @@ fn lifecycle_messages() {
 
     $ git bullpen wait c-gone
     exit 5
+    --- stderr
+    bullpen: session c-gone exited 5 after [T]
 
     $ git bullpen rm nope
     exit 128

@@ -58,7 +58,7 @@ fn spawn_runs_in_a_new_worktree_on_its_own_branch() {
     assert_eq!(
         events,
         [
-            "bullpen: demo exited (exit 0)",
+            "bullpen: demo exited 0",
             "bullpen: demo running",
             "bullpen: demo ready",
             "bullpen: demo provisioning"
