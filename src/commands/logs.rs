@@ -86,7 +86,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let mut out = ui.out();
     let mut sink = match args.raw {
         true => Sink::Raw(&mut **out),
-        false => Sink::Screen(Render::new(&mut **out, args.follow)),
+        false => Sink::Screen(Box::new(Render::new(&mut **out, args.follow))),
     };
     let mut copy = |file: &mut File| -> Result<()> {
         std::io::copy(file, &mut sink)
@@ -112,7 +112,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
 /// Where the log's bytes go: stdout as they are, or through the terminal model.
 enum Sink<'a> {
     Raw(&'a mut dyn Write),
-    Screen(Render<&'a mut dyn Write>),
+    Screen(Box<Render<&'a mut dyn Write>>),
 }
 
 impl Write for Sink<'_> {

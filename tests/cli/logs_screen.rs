@@ -28,16 +28,18 @@ fn logs_gives_the_words_with_their_spaces_and_the_spinners_last_state() {
                  for s in '|' / - '\\\\'; do printf '%s thinking\\r' \"$s\"; done; \
                  printf '\\033[2Kdone\\n'; \
                  printf '\\033[1;31mred\\033[0m \\033]0;title\\007tail\\n'; \
-                 printf '%0200d\\n' 0; exit 3";
+                 printf '%0200d\\n' 0; seq 1 30; exit 3";
     env.spawn_bg("a", &["sh", "-c", agent]);
     env.wait_state("a", "exited");
     let logs = env.bullpen(&["logs", "a"]).ok();
     assert_eq!(
         timeless(&logs.stdout),
         format!(
-            "word1   word2      word3\nprogress 100%\ndone\nred tail\n{}\n\
+            "word1   word2      word3\nprogress 100%\ndone\nred tail\n{}\n{}\
              bullpen: session a exited 3 after [T]\n",
-            "0".repeat(200)
+            // Long enough to wrap, and to scroll off the screen with the lines after.
+            "0".repeat(200),
+            (1..=30).map(|i| format!("{i}\n")).collect::<String>()
         )
     );
     // The log itself stays the bytes as written; --raw prints them.
