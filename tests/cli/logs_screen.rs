@@ -161,3 +161,75 @@ fn stop_ends_an_interactive_shell_by_sighup_without_waiting_for_the_timeout() {
         logs.stdout
     );
 }
+
+#[test]
+fn stop_says_what_it_sent_when_the_end_does_not() {
+    let env = Bg::new();
+    // It catches the hang-up and exits 0 by itself.
+    env.spawn_bg(
+        "t",
+        &["bash", "-c", "trap 'exit 0' HUP; echo armed; read x"],
+    );
+    let log = log_of(&env, "t");
+    wait_for("the trap to be set", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|l| l.contains("armed"))
+    });
+    let stop = env.bullpen(&["stop", "--timeout", "20", "t"]).ok();
+    assert_contains(&stop.stderr, "bullpen: session t stopped, exited 0 after ");
+    assert_contains(&stop.stderr, "s (stop sent SIGHUP)\n");
+    let row = env.row("t");
+    assert_eq!(row["state"], "stopped", "{row}");
+    assert_eq!(row["exit_code"], 0, "{row}");
+}
+
+#[test]
+fn the_end_of_a_run_is_said_one_way() {
+    let env = Bg::new();
+    env.spawn_bg("a-three", &["sh", "-c", "exit 3"]);
+    env.wait_state("a-three", "exited");
+    env.spawn_bg("b-sleeps", &["sleep", "1000"]);
+    let table = crate::snapshots::show_all(
+        &env,
+        &[
+            &["wait", "a-three"][..],
+            &["stop", "a-three"],
+            &["stop", "b-sleeps"],
+            &["stop", "b-sleeps"],
+            &["wait", "b-sleeps"],
+            &["logs", "b-sleeps"],
+        ],
+    );
+    insta::assert_snapshot!(table, @"
+    $ git bullpen wait a-three
+    exit 3
+    --- stderr
+    bullpen: session a-three exited 3 after [T]
+
+    $ git bullpen stop a-three
+    exit 0
+    --- stderr
+    bullpen: session a-three is not running (exited 3); nothing to stop
+
+    $ git bullpen stop b-sleeps
+    exit 0
+    --- stderr
+    bullpen: session b-sleeps stopped by SIGHUP after [T]
+
+    $ git bullpen stop b-sleeps
+    exit 0
+    --- stderr
+    bullpen: session b-sleeps is not running (stopped by SIGHUP); nothing to stop
+
+    $ git bullpen wait b-sleeps
+    exit 129
+    --- stderr
+    bullpen: session b-sleeps stopped by SIGHUP after [T]
+
+    $ git bullpen logs b-sleeps
+    exit 0
+    --- stdout
+    bullpen: session b-sleeps stopped by SIGHUP after [T]
+    ");
+}

@@ -44,15 +44,36 @@ pub(crate) fn normalise(env: &Env, text: &str) -> String {
     }
     out.push_str(rest);
     out.lines()
-        .map(
-            |l| match (l.starts_with("bullpen: session "), l.rfind(" after ")) {
-                (true, Some(i)) => format!("{} after [T]", &l[..i]),
-                _ => l.to_owned(),
-            },
-        )
+        .map(run_took)
         .map(|l| age_cell(&l))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `bullpen: session a exited 5 after 1.2s (...)` with the duration as `[T]`.
+fn run_took(line: &str) -> String {
+    let is_duration = |w: &str| {
+        w.len() >= 2
+            && w.ends_with(['s', 'm', 'h', 'd'])
+            && w[..w.len() - 1]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.')
+    };
+    let at = line
+        .find(" after ")
+        .filter(|_| line.starts_with("bullpen: session "));
+    let Some(at) = at else {
+        return line.to_owned();
+    };
+    let words: Vec<&str> = line[at + " after ".len()..].split(' ').collect();
+    let n = words.iter().take_while(|w| is_duration(w)).count();
+    match n {
+        0 => line.to_owned(),
+        _ => [&line[..at], " after [T]"]
+            .into_iter()
+            .chain(words[n..].iter().flat_map(|w| [" ", *w]))
+            .collect(),
+    }
 }
 
 /// A table cell that tells a time (`running 5m`, `exited 0 2h ago`: a word of
@@ -124,7 +145,7 @@ fn show(env: &Env, args: &[&str]) -> String {
 
 /// Commands shown one after the other, a blank line between; consecutive ones
 /// that end the same way are listed together above their one outcome.
-fn show_all(env: &Env, commands: &[&[&str]]) -> String {
+pub(crate) fn show_all(env: &Env, commands: &[&[&str]]) -> String {
     let mut groups: Vec<(Vec<String>, String)> = Vec::new();
     for args in commands {
         let outcome = outcome(env, args);
