@@ -72,10 +72,17 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
 
 /// How the run that ended with `exit` ended, in the words of its record when
 /// the record holds that end (its state: `stopped` when stop asked; its
-/// duration), else from `exit` alone: `session a exited 3 after 2s`.
+/// duration), else from `exit` alone: `session a exited 3 after 2s`. (`exit`'s
+/// time is when it was heard of, not the record's.)
 pub fn describe_end(ctx: &Ctx, id: &SessionId, exit: &Exit) -> String {
+    let holds = |r: &Record| {
+        matches!(r.state, State::Exited | State::Stopped)
+            && r.exit
+                .as_ref()
+                .is_some_and(|e| (e.code, e.signal) == (exit.code, exit.signal))
+    };
     let words = match store::load(&ctx.repo, id) {
-        Ok(Some(now)) if now.record.exit.as_ref() == Some(exit) => ending::of_record(&now.record),
+        Ok(Some(now)) if holds(&now.record) => ending::of_record(&now.record),
         _ => None,
     };
     let words = words.unwrap_or_else(|| ending::how(State::Exited, exit));

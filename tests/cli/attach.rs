@@ -68,7 +68,7 @@ fn what_is_typed_reaches_the_run_and_attach_ends_with_its_status() {
     t.expect(ATTACHED);
     t.send(b"hello\r");
     t.expect("got-hello");
-    t.expect("session a exited 3");
+    t.expect("session a exited 3 after ");
     assert_eq!(t.wait().code(), Some(3), "{}", t.shown());
     // The end was recorded before attach returned.
     let row = env.row("a");
@@ -236,7 +236,7 @@ fn logs_follow_keeps_printing_while_a_terminal_is_attached() {
     t.send(b"one\r");
     t.expect("got-one");
     t.send(b"end\r");
-    t.expect("session a exited 0");
+    t.expect("session a exited 0 after ");
     assert_eq!(t.wait().code(), Some(0));
     let out = follow.wait_with_output().unwrap();
     assert!(out.status.success());
