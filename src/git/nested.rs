@@ -91,13 +91,18 @@ pub(super) fn nested_of(
             // A linked worktree's branches and reflogs live in its repository,
             // elsewhere: only a detached HEAD goes with it.
             let own_refs = !matches!(kind, NestedKind::Worktree { .. });
+            // A bare repository has no checkout: only its refs.
+            let dirt = match repo.is_bare() {
+                true => None,
+                // A repository of its own: its own objects.
+                false => Some(dirt_of(&dir, cli_config, None)?),
+            };
             out.push(Nested {
                 path: rel(top, &dir),
                 kind,
                 unpublished: unpublished_refs(&repo, own_refs)
                     .with_context(|| format!("could not read the history of {}", dir.display()))?,
-                // A repository of its own: its own objects.
-                dirt: Some(dirt_of(&dir, cli_config, None)?),
+                dirt,
             });
         }
     }
@@ -204,7 +209,25 @@ fn device(dir: &Path) -> Result<u64> {
         .dev())
 }
 
-/// Directories below `top` (never `top` itself) that hold a `.git` entry.
+/// Is `dir` a git directory itself (a bare repository: `git init --bare`, a
+/// bare clone), by git's own test (`is_git_directory`: `HEAD`, `objects/`,
+/// `refs/`)? Its commits may be on no other repository, and nothing in it is
+/// named `.git`.
+pub(super) fn is_bare_git_dir(dir: &Path) -> bool {
+    let is = |name: &str, dir_wanted: bool| {
+        dir.join(name).symlink_metadata().is_ok_and(|m| {
+            if dir_wanted {
+                m.is_dir()
+            } else {
+                m.is_file()
+            }
+        })
+    };
+    is("HEAD", false) && is("objects", true) && is("refs", true)
+}
+
+/// Directories below `top` (never `top` itself) that hold a `.git` entry, or
+/// are bare repositories ([`is_bare_git_dir`], not entered).
 /// Symlinks are not followed, `.git` entries are not entered, nor is a
 /// directory on another device than `top` (it is a mount point); a nested
 /// repository's own tree is searched too. With `count`, the files (and
@@ -236,6 +259,8 @@ fn find_nested(top: &Path, count: bool) -> Result<Walk> {
                     .with_context(|| format!("could not read {}", entry.path().display()))?;
                 if meta.dev() != dev {
                     walk.mounts.push(entry.path());
+                } else if is_bare_git_dir(&entry.path()) {
+                    walk.repos.push((entry.path(), true));
                 } else {
                     stack.push(entry.path());
                 }
@@ -283,6 +308,7 @@ fn find_nested_mapped(
         let at = top.join(entry);
         match device(&at) {
             Ok(d) if d != dev => walk.mounts.push(at),
+            Ok(_) if is_bare_git_dir(&at) => walk.repos.push((at, true)),
             Ok(_) => {
                 if let Ok(m) = at.join(".git").symlink_metadata() {
                     walk.repos.push((at.clone(), !m.is_file()));
@@ -304,6 +330,10 @@ fn find_nested_mapped(
         match device(&at) {
             Ok(d) if d != dev => {
                 walk.mounts.push(at);
+                continue;
+            }
+            Ok(_) if is_bare_git_dir(&at) => {
+                walk.repos.push((at, true));
                 continue;
             }
             Ok(_) => {}

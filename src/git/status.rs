@@ -491,7 +491,8 @@ pub(super) fn dirt_of(
 /// Of the directories holding untracked files (and their ancestors): those
 /// with a `.git` entry that status took for no repository (a gitdir file
 /// pointing nowhere: a worktree whose repository moved; status skips every
-/// `.git` by name and lists the rest as untracked files), and those on another
+/// `.git` by name and lists the rest as untracked files), bare repositories
+/// (their files look untracked), and those on another
 /// device than the directory holding them (mount points status walked into).
 /// One `lstat` of each and of its `.git`.
 fn look_closer(
@@ -509,7 +510,9 @@ fn look_closer(
         while !at.is_empty() && !devs.contains_key(at) {
             let rel = Path::new(std::ffi::OsStr::from_bytes(at));
             devs.insert(at, dev_of(rel));
-            if worktree.join(rel).join(".git").symlink_metadata().is_ok() {
+            let here = worktree.join(rel);
+            if here.join(".git").symlink_metadata().is_ok() || super::nested::is_bare_git_dir(&here)
+            {
                 repos.push(rel.to_path_buf());
             }
             at = at.rsplit_once_str("/").map_or(&[], |(parent, _)| parent);
