@@ -134,3 +134,65 @@ fn disposable_patterns_never_match_the_worktree_itself() {
     assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
     assert!(wt.join("draft.txt").exists());
 }
+
+/// A repository whose main worktree has an ignored `.env` that
+/// `.worktreeinclude` copies into every new worktree.
+fn with_included_env() -> Env {
+    let env = setup();
+    std::fs::write(env.repo.join(".gitignore"), ".cache/\n.env\n").unwrap();
+    env.git(&env.repo, &["add", ".gitignore"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "ignore .env"])
+        .ok();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n").unwrap();
+    std::fs::write(env.repo.join(".env"), "KEY=1\n").unwrap();
+    env
+}
+
+fn touch_like(env: &Env, reference: &Path, target: &Path) {
+    let ok = env
+        .cmd("touch", &env.root())
+        .arg("-r")
+        .arg(reference)
+        .arg(target)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "touch -r");
+}
+
+#[test]
+fn a_copy_edited_with_its_size_and_mtime_put_back_is_still_work() {
+    // Same size, modification time restored (`touch -r`, `cp -p`, `rsync -t`
+    // do it): only the content says it changed.
+    let env = with_included_env();
+    let wt = env.spawn_sh("a", "true");
+    let copy = wt.join(".env");
+    let stamp = env.root().join("stamp");
+    std::fs::write(&stamp, "").unwrap();
+    touch_like(&env, &copy, &stamp);
+    std::fs::write(&copy, "KEY=9\n").unwrap();
+    touch_like(&env, &stamp, &copy);
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(
+        e["reason"],
+        "1 file copied in from the main worktree (.worktreeinclude) was edited since: '.env'"
+    );
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "KEY=9\n");
+}
+
+#[test]
+fn a_copy_replaced_by_a_symlink_is_work_and_a_chmod_alone_is_not() {
+    let env = with_included_env();
+    let linked = env.spawn_sh("linked", "rm .env && ln -s /etc/hostname .env");
+    let chmoded = env.spawn_sh("chmoded", "chmod 600 .env");
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "linked");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert!(linked.join(".env").symlink_metadata().is_ok());
+    // The same content: as disposable as any ignored file.
+    assert_eq!(session(&entries, "chmoded")["action"], "removed");
+    assert!(!chmoded.exists());
+}
