@@ -196,3 +196,99 @@ fn a_copy_replaced_by_a_symlink_is_work_and_a_chmod_alone_is_not() {
     assert_eq!(session(&entries, "chmoded")["action"], "removed");
     assert!(!chmoded.exists());
 }
+
+// ----- gc killed (SIGKILL) at its worktree removal, then a second gc -----
+
+/// Put a `git` first on PATH that, asked to remove a worktree, runs `snippet`
+/// (sh; `$wt` the worktree, `$real` the real git) and then SIGKILLs the gc
+/// that ran it, and itself.
+fn kill_gc_at_worktree_remove(env: &mut Env, snippet: &str) {
+    let dir = env.root().join("kill-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\nreal={}\nfor wt; do :; done\ncase \" $* \" in *\" worktree remove \"*) \
+         {snippet}; kill -9 $PPID; kill -9 $$;; esac\nexec \"$real\" \"$@\"\n",
+        crate::support::which_git()
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    crate::support::make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+}
+
+fn branch_exists(env: &Env, id: &str) -> bool {
+    crate::gc::branch_exists(env, id)
+}
+
+#[test]
+fn gc_killed_right_after_git_removed_the_worktree_is_finished_by_the_next() {
+    let mut env = setup();
+    let wt = spawn_pushed(&env, "a", crate::gc::COMMIT);
+    kill_gc_at_worktree_remove(&mut env, "\"$real\" \"$@\"");
+    let run = env.bullpen(&["gc"]);
+    assert!(!run.status.success(), "gc was killed");
+    assert!(!wt.exists());
+    assert!(branch_exists(&env, "a"), "killed before the branch went");
+    env.path_prefix.remove(0);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "collected", "{e}");
+    assert!(!branch_exists(&env, "a"));
+    assert_eq!(env.record("a")["state"], "collected");
+    assert!(!env.repo.join(".git/worktrees/a").exists());
+    // The work is where the evidence says: on origin.
+    env.git_out(&["rev-parse", "--verify", "origin/bullpen/a"]);
+}
+
+#[test]
+fn gc_killed_half_way_through_git_is_finished_and_new_work_is_kept() {
+    // git deletes the tree first (`.git` among the first), then the entry's
+    // `gitdir`: killed in between, with the tracked files half gone.
+    for (id, new_work) in [("done", false), ("more", true)] {
+        let mut env = setup();
+        let wt = spawn_pushed(&env, id, crate::gc::COMMIT);
+        kill_gc_at_worktree_remove(&mut env, "rm -f \"$wt/.git\" \"$wt/README\"");
+        let run = env.bullpen(&["gc"]);
+        assert!(!run.status.success(), "gc was killed");
+        env.path_prefix.remove(0);
+        assert!(wt.join("work.txt").exists());
+        if new_work {
+            std::fs::write(wt.join("late.txt"), "written after the kill\n").unwrap();
+        }
+        let (run, entries) = gc(&env, &[]);
+        run.ok();
+        let e = session(&entries, id);
+        if new_work {
+            assert_eq!(e["action"], "kept", "{e}");
+            assert_eq!(
+                std::fs::read_to_string(wt.join("late.txt")).unwrap(),
+                "written after the kill\n"
+            );
+            assert!(branch_exists(&env, id));
+        } else {
+            assert_eq!(e["action"], "removed", "{e}");
+            assert!(!wt.exists());
+            assert!(!branch_exists(&env, id));
+            assert!(!env.repo.join(format!(".git/worktrees/{id}")).exists());
+        }
+    }
+}
+
+#[test]
+fn gc_killed_after_the_entry_lost_its_gitdir_is_finished_by_the_next() {
+    let mut env = setup();
+    let wt = spawn_pushed(&env, "a", crate::gc::COMMIT);
+    let admin = env.repo.join(".git/worktrees/a");
+    kill_gc_at_worktree_remove(
+        &mut env,
+        &format!("rm -rf \"$wt\" && rm -f {}/gitdir", admin.display()),
+    );
+    assert!(!env.bullpen(&["gc"]).status.success());
+    env.path_prefix.remove(0);
+    assert!(!wt.exists() && admin.is_dir());
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "a")["action"], "collected", "{entries:?}");
+    assert!(!admin.exists(), "{entries:?}");
+    assert!(!branch_exists(&env, "a"));
+}
