@@ -292,3 +292,53 @@ fn gc_killed_after_the_entry_lost_its_gitdir_is_finished_by_the_next() {
     assert!(!admin.exists(), "{entries:?}");
     assert!(!branch_exists(&env, "a"));
 }
+
+// ----- agent grace -----
+
+fn agent_env() -> Env {
+    let env = setup();
+    env.git_out(&["config", "bullpen.agent.claude.command", "true"]);
+    env
+}
+
+#[test]
+fn a_negative_agent_grace_is_refused_not_read_as_a_cutoff_in_the_future() {
+    // "-2.weeks" would put the cutoff two weeks ahead: every conversation,
+    // one active a minute ago included, would be past it.
+    let env = agent_env();
+    env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
+    let wt = env.worktree_of("a");
+    env.git_out(&["config", "bullpen.gc.agentGrace", "-2.weeks"]);
+    let run = env.bullpen(&["gc"]).fails();
+    crate::support::assert_contains(
+        &run.stderr,
+        "fatal: bullpen.gc.agentGrace: \"-2.weeks\" is not an expiry",
+    );
+    assert!(wt.is_dir());
+}
+
+#[test]
+fn a_record_last_active_in_the_future_or_unreadable_keeps_its_conversation() {
+    let env = agent_env();
+    env.bullpen(&["spawn", "--agent", "claude", "future"]).ok();
+    env.bullpen(&["spawn", "--agent", "claude", "garbled"]).ok();
+    for (id, at) in [("future", "2999-01-01T00:00:00Z"), ("garbled", "yesterday")] {
+        env.edit_record(id, |r| {
+            r["created_at"] = at.into();
+            if r["process"].is_object() {
+                r["process"]["started_at"] = at.into();
+            }
+            if r["exit"].is_object() {
+                r["exit"]["at"] = at.into();
+            }
+        });
+    }
+    env.git_out(&["config", "bullpen.gc.agentGrace", "now"]);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    for id in ["future", "garbled"] {
+        let e = session(&entries, id);
+        assert_eq!(e["action"], "kept", "{e}");
+        assert!(env.worktree_of(id).is_dir());
+    }
+}
