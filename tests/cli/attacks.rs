@@ -342,3 +342,89 @@ fn a_record_last_active_in_the_future_or_unreadable_keeps_its_conversation() {
         assert!(env.worktree_of(id).is_dir());
     }
 }
+
+// ----- rm --force against what points out of the worktree -----
+
+/// A repository outside every worktree with a commit on no remote; its path.
+fn elsewhere_with_a_commit(env: &Env) -> std::path::PathBuf {
+    let there = env.root().join("elsewhere");
+    env.git(
+        &env.root(),
+        &["init", "-q", "-b", "main", there.to_str().unwrap()],
+    )
+    .ok();
+    std::fs::write(there.join("mine.txt"), "mine\n").unwrap();
+    env.git(&there, &["add", "mine.txt"]).ok();
+    env.git(&there, &["commit", "-q", "-m", "mine"]).ok();
+    there
+}
+
+#[test]
+fn rm_force_takes_a_symlink_to_a_repository_and_never_what_it_points_at() {
+    let env = setup();
+    let there = elsewhere_with_a_commit(&env);
+    let wt = spawn_pushed(&env, "a", "true");
+    std::os::unix::fs::symlink(&there, wt.join("link")).unwrap();
+    std::os::unix::fs::symlink(&there, wt.join(".cache")).unwrap();
+    env.bullpen(&["rm", "--force", "a"]).ok();
+    assert!(!wt.exists());
+    assert_eq!(
+        std::fs::read_to_string(there.join("mine.txt")).unwrap(),
+        "mine\n"
+    );
+    env.git(&there, &["rev-parse", "--verify", "main"]).ok();
+}
+
+#[test]
+fn rm_force_keeps_a_checkout_whose_git_file_points_at_another_repository() {
+    // `git --git-dir=elsewhere/.git --work-tree=dir checkout`, recorded as a
+    // `.git` file: its branches live elsewhere, its checkout here.
+    let env = setup();
+    let there = elsewhere_with_a_commit(&env);
+    let wt = spawn_pushed(&env, "a", "true");
+    let dir = wt.join("borrowed");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(".git"),
+        format!("gitdir: {}\n", there.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(dir.join("mine.txt"), "edited in the borrowed checkout\n").unwrap();
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("mine.txt")).unwrap(),
+        "edited in the borrowed checkout\n"
+    );
+    env.git(&there, &["rev-parse", "--verify", "main"]).ok();
+}
+
+#[test]
+fn gc_keeps_the_main_repositorys_own_worktree_in_an_ignored_directory_with_an_edit() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    let mine = wt.join(".cache/mine");
+    env.git(
+        &env.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "user",
+            mine.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    std::fs::write(mine.join("README"), "the user's edit\n").unwrap();
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(mine.join("README")).unwrap(),
+        "the user's edit\n"
+    );
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(mine.join("README").exists());
+}
