@@ -428,3 +428,72 @@ fn gc_keeps_the_main_repositorys_own_worktree_in_an_ignored_directory_with_an_ed
     assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
     assert!(mine.join("README").exists());
 }
+
+// ----- forged collected records -----
+
+#[test]
+fn a_forged_published_in_a_collected_record_cannot_write_to_the_terminal() {
+    let env = setup();
+    spawn_pushed(&env, "a", crate::gc::COMMIT);
+    env.bullpen(&["gc"]).ok();
+    assert_eq!(env.record("a")["state"], "collected");
+    env.edit_record("a", |r| {
+        r["published"] = serde_json::json!({
+            "how": "squashed",
+            "ref": "origin/main\u{1b}[2J",
+            "description": "as 1234567\u{1b}]0;owned\u{7}",
+        });
+    });
+    for args in [&["path", "a"][..], &["resume", "a", "--", "true"][..]] {
+        let run = env.bullpen(args);
+        assert!(
+            !run.stderr.contains('\u{1b}') && !run.stdout.contains('\u{1b}'),
+            "{args:?} wrote a control character:\n{:?}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn forged_words_anywhere_in_a_record_cannot_write_to_the_terminal() {
+    let env = setup();
+    spawn_pushed(&env, "a", crate::gc::COMMIT);
+    spawn_pushed(&env, "b", crate::gc::COMMIT);
+    env.bullpen(&["gc"]).ok();
+    let esc = "\u{1b}]0;owned\u{7}";
+    env.edit_record("a", |r| {
+        r["last_tip"] = format!("{esc}deadbeef").into();
+        r["worktree"] = format!("{}{esc}", r["worktree"].as_str().unwrap()).into();
+        r["host"] = format!("h{esc}").into();
+        r["base_ref"] = format!("refs/heads/main{esc}").into();
+    });
+    env.edit_record("b", |r| {
+        r["last_tip"] = format!("{esc}deadbeef").into();
+        r["command"] = serde_json::json!([format!("sh{esc}")]);
+        r["agent"] = format!("claude{esc}").into();
+    });
+    let mut bad = Vec::new();
+    for args in [
+        &["path", "a"][..],
+        &["resume", "a", "--", "true"][..],
+        &["resume", "b"][..],
+        &["resume", "b", "--", "true"][..],
+        &["ls"][..],
+        &["ls", "--all"][..],
+        &["ls", "--all", "--status"][..],
+        &["gc"][..],
+        &["gc", "--dry-run"][..],
+        &["rm", "a"][..],
+        &["rm", "--force", "b"][..],
+    ] {
+        let run = env.bullpen(args);
+        if run.stderr.contains('\u{1b}') || run.stdout.contains('\u{1b}') {
+            bad.push(format!("{args:?}:\n{:?}\n{:?}", run.stdout, run.stderr));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "wrote a control character:\n{}",
+        bad.join("\n")
+    );
+}
