@@ -497,3 +497,59 @@ fn forged_words_anywhere_in_a_record_cannot_write_to_the_terminal() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn reviving_a_collected_session_goes_nowhere_that_is_not_bullpens() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", crate::gc::COMMIT);
+    env.bullpen(&["gc"]).ok();
+    assert!(!wt.exists() && !branch_exists(&env, "a"));
+    env.git(&env.repo, &["push", "-q", "origin", "--delete", "bullpen/a"]).ok();
+    env.git(&env.repo, &["fetch", "-q", "--prune", "origin"]).ok();
+    let before = env.snapshot();
+
+    // The recorded path moved out of the root by a hand edit.
+    let elsewhere = env.root().join("elsewhere");
+    let good = env.record("a");
+    env.edit_record("a", |r| r["worktree"] = elsewhere.to_str().unwrap().into());
+    assert_eq!(env.bullpen(&["resume", "a", "--", "true"]).code(), 3);
+    assert!(!elsewhere.exists());
+
+    // Its last tip forged: a blob, a tree, a commit this clone lacks.
+    let blob = env.git_stdin(&["hash-object", "-w", "--stdin"], "not a commit\n");
+    let tree = env.git_out(&["rev-parse", "main^{tree}"]);
+    for tip in [blob.as_str(), tree.as_str(), "1234567890123456789012345678901234567890"] {
+        env.edit_record("a", |r| {
+            *r = good.clone();
+            r["last_tip"] = tip.into();
+            r["published"] = serde_json::Value::Null;
+        });
+        let run = env.bullpen(&["resume", "a", "--", "true"]);
+        assert!(!run.status.success(), "{tip}: {}", run.stderr);
+        assert!(!wt.exists(), "{tip}: {}", run.stderr);
+        assert!(!branch_exists(&env, "a"), "{tip}");
+    }
+
+    // Its path taken by a symlink to the user's own directory.
+    env.edit_record("a", |r| *r = good.clone());
+    let mine = env.root().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::os::unix::fs::symlink(&mine, &wt).unwrap();
+    let run = env.bullpen(&["resume", "a", "--", "true"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 0);
+    std::fs::remove_file(&wt).unwrap();
+    let after = env.snapshot();
+    // Only the record's own chain moved (the hand edits).
+    let strip = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with("refs/bullpen/sessions/a "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&after), strip(&before));
+
+    // As recorded, it comes back where it was, from the tip gc deleted.
+    env.bullpen(&["resume", "a", "--", "true"]).ok();
+    assert!(wt.join("work.txt").is_file());
+}
