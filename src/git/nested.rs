@@ -107,6 +107,21 @@ pub(super) fn nested_of(
         }
     }
     if let Some(modules) = modules {
+        // `modules` is `<common>/worktrees/<id>/modules`: the entry's own refs.
+        if let Some(refs) = modules.parent().map(worktree_refs).transpose()? {
+            if !refs.is_empty() {
+                out.push(Nested {
+                    path: modules
+                        .parent()
+                        .unwrap_or(modules)
+                        .to_string_lossy()
+                        .into_owned(),
+                    kind: NestedKind::WorktreeRefs,
+                    unpublished: refs,
+                    dirt: None,
+                });
+            }
+        }
         for git_dir in find_git_dirs(modules)? {
             if seen.contains(&canonical(&git_dir)) {
                 continue;
@@ -345,6 +360,40 @@ fn find_nested_mapped(
         walk.extend(find_nested(&at, true)?);
     }
     Ok(walk.finish())
+}
+
+/// The refs an admin entry (`admin`) holds of its own, by name (`refs/worktree/x`):
+/// git keeps a worktree's per-worktree refs there, loose, and `git worktree
+/// remove` deletes them with it. Whatever they point at, they are someone's.
+fn worktree_refs(admin: &Path) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut stack = vec![admin.join("refs")];
+    while let Some(dir) = stack.pop() {
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("could not list {}", dir.display()))
+                )
+            }
+        };
+        for entry in rd {
+            let entry = entry.with_context(|| format!("could not list {}", dir.display()))?;
+            let ft = entry
+                .file_type()
+                .with_context(|| format!("could not read {}", entry.path().display()))?;
+            if ft.is_dir() {
+                stack.push(entry.path());
+            } else {
+                let path = entry.path();
+                let name = path.strip_prefix(admin).unwrap_or(&path);
+                found.push(name.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// Git dirs under a `modules/` directory: submodule names may hold slashes, and

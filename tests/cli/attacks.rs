@@ -504,8 +504,13 @@ fn reviving_a_collected_session_goes_nowhere_that_is_not_bullpens() {
     let wt = spawn_pushed(&env, "a", crate::gc::COMMIT);
     env.bullpen(&["gc"]).ok();
     assert!(!wt.exists() && !branch_exists(&env, "a"));
-    env.git(&env.repo, &["push", "-q", "origin", "--delete", "bullpen/a"]).ok();
-    env.git(&env.repo, &["fetch", "-q", "--prune", "origin"]).ok();
+    env.git(
+        &env.repo,
+        &["push", "-q", "origin", "--delete", "bullpen/a"],
+    )
+    .ok();
+    env.git(&env.repo, &["fetch", "-q", "--prune", "origin"])
+        .ok();
     let before = env.snapshot();
 
     // The recorded path moved out of the root by a hand edit.
@@ -518,7 +523,11 @@ fn reviving_a_collected_session_goes_nowhere_that_is_not_bullpens() {
     // Its last tip forged: a blob, a tree, a commit this clone lacks.
     let blob = env.git_stdin(&["hash-object", "-w", "--stdin"], "not a commit\n");
     let tree = env.git_out(&["rev-parse", "main^{tree}"]);
-    for tip in [blob.as_str(), tree.as_str(), "1234567890123456789012345678901234567890"] {
+    for tip in [
+        blob.as_str(),
+        tree.as_str(),
+        "1234567890123456789012345678901234567890",
+    ] {
         env.edit_record("a", |r| {
             *r = good.clone();
             r["last_tip"] = tip.into();
@@ -552,4 +561,62 @@ fn reviving_a_collected_session_goes_nowhere_that_is_not_bullpens() {
     // As recorded, it comes back where it was, from the tip gc deleted.
     env.bullpen(&["resume", "a", "--", "true"]).ok();
     assert!(wt.join("work.txt").is_file());
+}
+
+// ----- what lives in the session's own admin entry -----
+
+#[test]
+fn a_commit_on_a_detached_head_in_the_session_worktree_keeps_it() {
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "git checkout -q --detach && echo d > d.txt && git add d.txt && git commit -q -m detached",
+    );
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert!(wt.join("d.txt").exists());
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(wt.join("d.txt").exists());
+}
+
+#[test]
+fn a_per_worktree_ref_holding_a_commit_keeps_the_session() {
+    // `refs/worktree/*` (and `refs/bisect/*`) live in the worktree's admin
+    // entry: removing the worktree deletes them.
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "echo k > k.txt && git add k.txt && git commit -q -m keep && \
+         git update-ref refs/worktree/keep HEAD && git reset -q --hard HEAD~1",
+    );
+    env.git(&env.repo, &["push", "-q", "-f", "origin", "bullpen/a"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(
+        e["reason"],
+        "the worktree's own refs refs/worktree/keep go with it (git worktree remove deletes them)"
+    );
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    env.git(&wt, &["rev-parse", "--verify", "refs/worktree/keep"])
+        .ok();
+    // Once its owner moves the ref away (or deletes it), the session goes.
+    env.git(&wt, &["branch", "kept", "refs/worktree/keep"]).ok();
+    env.git(&wt, &["update-ref", "-d", "refs/worktree/keep"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    assert_eq!(
+        session(&entries, "a")["action"],
+        "removed",
+        "{}",
+        run.stderr
+    );
+    assert!(!wt.exists());
+    env.git(&env.repo, &["rev-parse", "--verify", "kept"]).ok();
 }
