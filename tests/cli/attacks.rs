@@ -620,3 +620,62 @@ fn a_per_worktree_ref_holding_a_commit_keeps_the_session() {
     assert!(!wt.exists());
     env.git(&env.repo, &["rev-parse", "--verify", "kept"]).ok();
 }
+
+// ----- odd paths -----
+
+#[test]
+fn a_worktree_root_with_odd_characters_in_its_path_is_collected_and_kept_alike() {
+    let env = setup();
+    let odd = env
+        .root()
+        .join("odd root\n with 'quotes' \"and\" \\ \u{7f} é -x");
+    std::fs::create_dir_all(&odd).unwrap();
+    env.git(
+        &env.repo,
+        &["config", "bullpen.worktreeRoot", odd.to_str().unwrap()],
+    )
+    .ok();
+    let done = spawn_pushed(&env, "done", crate::gc::COMMIT);
+    let wip = env.spawn_sh("wip", crate::gc::COMMIT);
+    assert!(done.starts_with(&odd) && wip.starts_with(&odd), "{done:?}");
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(
+        session(&entries, "done")["action"],
+        "removed",
+        "{entries:?}"
+    );
+    assert_eq!(session(&entries, "wip")["action"], "kept", "{entries:?}");
+    assert!(!done.exists());
+    assert!(wip.join("work.txt").exists());
+    let run = env.bullpen(&["rm", "wip"]);
+    assert_eq!(run.code(), 3, "{}", run.stdout);
+    assert!(wip.join("work.txt").exists());
+    env.bullpen(&["rm", "--force", "wip"]).ok();
+    assert!(!wip.exists());
+}
+
+#[test]
+fn a_worktree_root_that_is_not_utf8_fails_spawn_closed() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = setup();
+    let odd = env
+        .root()
+        .join(std::ffi::OsStr::from_bytes(b"root-\xff\xfe"));
+    std::fs::create_dir_all(&odd).unwrap();
+    let mut cmd = env.cmd("git", &env.repo);
+    cmd.args(["config", "bullpen.worktreeRoot"])
+        .arg(odd.as_os_str());
+    assert!(cmd.status().unwrap().success());
+    let before = env.snapshot();
+    let run = env.bullpen(&["spawn", "a", "--", "true"]);
+    if run.status.success() {
+        // Then it must be where it says, and gc must find it as its own.
+        let (run, entries) = gc(&env, &[]);
+        run.ok();
+        assert_eq!(session(&entries, "a")["action"], "removed", "{entries:?}");
+    } else {
+        assert_eq!(env.snapshot(), before, "{}", run.stderr);
+        assert_eq!(std::fs::read_dir(&odd).unwrap().count(), 0);
+    }
+}
