@@ -406,9 +406,19 @@ pub(super) fn dirt_of(
         })?,
         ..Dirt::default()
     };
+    let walk = repo.dirwalk_options().with_context(|| {
+        format!(
+            "could not read the status options of {}",
+            worktree.display()
+        )
+    })?;
     let iter = repo
         .status(gix::progress::Discard)
         .with_context(|| format!("could not get the status of {}", worktree.display()))?
+        // `status.showUntrackedFiles=no` turns gix's directory walk off, and
+        // with it every untracked and ignored entry: set it whatever the
+        // configuration says (git's `--untracked-files=all`).
+        .index_worktree_options_mut(|o| o.dirwalk_options = Some(walk))
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_rewrites(None)
         // One thread for the index against the files: gc already runs a status

@@ -679,3 +679,85 @@ fn a_worktree_root_that_is_not_utf8_fails_spawn_closed() {
         assert_eq!(std::fs::read_dir(&odd).unwrap().count(), 0);
     }
 }
+
+#[test]
+fn a_locked_session_worktree_is_kept_by_rm_force_and_gc() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", crate::gc::COMMIT);
+    env.git(
+        &env.repo,
+        &[
+            "worktree",
+            "lock",
+            "--reason",
+            "on a trip",
+            wt.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(session(&entries, "a")["action"], "kept", "{entries:?}");
+    assert!(wt.join("work.txt").exists());
+    assert!(branch_exists(&env, "a"));
+}
+
+#[test]
+fn status_config_that_hides_untracked_files_does_not_hide_them_from_gc() {
+    let env = setup();
+    for (k, v) in [
+        ("status.showUntrackedFiles", "no"),
+        ("status.showIgnored", "no"),
+        ("core.untrackedCache", "true"),
+        ("status.submoduleSummary", "false"),
+        ("diff.ignoreSubmodules", "all"),
+        ("status.ignoreSubmodules", "all"),
+    ] {
+        env.git(&env.repo, &["config", k, v]).ok();
+    }
+    // `status.showUntrackedFiles=no` turned gix's whole directory walk off:
+    // no untracked file, no ignored entry, no repository nested in either.
+    let wt = spawn_pushed(&env, "a", "mkdir -p d && echo draft > d/draft.txt");
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(e["reason"], "1 untracked file", "{e}");
+    assert!(wt.join("d/draft.txt").exists());
+    let wt = spawn_pushed(
+        &env,
+        "b",
+        "mkdir -p vendor .cache && git init -q -b main vendor/tool && cd vendor/tool && \
+         echo mine > f && git add f && git commit -q -m mine && cd ../.. && \
+         git init -q -b main .cache/tool && cd .cache/tool && \
+         echo mine > f && git add f && git commit -q -m mine",
+    );
+    let run = env.bullpen(&["rm", "--force", "b"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(wt.join("vendor/tool/f").exists() && wt.join(".cache/tool/f").exists());
+}
+
+#[test]
+fn a_submodule_with_a_local_commit_is_kept_whatever_ignore_submodules_says() {
+    let mut env = setup();
+    let _ = &mut env;
+    let up = crate::gc::lib_upstream(&env);
+    let wt = spawn_pushed(
+        &env,
+        "sub",
+        &format!(
+            "git -c protocol.file.allow=always submodule add -q {} lib && \
+             git commit -q -m 'add lib' && git config -f .gitmodules submodule.lib.ignore all && \
+             git commit -q -am 'ignore lib' && \
+             (cd lib && echo local > local.txt && git add local.txt && git commit -q -m local)",
+            up.display()
+        ),
+    );
+    env.git(&env.repo, &["config", "diff.ignoreSubmodules", "all"])
+        .ok();
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "sub");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert!(wt.join("lib/local.txt").exists());
+}
