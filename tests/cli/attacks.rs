@@ -761,3 +761,22 @@ fn a_submodule_with_a_local_commit_is_kept_whatever_ignore_submodules_says() {
     assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
     assert!(wt.join("lib/local.txt").exists());
 }
+
+#[test]
+fn a_tracked_file_edited_with_its_size_and_mtime_put_back_is_still_work() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", crate::gc::COMMIT);
+    let file = wt.join("work.txt");
+    let stamp = env.root().join("stamp");
+    std::fs::write(&stamp, "").unwrap();
+    touch_like(&env, &file, &stamp);
+    let before = std::fs::read_to_string(&file).unwrap();
+    let edited: String = before.chars().rev().collect();
+    assert_eq!(edited.len(), before.len());
+    std::fs::write(&file, &edited).unwrap();
+    touch_like(&env, &stamp, &file);
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+}
