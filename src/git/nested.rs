@@ -91,8 +91,11 @@ pub(super) fn nested_of(
             // A linked worktree's branches and reflogs live in its repository,
             // elsewhere: only a detached HEAD goes with it.
             let own_refs = !matches!(kind, NestedKind::Worktree { .. });
-            // A bare repository has no checkout: only its refs.
-            let dirt = match repo.is_bare() {
+            // A bare repository has no checkout: only its refs. (By what is on
+            // disk, not its config: a checkout whose `.git` says `core.bare` is
+            // looked at, and cannot be.)
+            let bare = dir.join(".git").symlink_metadata().is_err() && is_bare_git_dir(&dir);
+            let dirt = match bare {
                 true => None,
                 // A repository of its own: its own objects.
                 false => Some(dirt_of(&dir, cli_config, None)?),

@@ -780,3 +780,19 @@ fn a_tracked_file_edited_with_its_size_and_mtime_put_back_is_still_work() {
     assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
 }
+
+#[test]
+fn rm_force_keeps_a_nested_checkout_whose_config_says_it_is_bare() {
+    // Only what is on disk makes a repository bare: a checkout whose config
+    // says `core.bare` cannot be looked at, so it stays.
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "mkdir -p vendor && git init -q -b main vendor/tool && cd vendor/tool && \
+         echo mine > f && git config core.bare true",
+    );
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(wt.join("vendor/tool/f").exists());
+}
