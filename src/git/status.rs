@@ -88,6 +88,9 @@ impl Repo {
                     work_tree.as_os_str(),
                     "-c".as_ref(),
                     "core.fsmonitor=false".as_ref(),
+                    // As `dirt()`: case by case, whatever the repository says.
+                    "-c".as_ref(),
+                    "core.ignoreCase=false".as_ref(),
                     "status".as_ref(),
                     "--porcelain=v1".as_ref(),
                     "-z".as_ref(),
@@ -384,7 +387,12 @@ pub(super) fn dirt_of(
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
     use gix::status::index_worktree::Item;
-    let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
+    // `core.ignoreCase=true` (a repository made on macOS, copied here) makes an
+    // untracked `README` beside a tracked `readme` look tracked, to git too: gc
+    // looks case by case, which can only ever find more.
+    let mut overrides = cli_config.to_vec();
+    overrides.push("core.ignoreCase=false".into());
+    let options = gix::open::Options::default().cli_overrides(overrides);
     let mut repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",

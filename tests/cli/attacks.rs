@@ -796,3 +796,23 @@ fn rm_force_keeps_a_nested_checkout_whose_config_says_it_is_bare() {
     assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
     assert!(wt.join("vendor/tool/f").exists());
 }
+
+#[test]
+fn an_untracked_file_differing_from_a_tracked_one_only_in_case_is_work_under_ignorecase() {
+    // A repository made on a case-insensitive file system (macOS) and
+    // copied here keeps core.ignoreCase=true.
+    let env = setup();
+    env.git(&env.repo, &["config", "core.ignoreCase", "true"])
+        .ok();
+    let script = format!("{} && echo other > WORK.TXT", crate::gc::COMMIT);
+    let wt = spawn_pushed(&env, "a", &script);
+    // And where its admin entry is gone (compared with the tip by `git status`).
+    let lost = spawn_pushed(&env, "lost", &script);
+    std::fs::remove_dir_all(env.repo.join(".git/worktrees/lost")).unwrap();
+    let (run, entries) = gc(&env, &[]);
+    for id in ["a", "lost"] {
+        let e = session(&entries, id);
+        assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    }
+    assert!(wt.join("WORK.TXT").exists() && lost.join("WORK.TXT").exists());
+}
