@@ -764,7 +764,16 @@ fn a_submodule_with_a_local_commit_is_kept_whatever_ignore_submodules_says() {
 
 #[test]
 fn a_tracked_file_edited_with_its_size_and_mtime_put_back_is_still_work() {
+    for config in [None, Some(("core.trustctime", "false")), Some(("core.checkStat", "minimal"))] {
+        edited_with_stat_put_back(config);
+    }
+}
+
+fn edited_with_stat_put_back(config: Option<(&str, &str)>) {
     let env = setup();
+    if let Some((k, v)) = config {
+        env.git(&env.repo, &["config", k, v]).ok();
+    }
     let wt = spawn_pushed(&env, "a", crate::gc::COMMIT);
     let file = wt.join("work.txt");
     let stamp = env.root().join("stamp");
@@ -777,7 +786,7 @@ fn a_tracked_file_edited_with_its_size_and_mtime_put_back_is_still_work() {
     touch_like(&env, &stamp, &file);
     let (run, entries) = gc(&env, &[]);
     let e = session(&entries, "a");
-    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(e["action"], "kept", "{config:?}: {e}\n{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
 }
 
@@ -815,4 +824,33 @@ fn an_untracked_file_differing_from_a_tracked_one_only_in_case_is_work_under_ign
         assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
     }
     assert!(wt.join("WORK.TXT").exists() && lost.join("WORK.TXT").exists());
+}
+
+#[test]
+fn files_written_outside_a_sparse_checkouts_cone_are_work() {
+    let env = setup();
+    for d in ["in", "out"] {
+        std::fs::create_dir_all(env.repo.join(d)).unwrap();
+        std::fs::write(env.repo.join(d).join("f.txt"), format!("{d}\n")).unwrap();
+    }
+    env.git(&env.repo, &["add", "in", "out"]).ok();
+    env.git(&env.repo, &["commit", "-q", "-m", "two dirs"]).ok();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    for (id, sparse_index) in [("plain", "--no-sparse-index"), ("index", "--sparse-index")] {
+        let wt = spawn_pushed(
+            &env,
+            id,
+            &format!(
+                "git sparse-checkout init --cone {sparse_index} && git sparse-checkout set in && \
+                 test ! -e out/f.txt && mkdir -p out && echo new > out/new.txt && \
+                 echo edited > out/f.txt"
+            ),
+        );
+        let (run, entries) = gc(&env, &[]);
+        let e = session(&entries, id);
+        assert_eq!(e["action"], "kept", "{sparse_index}: {e}\n{}", run.stderr);
+        assert!(wt.join("out/new.txt").exists());
+        let run = env.bullpen(&["rm", id]);
+        assert_eq!(run.code(), 3, "{}", run.stdout);
+    }
 }
