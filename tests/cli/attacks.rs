@@ -764,7 +764,11 @@ fn a_submodule_with_a_local_commit_is_kept_whatever_ignore_submodules_says() {
 
 #[test]
 fn a_tracked_file_edited_with_its_size_and_mtime_put_back_is_still_work() {
-    for config in [None, Some(("core.trustctime", "false")), Some(("core.checkStat", "minimal"))] {
+    for config in [
+        None,
+        Some(("core.trustctime", "false")),
+        Some(("core.checkStat", "minimal")),
+    ] {
         edited_with_stat_put_back(config);
     }
 }
@@ -853,4 +857,17 @@ fn files_written_outside_a_sparse_checkouts_cone_are_work() {
         let run = env.bullpen(&["rm", id]);
         assert_eq!(run.code(), 3, "{}", run.stdout);
     }
+}
+
+#[test]
+fn an_unreadable_record_of_what_was_copied_in_keeps_the_worktree() {
+    let env = with_included_env();
+    let wt = env.spawn_sh("a", "true");
+    let local = env.repo.join(".git/bullpen/local/a/included.json");
+    assert!(local.is_file());
+    std::fs::write(&local, "{ not json").unwrap();
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert!(wt.join(".env").exists());
 }
