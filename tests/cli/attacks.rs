@@ -871,3 +871,22 @@ fn an_unreadable_record_of_what_was_copied_in_keeps_the_worktree() {
     assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
     assert!(wt.join(".env").exists());
 }
+
+#[test]
+fn a_repository_made_at_the_top_of_the_worktree_is_never_removed() {
+    // The agent replaced the worktree's `.git` file with a repository of its
+    // own, holding a commit that is nowhere else.
+    let env = setup();
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "rm .git && git init -q -b main && echo mine > mine.txt && git add mine.txt && \
+         git commit -q -m mine",
+    );
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    let run = env.bullpen(&["rm", "--force", "a"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(wt.join(".git").is_dir() && wt.join("mine.txt").exists());
+}
