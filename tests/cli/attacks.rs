@@ -890,3 +890,70 @@ fn a_repository_made_at_the_top_of_the_worktree_is_never_removed() {
     assert_eq!(run.code(), 3, "{}\n{}", run.stdout, run.stderr);
     assert!(wt.join(".git").is_dir() && wt.join("mine.txt").exists());
 }
+
+// ----- stop and what a run left behind -----
+
+#[test]
+fn stop_never_ends_a_strangers_children_through_a_stale_leftovers_file() {
+    use std::process::{Command, Stdio};
+    let env = setup();
+    env.spawn_sh("a", "true");
+    // A stranger with a child, as a reused pid's new owner would be.
+    let ready = env.root().join("stranger-ready");
+    let mut stranger = Command::new("sh")
+        .arg("-c")
+        .arg(format!("sleep 300 & echo $! > {}; wait", ready.display()))
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&ready).is_ok_and(|s| s.ends_with('\n')) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stranger never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let child: u32 = std::fs::read_to_string(&ready)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _end = EndBoth(child);
+    let real = crate::support::process_ref(stranger.id());
+    let file = env.repo.join(".git/bullpen/local/a/leftovers.json");
+    let mut outcomes = Vec::new();
+    for forged in [
+        // The pid with another start time (reused), or of another boot.
+        serde_json::json!({"pid": stranger.id(), "start_time": real["start_time"].as_u64().unwrap() + 1, "boot_id": real["boot_id"]}),
+        serde_json::json!({"pid": stranger.id(), "start_time": real["start_time"], "boot_id": "00000000-0000-0000-0000-000000000000"}),
+        serde_json::json!({"pid": stranger.id()}),
+        serde_json::json!({"pid": 1, "start_time": crate::support::process_ref(1)["start_time"], "boot_id": real["boot_id"]}),
+    ] {
+        let text =
+            serde_json::json!({"schema": 1, "supervisor": forged, "since": "2026-01-01T00:00:00Z"});
+        std::fs::write(&file, serde_json::to_vec(&text).unwrap()).unwrap();
+        let run = env.bullpen(&["stop", "a"]);
+        outcomes.push(format!(
+            "{forged}: exit {:?}: {}",
+            run.status.code(),
+            run.stderr
+        ));
+        let alive = std::path::Path::new(&format!("/proc/{child}")).exists();
+        assert!(alive, "stop ended the stranger's child: {outcomes:#?}");
+    }
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+}
+
+/// Ends the stranger's child however the test ends (the stranger itself is
+/// then left with nothing to wait for).
+struct EndBoth(u32);
+
+impl Drop for EndBoth {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .arg(self.0.to_string())
+            .status();
+    }
+}
