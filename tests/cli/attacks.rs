@@ -957,3 +957,19 @@ impl Drop for EndBoth {
             .status();
     }
 }
+
+#[test]
+fn gc_keeps_a_bare_repository_that_is_itself_ignored() {
+    let env = setup();
+    std::fs::write(env.repo.join(".git/info/exclude"), "*.git/\n").unwrap();
+    let wt = spawn_pushed(&env, "a", "true");
+    bare_with_only_commit(&env, &wt, "remote.git");
+    let (run, entries) = gc(&env, &[]);
+    let e = session(&entries, "a");
+    assert_eq!(e["action"], "kept", "{e}\n{}", run.stderr);
+    assert_eq!(
+        e["reason"],
+        "nested repository remote.git holds work: main not on any of its remotes"
+    );
+    assert!(wt.join("remote.git/HEAD").exists());
+}
