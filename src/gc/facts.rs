@@ -581,7 +581,7 @@ fn placeholder() -> SessionFacts {
 /// The files bullpen copied into the session's worktree (its local state says
 /// which, and what they held) that changed since: another content, or another
 /// kind of file. One deleted loses nothing (the main worktree has it); one
-/// whose size and modification time are as copied is not read again.
+/// whose stat is as copied (`IncludedFile::unchanged`) is not read again.
 fn edited_copies(ctx: &Ctx, r: &Record) -> std::result::Result<Vec<String>, String> {
     let included = Local::of(&ctx.layout, &r.id)
         .included()
@@ -610,7 +610,13 @@ fn edited_copies(ctx: &Ctx, r: &Record) -> std::result::Result<Vec<String>, Stri
             edited.push(f.path);
             continue;
         }
-        if meta.len() == f.size && meta.mtime() == f.mtime && meta.mtime_nsec() == f.mtime_nsec {
+        let mtime = (meta.mtime(), meta.mtime_nsec());
+        if f.unchanged(
+            meta.len(),
+            mtime,
+            (meta.ctime(), meta.ctime_nsec()),
+            meta.ino(),
+        ) {
             continue;
         }
         let now = ctx.repo.hash_file(&path).map_err(|e| format!("{e:#}"))?;

@@ -91,17 +91,40 @@ pub(super) fn nested_of(
             // A linked worktree's branches and reflogs live in its repository,
             // elsewhere: only a detached HEAD goes with it.
             let own_refs = !matches!(kind, NestedKind::Worktree { .. });
+            // A bare repository has no checkout: only its refs. (By what is on
+            // disk, not its config: a checkout whose `.git` says `core.bare` is
+            // looked at, and cannot be.)
+            let bare = dir.join(".git").symlink_metadata().is_err() && is_bare_git_dir(&dir);
+            let dirt = match bare {
+                true => None,
+                // A repository of its own: its own objects.
+                false => Some(dirt_of(&dir, cli_config, None)?),
+            };
             out.push(Nested {
                 path: rel(top, &dir),
                 kind,
                 unpublished: unpublished_refs(&repo, own_refs)
                     .with_context(|| format!("could not read the history of {}", dir.display()))?,
-                // A repository of its own: its own objects.
-                dirt: Some(dirt_of(&dir, cli_config, None)?),
+                dirt,
             });
         }
     }
     if let Some(modules) = modules {
+        // `modules` is `<common>/worktrees/<id>/modules`: the entry's own refs.
+        if let Some(refs) = modules.parent().map(worktree_refs).transpose()? {
+            if !refs.is_empty() {
+                out.push(Nested {
+                    path: modules
+                        .parent()
+                        .unwrap_or(modules)
+                        .to_string_lossy()
+                        .into_owned(),
+                    kind: NestedKind::WorktreeRefs,
+                    unpublished: refs,
+                    dirt: None,
+                });
+            }
+        }
         for git_dir in find_git_dirs(modules)? {
             if seen.contains(&canonical(&git_dir)) {
                 continue;
@@ -204,7 +227,25 @@ fn device(dir: &Path) -> Result<u64> {
         .dev())
 }
 
-/// Directories below `top` (never `top` itself) that hold a `.git` entry.
+/// Is `dir` a git directory itself (a bare repository: `git init --bare`, a
+/// bare clone), by git's own test (`is_git_directory`: `HEAD`, `objects/`,
+/// `refs/`)? Its commits may be on no other repository, and nothing in it is
+/// named `.git`.
+pub(super) fn is_bare_git_dir(dir: &Path) -> bool {
+    let is = |name: &str, dir_wanted: bool| {
+        dir.join(name).symlink_metadata().is_ok_and(|m| {
+            if dir_wanted {
+                m.is_dir()
+            } else {
+                m.is_file()
+            }
+        })
+    };
+    is("HEAD", false) && is("objects", true) && is("refs", true)
+}
+
+/// Directories below `top` (never `top` itself) that hold a `.git` entry, or
+/// are bare repositories ([`is_bare_git_dir`], not entered).
 /// Symlinks are not followed, `.git` entries are not entered, nor is a
 /// directory on another device than `top` (it is a mount point); a nested
 /// repository's own tree is searched too. With `count`, the files (and
@@ -236,6 +277,8 @@ fn find_nested(top: &Path, count: bool) -> Result<Walk> {
                     .with_context(|| format!("could not read {}", entry.path().display()))?;
                 if meta.dev() != dev {
                     walk.mounts.push(entry.path());
+                } else if is_bare_git_dir(&entry.path()) {
+                    walk.repos.push((entry.path(), true));
                 } else {
                     stack.push(entry.path());
                 }
@@ -283,6 +326,7 @@ fn find_nested_mapped(
         let at = top.join(entry);
         match device(&at) {
             Ok(d) if d != dev => walk.mounts.push(at),
+            Ok(_) if is_bare_git_dir(&at) => walk.repos.push((at, true)),
             Ok(_) => {
                 if let Ok(m) = at.join(".git").symlink_metadata() {
                     walk.repos.push((at.clone(), !m.is_file()));
@@ -306,6 +350,10 @@ fn find_nested_mapped(
                 walk.mounts.push(at);
                 continue;
             }
+            Ok(_) if is_bare_git_dir(&at) => {
+                walk.repos.push((at, true));
+                continue;
+            }
             Ok(_) => {}
             Err(_) => continue, // gone since the status
         }
@@ -315,6 +363,40 @@ fn find_nested_mapped(
         walk.extend(find_nested(&at, true)?);
     }
     Ok(walk.finish())
+}
+
+/// The refs an admin entry (`admin`) holds of its own, by name (`refs/worktree/x`):
+/// git keeps a worktree's per-worktree refs there, loose, and `git worktree
+/// remove` deletes them with it. Whatever they point at, they are someone's.
+fn worktree_refs(admin: &Path) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut stack = vec![admin.join("refs")];
+    while let Some(dir) = stack.pop() {
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("could not list {}", dir.display()))
+                )
+            }
+        };
+        for entry in rd {
+            let entry = entry.with_context(|| format!("could not list {}", dir.display()))?;
+            let ft = entry
+                .file_type()
+                .with_context(|| format!("could not read {}", entry.path().display()))?;
+            if ft.is_dir() {
+                stack.push(entry.path());
+            } else {
+                let path = entry.path();
+                let name = path.strip_prefix(admin).unwrap_or(&path);
+                found.push(name.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// Git dirs under a `modules/` directory: submodule names may hold slashes, and

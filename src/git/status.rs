@@ -88,6 +88,9 @@ impl Repo {
                     work_tree.as_os_str(),
                     "-c".as_ref(),
                     "core.fsmonitor=false".as_ref(),
+                    // As `dirt()`: case by case, whatever the repository says.
+                    "-c".as_ref(),
+                    "core.ignoreCase=false".as_ref(),
                     "status".as_ref(),
                     "--porcelain=v1".as_ref(),
                     "-z".as_ref(),
@@ -384,7 +387,12 @@ pub(super) fn dirt_of(
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::iter::Summary;
     use gix::status::index_worktree::Item;
-    let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
+    // `core.ignoreCase=true` (a repository made on macOS, copied here) makes an
+    // untracked `README` beside a tracked `readme` look tracked, to git too: gc
+    // looks case by case, which can only ever find more.
+    let mut overrides = cli_config.to_vec();
+    overrides.push("core.ignoreCase=false".into());
+    let options = gix::open::Options::default().cli_overrides(overrides);
     let mut repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",
@@ -406,9 +414,19 @@ pub(super) fn dirt_of(
         })?,
         ..Dirt::default()
     };
+    let walk = repo.dirwalk_options().with_context(|| {
+        format!(
+            "could not read the status options of {}",
+            worktree.display()
+        )
+    })?;
     let iter = repo
         .status(gix::progress::Discard)
         .with_context(|| format!("could not get the status of {}", worktree.display()))?
+        // `status.showUntrackedFiles=no` turns gix's directory walk off, and
+        // with it every untracked and ignored entry: set it whatever the
+        // configuration says (git's `--untracked-files=all`).
+        .index_worktree_options_mut(|o| o.dirwalk_options = Some(walk))
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_rewrites(None)
         // One thread for the index against the files: gc already runs a status
@@ -491,7 +509,8 @@ pub(super) fn dirt_of(
 /// Of the directories holding untracked files (and their ancestors): those
 /// with a `.git` entry that status took for no repository (a gitdir file
 /// pointing nowhere: a worktree whose repository moved; status skips every
-/// `.git` by name and lists the rest as untracked files), and those on another
+/// `.git` by name and lists the rest as untracked files), bare repositories
+/// (their files look untracked), and those on another
 /// device than the directory holding them (mount points status walked into).
 /// One `lstat` of each and of its `.git`.
 fn look_closer(
@@ -509,7 +528,9 @@ fn look_closer(
         while !at.is_empty() && !devs.contains_key(at) {
             let rel = Path::new(std::ffi::OsStr::from_bytes(at));
             devs.insert(at, dev_of(rel));
-            if worktree.join(rel).join(".git").symlink_metadata().is_ok() {
+            let here = worktree.join(rel);
+            if here.join(".git").symlink_metadata().is_ok() || super::nested::is_bare_git_dir(&here)
+            {
                 repos.push(rel.to_path_buf());
             }
             at = at.rsplit_once_str("/").map_or(&[], |(parent, _)| parent);

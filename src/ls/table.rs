@@ -8,7 +8,7 @@ use serde::Serialize;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::model::agent::AgentName;
-use crate::model::command::quoted;
+use crate::model::command::{escaped, quoted};
 use crate::model::record::observed_state;
 use crate::model::{time, Dirt, Observed, Record, State};
 
@@ -470,7 +470,12 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
                 c.push(changes_cell(r));
                 c.push(published_cell(r));
             }
-            c.push(shorten(Path::new(&r.worktree), view.root, view.home));
+            // The record's path: a hand edit cannot write to the terminal.
+            c.push(escaped(&shorten(
+                Path::new(&r.worktree),
+                view.root,
+                view.home,
+            )));
             c
         })
         .collect();

@@ -199,15 +199,17 @@ impl Evidence {
 
 /// For a collected session's record (its `published` value): where its work
 /// went, when a proof by content sent it there (a reachable one names its
-/// remote branch already).
+/// remote branch already). The record is untrusted: its text is escaped.
 pub fn collected_by_content(published: Option<&serde_json::Value>) -> Option<String> {
     let p = published?;
     let how = p.get("how")?.as_str()?;
     if how == "reachable" {
         return None;
     }
-    let on = p.get("ref")?.as_str()?;
-    let words = p.get("description")?.as_str()?;
+    // The record's words: control characters escaped, a hand edit cannot
+    // write to the terminal.
+    let on = super::command::escaped(p.get("ref")?.as_str()?);
+    let words = super::command::escaped(p.get("description")?.as_str()?);
     Some(format!(
         "its work is on {on}: {words} (`git log --notes=bullpen {on}` names the session)"
     ))

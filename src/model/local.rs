@@ -49,8 +49,9 @@ pub struct Included {
 }
 
 /// One copied file: its path in the worktree, its content (the git blob id),
-/// and its size and modification time right after the copy (unchanged, they
-/// spare reading it again).
+/// and its stat right after the copy: unchanged, it spares reading the file
+/// again. As git's index, the change time and inode too, which no one can set
+/// back: a size and modification time alone are put back by `touch -r`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IncludedFile {
     pub path: String,
@@ -58,6 +59,22 @@ pub struct IncludedFile {
     pub size: u64,
     pub mtime: i64,
     pub mtime_nsec: i64,
+    /// Absent in what an older bullpen wrote: the file is then always read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctime: Option<(i64, i64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ino: Option<u64>,
+}
+
+impl IncludedFile {
+    /// Pure: is a file with this stat (size, mtime, ctime as seconds and
+    /// nanoseconds, inode) the copy as it was made, unread?
+    pub fn unchanged(&self, size: u64, mtime: (i64, i64), ctime: (i64, i64), ino: u64) -> bool {
+        size == self.size
+            && mtime == (self.mtime, self.mtime_nsec)
+            && self.ctime == Some(ctime)
+            && self.ino == Some(ino)
+    }
 }
 
 /// `run-<pid>.json`: a run this machine started, written while its command is
@@ -110,4 +127,33 @@ pub struct Leftovers {
     pub schema: u32,
     pub supervisor: ProcessRef,
     pub since: String,
+}
+
+#[cfg(test)]
+mod included_tests {
+    use super::IncludedFile;
+
+    fn copied(ctime: Option<(i64, i64)>, ino: Option<u64>) -> IncludedFile {
+        IncludedFile {
+            path: ".env".into(),
+            blob: "0".repeat(40),
+            size: 6,
+            mtime: 10,
+            mtime_nsec: 5,
+            ctime,
+            ino,
+        }
+    }
+
+    #[test]
+    fn only_the_whole_stat_spares_reading_a_copy() {
+        let f = copied(Some((10, 5)), Some(7));
+        assert!(f.unchanged(6, (10, 5), (10, 5), 7));
+        // Size and modification time put back, the change time moved on.
+        assert!(!f.unchanged(6, (10, 5), (11, 0), 7));
+        // Another file renamed over it.
+        assert!(!f.unchanged(6, (10, 5), (10, 5), 8));
+        // An older bullpen's record: always read.
+        assert!(!copied(None, None).unchanged(6, (10, 5), (10, 5), 7));
+    }
 }

@@ -151,6 +151,10 @@ pub enum NestedKind {
     /// Not a repository: a file system mounted there. bullpen never deletes
     /// across a file system boundary, nor judges what another one holds.
     Mount,
+    /// The worktree's own refs (`refs/worktree/*`, `refs/bisect/*`,
+    /// `refs/rewritten/*`: in its admin entry, never packed), named in
+    /// `unpublished`: removing the worktree deletes them.
+    WorktreeRefs,
 }
 
 /// In [`Nested::unpublished`]: commits that only its reflogs hold (amended,
@@ -254,6 +258,12 @@ pub fn nested_words(n: &Nested) -> String {
                 "a file system is mounted at {}/ (bullpen never removes across file systems: \
                  unmount it first)",
                 n.path
+            )
+        }
+        NestedKind::WorktreeRefs => {
+            return format!(
+                "the worktree's own refs {} go with it (git worktree remove deletes them)",
+                n.unpublished.join(", ")
             )
         }
     };

@@ -100,6 +100,10 @@ pub fn parse_expire(value: &str, now: i64) -> Result<Expire, String> {
         return Err(bad());
     };
     let n: i64 = n.parse().map_err(|_| bad())?;
+    if n < 0 {
+        // "-2.weeks": a cutoff ahead of now, past which everything already is.
+        return Err(bad());
+    }
     let unit = unit.strip_suffix('s').unwrap_or(unit);
     let secs = match unit {
         "second" | "sec" => 1,
@@ -213,6 +217,7 @@ mod tests {
     fn expiries_as_git_reads_them() {
         let now = 1_000_000_000;
         let day = 86_400;
+        assert!(parse_expire("-2.weeks", now).is_err());
         assert_eq!(parse_expire("never", now), Ok(Expire::Never));
         assert_eq!(parse_expire("false", now), Ok(Expire::Never));
         assert_eq!(parse_expire("now", now), Ok(Expire::Before(now)));

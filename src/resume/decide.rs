@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use crate::model::command::quoted;
+use crate::model::command::{escaped, quoted};
 use crate::model::Error;
 
 /// Where the recorded path lies relative to the worktree root.
@@ -244,7 +244,8 @@ impl Occupant {
 /// Pure: the refusal as an error people can act on, with its hints.
 pub fn explain(refusal: &Refusal, f: &Facts) -> Error {
     let id = &f.id;
-    let path = f.path.display();
+    // The record's path, escaped: a hand edit cannot write to the terminal.
+    let path = escaped(&f.path.to_string_lossy());
     let branch = &f.branch;
     let start_again = start_again_hint(id, f.branch_exists, &f.remote_branches);
     match refusal {

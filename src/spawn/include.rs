@@ -222,6 +222,8 @@ fn remember(ctx: &Ctx, id: &SessionId, worktree: &Path, copied: &[PathBuf]) -> R
             size: meta.len(),
             mtime: meta.mtime(),
             mtime_nsec: meta.mtime_nsec(),
+            ctime: Some((meta.ctime(), meta.ctime_nsec())),
+            ino: Some(meta.ino()),
         });
     }
     Local::of(&ctx.layout, id)

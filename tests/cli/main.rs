@@ -8,6 +8,7 @@ mod support;
 mod agents;
 mod at_act;
 mod attach;
+mod attacks;
 mod bg;
 mod color;
 mod content;
