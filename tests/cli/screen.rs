@@ -289,6 +289,13 @@ fn peek_shows_the_screen_while_another_terminal_is_attached() {
     assert_eq!(env.row("a")["attached"], true);
     t.send(b"two\r");
     t.expect("got-two");
+    // The attached terminal's new size is the model's too.
+    t.resize(30, 100);
+    wait_for("the screen to be 30 x 100", || {
+        let json = env.bullpen(&["peek", "--json", "a"]).ok().stdout;
+        let json: Value = serde_json::from_str(&json).unwrap();
+        (json["rows"] == 30 && json["cols"] == 100).then_some(())
+    });
     detach(&mut t);
     env.bullpen(&["stop", "a"]).ok();
     let done = env.bullpen(&["peek", "a"]);
