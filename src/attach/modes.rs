@@ -188,11 +188,7 @@ impl Perform for Modes {
                 }
                 self.pushed[screen] = self.pushed[screen].saturating_sub(n);
             }
-            ([b'='], 'u') => {
-                if self.pushed[screen] == 0 {
-                    self.base_set[screen] = true;
-                }
-            }
+            ([b'='], 'u') if self.pushed[screen] == 0 => self.base_set[screen] = true,
             ([b'>'], 'm') if first(params, 0) == 4 => {
                 let level = params.iter().nth(1).and_then(|p| p.first()).copied();
                 self.modify_other_keys = level.is_some_and(|l| l != 0);
