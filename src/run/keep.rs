@@ -159,7 +159,9 @@ impl Keep {
 
     /// The bytes that bring a terminal in its default state to this one: the
     /// screen that is current (the alternate one entered first when the program
-    /// is on it), its cursor, and every mode the program turned on.
+    /// is on it; else what that terminal showed is scrolled up into its own
+    /// scrollback first, not erased), its cursor, and every mode the program
+    /// turned on.
     pub fn redraw(&self) -> Vec<u8> {
         let screen = self.screen();
         let extra = self.extra();
@@ -168,6 +170,10 @@ impl Keep {
         if screen.alternate_screen() {
             out.push_str("\x1b[?1049h");
             kitty_state(&extra.kitty[1], &mut out);
+        } else {
+            let rows = screen.size().0.get();
+            out.push_str(&format!("\x1b[{rows};1H"));
+            out.push_str(&"\n".repeat(usize::from(rows)));
         }
         out.push_str(&screen.contents_formatted());
         out.push_str(&screen.input_mode_formatted());
@@ -244,6 +250,17 @@ mod tests {
             b.mouse_protocol_encoding(),
             vt100::MouseProtocolEncoding::Sgr
         );
+    }
+
+    #[test]
+    fn on_the_main_screen_what_the_terminal_showed_goes_to_its_scrollback() {
+        let k = fed(b"\x1b[2;1Hprogram");
+        let mut outer = vt100::Parser::new(size(5), size(20), 10);
+        outer.process(b"mine 1\r\nmine 2");
+        outer.process(&k.redraw());
+        assert_eq!(outer.screen().contents(), "\nprogram");
+        outer.screen_mut().set_scrollback(5);
+        assert_eq!(outer.screen().contents(), "mine 1\nmine 2");
     }
 
     #[test]
