@@ -82,6 +82,7 @@ pub enum Command {
     Stop(commands::stop::Args),
     Logs(commands::logs::Args),
     Attach(commands::attach::Args),
+    Peek(commands::peek::Args),
     Wait(commands::wait::Args),
     Rm(commands::rm::Args),
     Gc(commands::gc::Args),

@@ -278,6 +278,7 @@ fn main() {
                 (3_000_000, 400)
             };
             terminal::bench(&env, &repo.dir, cfg.runs_attach, n, keys, &mut report);
+            terminal::screen(&env, &repo.dir, cfg.runs_attach, n, &mut report);
         } else {
             report.note("attach: not measured, this build has no `git bullpen attach`".into());
         }

@@ -22,7 +22,7 @@ use rustix::pty::{self, OpenptFlags};
 
 use crate::env::{run_ok, Env};
 use crate::measure::median;
-use crate::report::{Report, TimeRow};
+use crate::report::{MemRow, Report, TimeRow};
 
 const MARK: &[u8] = b"END-OF-SEQ";
 const LIMIT: Duration = Duration::from_secs(120);
@@ -34,15 +34,19 @@ struct Term {
 }
 
 impl Term {
-    fn spawn(mut cmd: Command) -> Term {
+    fn spawn(cmd: Command) -> Term {
+        Term::spawn_sized(cmd, 24, 80)
+    }
+
+    fn spawn_sized(mut cmd: Command, rows: u16, cols: u16) -> Term {
         let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
         let master = pty::openpt(flags).expect("openpt");
         pty::grantpt(&master).expect("grantpt");
         pty::unlockpt(&master).expect("unlockpt");
         let slave = pty::ioctl_tiocgptpeer(&master, flags).expect("slave");
         let ws = rustix::termios::Winsize {
-            ws_row: 24,
-            ws_col: 80,
+            ws_row: rows,
+            ws_col: cols,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
@@ -290,4 +294,181 @@ pub fn bench(env: &Env, repo: &Path, runs: usize, n: usize, keys: usize, report:
         let _ = tmux_cmd(&["kill-server"]).status();
     }
     let _ = env.bullpen(repo, &["stop", "term"]).status();
+}
+
+/// A FIFO at `path`, made with mkfifo(1).
+fn fifo(path: &Path) {
+    run_ok(Command::new("mkfifo").arg(path));
+}
+
+/// Block until the program says it is done on the FIFO `done`.
+fn wait_done(done: &Path) {
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut std::fs::File::open(done).expect("open"), &mut said)
+        .expect("read the done FIFO");
+}
+
+/// The program of the detached side: `seq` on each line of `go`, then a word on
+/// `done` once all of it is written (the terminal's reader has taken all but
+/// what the pty buffers: a few KiB).
+fn detached_program(n: usize, go: &Path, done: &Path) -> String {
+    format!(
+        "exec 3<>'{}'; while read x <&3; do seq 1 {n}; echo done > '{}'; done",
+        go.display(),
+        done.display()
+    )
+}
+
+/// The supervisor's pid of session `id`, from its record.
+fn supervisor_of(env: &Env, repo: &Path, id: &str) -> u32 {
+    let json = run_ok(&mut env.git(
+        repo,
+        &[
+            "cat-file",
+            "blob",
+            &format!("refs/bullpen/sessions/{id}:session.json"),
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&json).expect("session.json");
+    v["process"]["supervisor_pid"]
+        .as_u64()
+        .expect("a supervisor") as u32
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// Issue 24's figures: output throughput with nobody attached (the supervisor's
+/// model on) against a detached tmux session on the same output; the
+/// supervisor's resident memory with 10,000 lines of 200-column output; the time
+/// from starting `attach` to the first full screen drawn.
+pub fn screen(env: &Env, repo: &Path, runs: usize, n: usize, report: &mut Report) {
+    let dir = env.root.join("screen");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let (go, done) = (dir.join("go"), dir.join("done"));
+    fifo(&go);
+    fifo(&done);
+    let prog = detached_program(n, &go, &done);
+    run_ok(&mut env.bullpen(
+        repo,
+        &["spawn", "--bg", "detached", "--", "sh", "-c", &prog],
+    ));
+    let mut sides: Vec<(&str, std::path::PathBuf, std::path::PathBuf)> =
+        vec![("bullpen", go.clone(), done.clone())];
+    let tmux = crate::env::which("tmux");
+    let tmux_dir = env.root.join("tmux-screen");
+    let tmux_cmd = |args: &[&str]| {
+        let mut c = env.cmd(tmux.as_deref().unwrap_or(Path::new("tmux")), repo);
+        c.args(["-L", "screen", "-f", "/dev/null"])
+            .args(args)
+            .env("TMUX_TMPDIR", &tmux_dir)
+            .env("TERM", "xterm-256color");
+        c
+    };
+    if tmux.is_some() {
+        std::fs::create_dir_all(&tmux_dir).expect("mkdir");
+        let (tgo, tdone) = (dir.join("tgo"), dir.join("tdone"));
+        fifo(&tgo);
+        fifo(&tdone);
+        let tprog = detached_program(n, &tgo, &tdone);
+        run_ok(&mut tmux_cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "d",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "sh",
+            "-c",
+            &tprog,
+        ]));
+        sides.push(("tmux", tgo, tdone));
+    }
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); sides.len()];
+    for round in 0..=runs {
+        for k in 0..sides.len() {
+            let i = (k + round) % sides.len();
+            let (_, go, done) = &sides[i];
+            let start = Instant::now();
+            std::fs::write(go, "go\n").expect("go");
+            wait_done(done);
+            if round > 0 {
+                times[i].push(start.elapsed());
+            }
+        }
+    }
+    if sides.len() > 1 {
+        let (x, y) = (median(times[0].clone()), median(times[1].clone()));
+        report.time(TimeRow {
+            what: "output throughput detached (the supervisor's model on) vs a detached tmux"
+                .into(),
+            fixture: format!("`seq 1 {n}` (~{} MB)", n * 8 / 1_000_000),
+            bullpen: x,
+            baseline: y,
+            bullpen_cpu: x,
+            baseline_cpu: y,
+            budget: Some(1.0),
+        });
+        let _ = tmux_cmd(&["kill-server"]).status();
+    }
+    let _ = env.bullpen(repo, &["stop", "detached"]).status();
+
+    // Memory and the first screen: 10,000 lines of 200 columns, on a 50 x 200
+    // terminal, with the default scrollback and with bullpen.scrollback=10000.
+    let lines = "awk 'BEGIN { for (i = 0; i < 10000; i++) printf \"%0200d\\n\", i }'; \
+                 printf SCREEN-END; echo done > '{done}'; read x";
+    for (id, scrollback) in [("rss", None), ("rss-10k", Some("10000"))] {
+        let prog = lines.replace("{done}", &done.display().to_string());
+        let mut spawn = env.bullpen(repo, &["spawn", "--bg", id, "--", "sh", "-c", &prog]);
+        if let Some(v) = scrollback {
+            spawn.env("GIT_CONFIG_PARAMETERS", format!("'bullpen.scrollback={v}'"));
+        }
+        let spawn = Term::spawn_sized(spawn, 50, 200);
+        wait_done(&done);
+        drop(spawn);
+        let kib = rss_kib(supervisor_of(env, repo, id));
+        report.mem(MemRow {
+            what: "a supervisor's resident memory after 10,000 lines of 200 columns".into(),
+            fixture: format!(
+                "bullpen.scrollback={}",
+                scrollback.unwrap_or("1000 (the default)")
+            ),
+            kib,
+            baseline: "the issue's target".into(),
+            baseline_kib: 16 * 1024,
+            budget_mib: Some(16.0),
+        });
+        if scrollback.is_some() {
+            let _ = env.bullpen(repo, &["stop", id]).status();
+            continue;
+        }
+        let mut first = Vec::new();
+        for _ in 0..runs.max(3) {
+            let start = Instant::now();
+            let t = Term::spawn_sized(env.bullpen(repo, &["attach", id]), 50, 200);
+            t.read_until(b"SCREEN-END");
+            first.push(start.elapsed());
+            t.send(b"\x1c");
+            t.read_until(b"detached from");
+        }
+        let x = median(first.clone());
+        report.note(format!(
+            "from starting `git bullpen attach` to the first full screen (50 x 200, after \
+             10,000 lines): median {:.1} ms (target: under 50 ms), samples {:?}",
+            x.as_secs_f64() * 1e3,
+            first
+                .iter()
+                .map(|d| format!("{:.1}", d.as_secs_f64() * 1e3))
+                .collect::<Vec<_>>()
+        ));
+        let _ = env.bullpen(repo, &["stop", id]).status();
+    }
 }

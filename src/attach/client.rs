@@ -1,5 +1,6 @@
 //! The attached terminal's loop: keys to the run, its output to the screen,
-//! window sizes as they change; in raw mode, restored on every way out.
+//! window sizes as they change; in raw mode, restored on every way out, with
+//! every mode the program turned on turned off again (`modes`).
 
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -11,6 +12,7 @@ use anyhow::{Context, Result};
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::io::Errno;
 
+use super::modes::Scan;
 use crate::context::Ctx;
 use crate::model::{time, Exit};
 use crate::run::wire::{self, Decoder, Msg};
@@ -31,11 +33,6 @@ pub enum Ending {
     /// This process was asked to end (SIGTERM, SIGINT, SIGQUIT).
     Signal(i32),
 }
-
-/// Modes a program may have left the terminal in that a shell prompt should
-/// not inherit: attributes, a hidden cursor, mouse reporting, bracketed paste.
-/// Each is harmless when already off.
-const SANE: &[u8] = b"\x1b[0m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l";
 
 /// The signals the loop hears about, through a pipe (the self-pipe trick,
 /// signal-hook's): a resize, a continue after a stop, and the ones that end it.
@@ -116,13 +113,19 @@ pub fn relay(
     // Said once the terminal is raw, so that every key typed after it goes to
     // the run as typed (raw: the line ends with an explicit carriage return).
     ctx.ui.info(format!("{hello}\r"));
-    let ending = pump(ctx, stream, dec, key, tty, &signals, &raw);
+    let mut incoming = Incoming {
+        dec,
+        scan: Scan::default(),
+    };
+    let ending = pump(ctx, stream, &mut incoming, key, tty, &signals, &raw);
+    let scan = incoming.scan;
+    // Whatever the way out: the modes the program turned on, off again.
+    let mut out = ctx.ui.out();
+    let _ = out.write_all(&scan.restore());
     if !matches!(ending, Ok(Ending::Ended(_))) {
-        let mut out = ctx.ui.out();
-        let _ = out.write_all(SANE);
         let _ = out.write_all(b"\r\n");
-        let _ = out.flush();
     }
+    let _ = out.flush();
     drop(raw);
     ending
 }
@@ -143,7 +146,7 @@ fn resize(stream: &UnixStream, tty: BorrowedFd) -> Result<()> {
 fn pump(
     ctx: &Ctx,
     stream: &UnixStream,
-    mut dec: Decoder,
+    incoming: &mut Incoming,
     key: u8,
     tty: BorrowedFd,
     signals: &Signals,
@@ -151,7 +154,7 @@ fn pump(
 ) -> Result<Ending> {
     let mut buf = vec![0u8; wire::CHUNK];
     // Frames that arrived with the welcome.
-    if let Some(end) = show(ctx, &mut dec)? {
+    if let Some(end) = incoming.show(ctx)? {
         return Ok(end);
     }
     loop {
@@ -196,8 +199,8 @@ fn pump(
             if n == 0 {
                 return Ok(Ending::Lost);
             }
-            dec.push(&buf[..n]);
-            if let Some(end) = show(ctx, &mut dec)? {
+            incoming.dec.push(&buf[..n]);
+            if let Some(end) = incoming.show(ctx)? {
                 return Ok(end);
             }
         }
@@ -224,32 +227,42 @@ fn pump(
     }
 }
 
-/// Put the run's output on the screen; the ending, if a frame says so.
-fn show(ctx: &Ctx, dec: &mut Decoder) -> Result<Option<Ending>> {
-    let mut out = ctx.ui.out();
-    let mut ending = None;
-    while let Some(msg) = dec.next_msg()? {
-        match msg {
-            Msg::Output(bytes) => out
-                .write_all(&bytes)
-                .context("cannot write to the terminal")?,
-            Msg::Exit { code, signal } => {
-                ending = Some(Ending::Ended(Exit {
-                    code,
-                    signal,
-                    at: time::now_rfc3339(),
-                }));
-                break;
+/// What comes from the run: its frames, and the modes what it wrote turned on.
+struct Incoming {
+    dec: Decoder,
+    scan: Scan,
+}
+
+impl Incoming {
+    /// Put the run's output on the screen; the ending, if a frame says so.
+    fn show(&mut self, ctx: &Ctx) -> Result<Option<Ending>> {
+        let mut out = ctx.ui.out();
+        let mut ending = None;
+        while let Some(msg) = self.dec.next_msg()? {
+            match msg {
+                Msg::Output(bytes) => {
+                    self.scan.feed(&bytes);
+                    out.write_all(&bytes)
+                        .context("cannot write to the terminal")?
+                }
+                Msg::Exit { code, signal } => {
+                    ending = Some(Ending::Ended(Exit {
+                        code,
+                        signal,
+                        at: time::now_rfc3339(),
+                    }));
+                    break;
+                }
+                Msg::Stolen { pid } => {
+                    ending = Some(Ending::Stolen(pid));
+                    break;
+                }
+                _ => {}
             }
-            Msg::Stolen { pid } => {
-                ending = Some(Ending::Stolen(pid));
-                break;
-            }
-            _ => {}
         }
+        out.flush().context("cannot write to the terminal")?;
+        Ok(ending)
     }
-    out.flush().context("cannot write to the terminal")?;
-    Ok(ending)
 }
 
 impl AsFd for Signals {

@@ -8,6 +8,8 @@
 //! (its pid and our uid, from the kernel's peer credentials).
 
 mod client;
+mod modes;
+pub mod peek;
 
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -34,7 +36,7 @@ const ANSWER_TIME: Duration = Duration::from_secs(10);
 /// run's status when it ended while attached).
 pub fn attach(ctx: &Ctx, id: &SessionId, steal: bool) -> Result<i32> {
     let stored = store::require(&ctx.repo, id)?;
-    let target = target(ctx, &stored)?;
+    let target = target(ctx, &stored, "attaching to")?;
     let key = detach_key(ctx)?;
     let tty = std::io::stdin();
     if !term::is_terminal(&tty) {
@@ -46,7 +48,7 @@ pub fn attach(ctx: &Ctx, id: &SessionId, steal: bool) -> Result<i32> {
                 .into(),
         );
     }
-    let stream = connect(ctx, id, &target)?;
+    let stream = connect(ctx, id, &target, "attaching to")?;
     let (rows, cols) = term::window_size(&tty).unwrap_or(crate::run::pty::DEFAULT_SIZE);
     let mut dec = Decoder::default();
     hello(&stream, &mut dec, id, steal, rows, cols, key)?;
@@ -86,8 +88,8 @@ pub fn attach(ctx: &Ctx, id: &SessionId, steal: bool) -> Result<i32> {
     }
 }
 
-/// The run to attach to, or why not.
-fn target(ctx: &Ctx, stored: &Stored) -> Result<AttachTarget> {
+/// The run to connect to (`doing`: "attaching to", in the refusal), or why not.
+fn target(ctx: &Ctx, stored: &Stored, doing: &str) -> Result<AttachTarget> {
     let r = &stored.record;
     let id = &r.id;
     let Some(p) = r.process.as_ref().filter(|_| r.state == State::Running) else {
@@ -119,7 +121,7 @@ fn target(ctx: &Ctx, stored: &Stored) -> Result<AttachTarget> {
         )))),
     };
     decided.map_err(|why| {
-        Error::refused(format!("not attaching to session {id}: {}", why.describe())).into()
+        Error::refused(format!("not {doing} session {id}: {}", why.describe())).into()
     })
 }
 
@@ -157,7 +159,7 @@ fn detach_key(ctx: &Ctx) -> Result<u8> {
 
 /// Connect to the run's socket, and make sure its supervisor is the one
 /// answering (nothing is sent before).
-fn connect(ctx: &Ctx, id: &SessionId, target: &AttachTarget) -> Result<UnixStream> {
+fn connect(ctx: &Ctx, id: &SessionId, target: &AttachTarget, doing: &str) -> Result<UnixStream> {
     let path = Path::new(&target.socket);
     let stream = match UnixStream::connect(path) {
         Ok(s) => s,
@@ -182,7 +184,7 @@ fn connect(ctx: &Ctx, id: &SessionId, target: &AttachTarget) -> Result<UnixStrea
         || !supervisor.is(&procfs::identity(supervisor.pid))
     {
         return Err(Error::refused(format!(
-            "not attaching to session {id}: its socket {} is answered by pid {pid} (uid {uid}), \
+            "not {doing} session {id}: its socket {} is answered by pid {pid} (uid {uid}), \
              not by the session's supervisor (pid {})",
             path.display(),
             supervisor.pid

@@ -18,8 +18,15 @@ Examples:
 Every background run (spawn --bg, resume --bg) runs on a pseudo-terminal held by its \
 supervisor. attach connects this terminal to it: what you type goes to the command, \
 what it writes comes to your screen (and, as always, to the session's log), and the \
-window size follows yours, so a full-screen program redraws to fit. The terminal is \
-put in raw mode while attached and its settings are restored exactly when attach ends.
+window size follows yours, so a full-screen program redraws to fit. The run's current \
+screen is drawn first, what was written while nobody was attached included (the \
+supervisor keeps a model of the run's terminal; git config bullpen.scrollback lines of \
+scrollback). The terminal is put in raw mode while attached and its settings are \
+restored exactly when attach ends, and every mode the program turned on in it is turned \
+off again: the alternate screen, keypad and cursor-key modes, mouse reporting, bracketed \
+paste, focus reporting, kitty keyboard flags, modifyOtherKeys, a hidden cursor, colours.
+
+To look at the screen without attaching: git bullpen peek.
 
 The detach key (default Ctrl-\\, git config bullpen.detachKey: ctrl-<key> or ^<key>) \
 leaves the run going and exits 0. When the run ends while attached (by itself, or \

@@ -14,6 +14,7 @@ pub mod gc;
 pub mod logs;
 pub mod ls;
 pub mod path;
+pub mod peek;
 pub mod push;
 pub mod resume;
 pub mod rm;
@@ -46,6 +47,7 @@ pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
         Command::Stop(args) => stop::run(args, cwd, ui),
         Command::Logs(args) => logs::run(args, cwd, ui),
         Command::Attach(args) => attach::run(args, cwd, ui),
+        Command::Peek(args) => peek::run(args, cwd, ui),
         Command::Wait(args) => wait::run(args, cwd, ui),
         Command::Rm(args) => rm::run(args, cwd, ui),
         Command::Supervise(args) => supervise::run(args, cwd, ui),

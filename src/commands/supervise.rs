@@ -32,6 +32,10 @@ pub struct Args {
     #[arg(long, value_name = "ROWSxCOLS", value_parser = parse_size)]
     pub size: Option<(u16, u16)>,
 
+    /// Lines of scrollback the run's terminal model keeps.
+    #[arg(long, value_name = "LINES", default_value_t = crate::run::keep::DEFAULT_SCROLLBACK)]
+    pub scrollback: usize,
+
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -44,6 +48,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             event: args.event,
             ready_fd: args.ready_fd,
             size: args.size.unwrap_or(crate::run::pty::DEFAULT_SIZE),
+            scrollback: args.scrollback,
             argv: args.command,
         },
         cwd,

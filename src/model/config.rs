@@ -35,6 +35,33 @@ pub const SETUP: &str = "bullpen.setup";
 pub const WORKTREE_INCLUDE: &str = ".worktreeinclude";
 /// The key that detaches `git bullpen attach` (default Ctrl-\\).
 pub const DETACH_KEY: &str = "bullpen.detachKey";
+/// Lines of scrollback a background run's terminal model keeps (read when the
+/// run starts).
+pub const SCROLLBACK: &str = "bullpen.scrollback";
+
+/// Pure: a git integer (`git config --type=int`: digits with an optional `k`,
+/// `m` or `g`), not negative; git's reason when it is not one.
+pub fn parse_count(value: &str) -> Result<usize, &'static str> {
+    let v = value.trim();
+    let (digits, unit) = match v.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&v[..i], Some(c.to_ascii_lowercase())),
+        _ => (v, None),
+    };
+    let factor: usize = match unit {
+        None => 1,
+        Some('k') => 1 << 10,
+        Some('m') => 1 << 20,
+        Some('g') => 1 << 30,
+        Some(_) => return Err("invalid unit"),
+    };
+    let n: usize = digits.parse().map_err(|_| {
+        match !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            true => "out of range",
+            false => "invalid unit",
+        }
+    })?;
+    n.checked_mul(factor).ok_or("out of range")
+}
 
 /// Overrides the platform data dir (e.g. `~/.local/share/bullpen`).
 pub const ENV_HOME: &str = "BULLPEN_HOME";
@@ -99,3 +126,20 @@ pub const REPOSITORY_ENV: &[&str] = &[
     "GIT_SHALLOW_FILE",
     ENV_COMMON_DIR,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_as_git_reads_integers() {
+        assert_eq!(parse_count("1000"), Ok(1000));
+        assert_eq!(parse_count("2k"), Ok(2048));
+        assert_eq!(parse_count(" 1M "), Ok(1 << 20));
+        assert_eq!(parse_count("0"), Ok(0));
+        assert_eq!(parse_count("ten"), Err("invalid unit"));
+        assert_eq!(parse_count("-1"), Err("invalid unit"));
+        assert_eq!(parse_count("1x"), Err("invalid unit"));
+        assert_eq!(parse_count("99999999999999999999"), Err("out of range"));
+    }
+}

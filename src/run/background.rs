@@ -48,6 +48,7 @@ pub fn dispatch(ctx: &Ctx, stored: &Stored, argv: &[String], event: &str) -> Res
     if argv.is_empty() {
         bail!("the session's command is empty");
     }
+    let scrollback = scrollback(ctx)?;
     let log_path = ctx.layout.log_path(id);
     let log = open_log(&log_path)?;
     let exe = std::env::current_exe()
@@ -60,6 +61,7 @@ pub fn dispatch(ctx: &Ctx, stored: &Stored, argv: &[String], event: &str) -> Res
         ready_w.as_raw_fd(),
         argv,
     );
+    args.splice(1..1, ["--scrollback".into(), scrollback.to_string().into()]);
     // The run's terminal starts with the size of the one it was started from.
     if let Some((rows, cols)) = caller_window_size() {
         args.splice(1..1, ["--size".into(), format!("{rows}x{cols}").into()]);
@@ -82,6 +84,23 @@ pub fn dispatch(ctx: &Ctx, stored: &Stored, argv: &[String], event: &str) -> Res
             log_path.display()
         )
     })
+}
+
+/// The lines of scrollback the run's terminal model keeps: git config
+/// `bullpen.scrollback`, else the default.
+fn scrollback(ctx: &Ctx) -> Result<usize> {
+    use crate::model::config::{parse_count, SCROLLBACK};
+    match ctx.repo.config_string(SCROLLBACK) {
+        None => Ok(super::keep::DEFAULT_SCROLLBACK),
+        Some(v) => parse_count(&v).map_err(|why| {
+            crate::model::Error::failed(format!(
+                "bad numeric config value {} for '{SCROLLBACK}': {why}",
+                quoted(&v)
+            ))
+            .hint("bullpen.scrollback is a number of lines, e.g. 1000 or 10k")
+            .into()
+        }),
+    }
 }
 
 /// The window size of the terminal bullpen was started from, if any.

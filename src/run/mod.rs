@@ -10,6 +10,7 @@ pub mod finish;
 pub mod foreground;
 pub mod gate;
 pub mod group;
+pub mod keep;
 pub mod liveness;
 pub mod pty;
 pub mod relay;

@@ -7,6 +7,10 @@
 //! is attached and slower than the command, the master side is not read until
 //! the client catches up (the command then waits, as on any slow terminal);
 //! detached, the run goes at full speed into the log.
+//!
+//! Every byte of output is also fed to the run's terminal model ([`Keep`]): a
+//! client let in is sent the current screen first, drawn at its size, and a
+//! `Peek` is answered with the screen as text, whoever is attached.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -18,6 +22,7 @@ use rustix::event::{poll, PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::process::{Pid, WaitOptions, WaitStatus};
 
+use super::keep::Keep;
 use super::pty;
 use super::wire::{self, Decoder, Msg};
 use crate::model::Exit;
@@ -126,6 +131,7 @@ pub struct Relay<'a> {
     master_done: bool,
     log_failed: bool,
     uid: u32,
+    keep: Keep,
     on_attach: OnAttach<'a>,
 }
 
@@ -143,6 +149,7 @@ impl<'a> Relay<'a> {
         listener: std::os::unix::net::UnixListener,
         log: File,
         pid: u32,
+        keep: Keep,
         on_attach: OnAttach<'a>,
     ) -> std::io::Result<Relay<'a>> {
         rustix::io::ioctl_fionbio(&master, true)?;
@@ -163,6 +170,7 @@ impl<'a> Relay<'a> {
             master_done: false,
             log_failed: false,
             uid: socket::my_uid(),
+            keep,
             on_attach,
         })
     }
@@ -336,6 +344,7 @@ impl<'a> Relay<'a> {
                 }
                 Ok(n) => {
                     self.log_output(&buf[..n]);
+                    self.keep.feed(&buf[..n]);
                     if let Some(c) = self.client.as_mut() {
                         c.queue(&Msg::Output(buf[..n].to_vec()));
                         if c.backlog() >= CLIENT_BACKLOG {
@@ -397,6 +406,7 @@ impl<'a> Relay<'a> {
             }
         }
         if let Some((rows, cols)) = resize {
+            self.keep.resize(rows, cols);
             let _ = pty::resize(&self.master, rows, cols);
         }
         let flushed = c.flush_some().is_ok();
@@ -447,6 +457,7 @@ impl<'a> Relay<'a> {
             let open = cl.read_some().unwrap_or(false);
             match cl.dec.next_msg() {
                 Ok(Some(Msg::Hello { steal, rows, cols })) => self.admit(cl, steal, rows, cols),
+                Ok(Some(Msg::Peek { color })) => self.peek(cl, color),
                 Ok(None) if open && now < deadline => self.pending.push((cl, deadline)),
                 _ => {} // closed, timed out, or not our protocol
             }
@@ -467,6 +478,11 @@ impl<'a> Relay<'a> {
             current.last_word(&Msg::Stolen { pid: new.pid });
         }
         new.queue(&Msg::Welcome);
+        // The screen as it is, at the client's size, before anything live.
+        self.keep.resize(rows, cols);
+        for chunk in self.keep.redraw().chunks(wire::CHUNK) {
+            new.queue(&Msg::Output(chunk.to_vec()));
+        }
         if new.flush_some().is_err() {
             (self.on_attach)(None);
             return;
@@ -474,6 +490,17 @@ impl<'a> Relay<'a> {
         let _ = pty::resize(&self.master, rows, cols);
         (self.on_attach)(Some((new.pid, &new.since)));
         self.client = Some(new);
+    }
+
+    /// Answer a `Peek` with the screen, and close: the attached client, if
+    /// any, stays as it is.
+    fn peek(&mut self, cl: Client, color: bool) {
+        let shot = Msg::Screen(self.keep.shot(color));
+        let answer = match wire::frame(&shot).len() - 5 > wire::MAX_FRAME {
+            true => Msg::Refused("the screen is too large to send".into()),
+            false => shot,
+        };
+        cl.last_word(&answer);
     }
 
     /// After the command ended: copy what is still coming, for a little while.

@@ -14,8 +14,9 @@
 //!    Two concurrent starts cannot both win, and the loser's command never runs;
 //! 4. reports `running <pid>` (or `error <why>`) to the dispatcher on an inherited
 //!    pipe, so the dispatcher returns only once `ls` shows the run as running;
-//! 5. relays the terminal (`relay`): output to the log and to the attached
-//!    client, the client's keys to the command, until the command ends;
+//! 5. relays the terminal (`relay`): output to the log, to the terminal model
+//!    (`keep`) and to the attached client, the client's keys to the command,
+//!    until the command ends;
 //! 6. removes the socket, appends its end line to the log (`end_line`, after
 //!    all of the command's output), records the end with [`finish`] (provenance
 //!    notes included; `stopped` if `stop` asked for it), and only then tells the
@@ -51,6 +52,8 @@ pub struct Request {
     pub ready_fd: Option<RawFd>,
     /// The terminal's first window size (rows, columns).
     pub size: (u16, u16),
+    /// Lines of scrollback the terminal model keeps (`bullpen.scrollback`).
+    pub scrollback: usize,
     pub argv: Vec<String>,
 }
 
@@ -143,7 +146,8 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
             ui.warn(format!("{e:#}"));
         }
     });
-    let relay = Relay::new(master, listener, log, pid, on_attach)
+    let keep = super::keep::Keep::new(req.size.0, req.size.1, req.scrollback);
+    let relay = Relay::new(master, listener, log, pid, keep, on_attach)
         .context("cannot relay the session's terminal")?;
     let ended = relay.run();
     // No new client from here on; the one attached hears how it ended below.

@@ -5,9 +5,16 @@
 //! client → supervisor: `Hello` (first, once), then `Input` and `Resize`.
 //! supervisor → client: `Welcome`, `Busy` or `Refused` (the answer to `Hello`),
 //! then `Output` until `Exit` (the run ended), or `Stolen` (another terminal
-//! attached with `--steal`). A client detaches by closing the connection.
+//! attached with `--steal`); the first `Output` after `Welcome` is the current
+//! screen, drawn for the client's size. A client detaches by closing the
+//! connection.
+//!
+//! `git bullpen peek` sends `Peek` instead of `Hello` and is answered `Screen`
+//! (or `Refused`), then closed: it never takes the one client's place.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+
+use super::keep::Shot;
 
 /// The first bytes of a `Hello`: the protocol and its version.
 const MAGIC: &[u8; 4] = b"BPA1";
@@ -24,6 +31,13 @@ pub enum Msg {
         cols: u16,
     },
     Welcome,
+    /// Instead of `Hello`: the screen, please (with colours and attributes
+    /// when `color`).
+    Peek {
+        color: bool,
+    },
+    /// The answer to `Peek`.
+    Screen(Shot),
     /// Someone else is attached: their pid, and since when (RFC 3339).
     Busy {
         pid: u32,
@@ -55,6 +69,8 @@ const RESIZE: u8 = b'z';
 const OUTPUT: u8 = b'o';
 const EXIT: u8 = b'x';
 const STOLEN: u8 = b's';
+const PEEK: u8 = b'P';
+const SCREEN: u8 = b'S';
 
 /// Append `msg`, framed, to `out`.
 pub fn encode(msg: &Msg, out: &mut Vec<u8>) {
@@ -72,6 +88,13 @@ pub fn encode(msg: &Msg, out: &mut Vec<u8>) {
             frame(HELLO, &p)
         }
         Msg::Welcome => frame(WELCOME, &[]),
+        Msg::Peek { color } => {
+            let mut p = MAGIC.to_vec();
+            p.push(u8::from(*color));
+            frame(PEEK, &p)
+        }
+        // Plain data: serialising it cannot fail.
+        Msg::Screen(shot) => frame(SCREEN, &serde_json::to_vec(shot).unwrap_or_default()),
         Msg::Busy { pid, since } => {
             let mut p = pid.to_be_bytes().to_vec();
             p.extend_from_slice(since.as_bytes());
@@ -169,6 +192,15 @@ fn decode(kind: u8, p: Vec<u8>) -> Result<Msg> {
             }
         }
         WELCOME => Msg::Welcome,
+        PEEK => {
+            if p.get(..4) != Some(&MAGIC[..]) {
+                bail!("the peer speaks another version of bullpen's attach protocol");
+            }
+            Msg::Peek {
+                color: p.get(4).copied().unwrap_or(0) != 0,
+            }
+        }
+        SCREEN => Msg::Screen(serde_json::from_slice(&p).context("a screen frame is not one")?),
         BUSY => Msg::Busy {
             pid: u32_at(0)?,
             since: String::from_utf8_lossy(p.get(4..).unwrap_or_default()).into_owned(),
@@ -211,6 +243,16 @@ mod tests {
                 cols: 132,
             },
             Msg::Welcome,
+            Msg::Peek { color: true },
+            Msg::Screen(Shot {
+                rows: 2,
+                cols: 3,
+                lines: vec!["ab".into(), "".into()],
+                cursor: (1, 0),
+                cursor_visible: true,
+                alternate_screen: false,
+                formatted: Some("\x1b[1mab\n".into()),
+            }),
             Msg::Busy {
                 pid: 4242,
                 since: "2026-01-01T00:00:00Z".into(),
@@ -258,5 +300,8 @@ mod tests {
         let mut d = Decoder::default();
         d.push(&[RESIZE, 0, 0, 0, 1, 0]);
         assert!(d.next_msg().is_err(), "too short");
+        let mut d = Decoder::default();
+        d.push(&[SCREEN, 0, 0, 0, 1, b'{']);
+        assert!(d.next_msg().is_err(), "not a screen");
     }
 }

@@ -226,7 +226,7 @@ fn tagged(roff: &mut Roff, tag: &str, body: &str) {
 
 /// Commands whose output may be coloured (`--color`, color.bullpen, color.ui).
 fn colours(sub: Option<&str>) -> bool {
-    matches!(sub, None | Some("ls"))
+    matches!(sub, None | Some("ls" | "peek"))
 }
 
 fn all_or(sub: Option<&str>, this: bool) -> bool {
@@ -291,10 +291,10 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
              and bullpen.command are unset (then /bin/sh).",
         ));
     }
-    if all || matches!(sub, Some("spawn" | "resume" | "attach")) {
+    if all || matches!(sub, Some("spawn" | "resume" | "attach" | "peek")) {
         entries.push((
             "XDG_RUNTIME_DIR".to_owned(),
-            "Where background runs put the sockets that git bullpen attach connects to: \
+            "Where background runs put the sockets that git bullpen attach and peek connect to: \
              $XDG_RUNTIME_DIR/bullpen/ (a directory only you can enter), else \
              /tmp/bullpen-<uid>/.",
         ));
@@ -419,6 +419,14 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
              the provenance notes always stay.",
         ));
     }
+    if matches!(sub, None | Some("spawn" | "resume")) {
+        entries.push((
+            config::SCROLLBACK,
+            "How many lines of scrollback the supervisor of a background run keeps in its \
+             model of the run's terminal (default 1000; 10k and 1m as in git). About 32 bytes \
+             a cell: 1,000 lines of 200 columns are about 6 MiB. Read when the run starts.",
+        ));
+    }
     if matches!(sub, None | Some("attach")) {
         entries.push((
             config::DETACH_KEY,
@@ -513,7 +521,7 @@ fn files(roff: &mut Roff) {
         (
             "$XDG_RUNTIME_DIR/bullpen/s<pid>-<start>.sock",
             "A background run's socket (or under /tmp/bullpen-<uid>/), which git bullpen \
-             attach connects to: in a directory only you can enter, removed when the run \
+             attach and peek connect to: in a directory only you can enter, removed when the run \
              ends, and that of a killed run by stop or by the session's next run.",
         ),
         (
@@ -792,7 +800,7 @@ fn docs_man_pages_render_with_man() {
             ),
             (
                 "GIT CONFIGURATION",
-                uses_the_root(sub) || matches!(sub, Some("push" | "fetch" | "attach")),
+                uses_the_root(sub) || matches!(sub, Some("push" | "fetch" | "attach" | "peek")),
             ),
             ("FILES", sub.is_none()),
         ];
