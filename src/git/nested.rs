@@ -372,24 +372,10 @@ fn worktree_refs(admin: &Path) -> Result<Vec<String>> {
     let mut found = Vec::new();
     let mut stack = vec![admin.join("refs")];
     while let Some(dir) = stack.pop() {
-        let rd = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                return Err(
-                    anyhow::Error::new(e).context(format!("could not list {}", dir.display()))
-                )
-            }
-        };
-        for entry in rd {
-            let entry = entry.with_context(|| format!("could not list {}", dir.display()))?;
-            let ft = entry
-                .file_type()
-                .with_context(|| format!("could not read {}", entry.path().display()))?;
+        for (path, ft) in entries(&dir)? {
             if ft.is_dir() {
-                stack.push(entry.path());
+                stack.push(path);
             } else {
-                let path = entry.path();
                 let name = path.strip_prefix(admin).unwrap_or(&path);
                 found.push(name.to_string_lossy().into_owned());
             }
@@ -405,24 +391,10 @@ fn find_git_dirs(modules: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut stack = vec![modules.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let rd = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                return Err(
-                    anyhow::Error::new(e).context(format!("could not list {}", dir.display()))
-                )
-            }
-        };
-        for entry in rd {
-            let entry = entry.with_context(|| format!("could not list {}", dir.display()))?;
-            let ft = entry
-                .file_type()
-                .with_context(|| format!("could not read {}", entry.path().display()))?;
+        for (path, ft) in entries(&dir)? {
             if !ft.is_dir() {
                 continue;
             }
-            let path = entry.path();
             if path.join("HEAD").is_file() && path.join("objects").is_dir() {
                 stack.push(path.join("modules"));
                 found.push(path);
@@ -433,6 +405,27 @@ fn find_git_dirs(modules: &Path) -> Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
+}
+
+/// The entries of `dir` with their types (not following symlinks); none when
+/// `dir` is gone.
+fn entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!("could not list {}", dir.display())))
+        }
+    };
+    let mut out = Vec::new();
+    for entry in rd {
+        let entry = entry.with_context(|| format!("could not list {}", dir.display()))?;
+        let ft = entry
+            .file_type()
+            .with_context(|| format!("could not read {}", entry.path().display()))?;
+        out.push((entry.path(), ft));
+    }
+    Ok(out)
 }
 
 /// Its local branches, stash and detached HEAD that no remote-tracking ref of
