@@ -28,6 +28,9 @@ use crate::model::id::{BRANCH_PREFIX, RECORD_PREFIX};
 use crate::model::{Process, Record, SessionId, State};
 use crate::sys::layout::Layout;
 
+/// The shell being answered, as [`config::ENV_COMPLETE`] named it.
+static SHELL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// The program the scripts call, found on PATH (where git finds it too).
 pub const PROGRAM: &str = "git-bullpen";
 
@@ -56,6 +59,10 @@ pub fn files() -> Vec<(&'static str, Vec<u8>)> {
 /// Call first thing in `main`: when [`config::ENV_COMPLETE`] is set, answer the
 /// shell (or print its script) and exit; otherwise return and let main run.
 pub fn complete_from_env() {
+    // clap_complete removes the variable before it calls the candidates.
+    if let Ok(shell) = std::env::var(config::ENV_COMPLETE) {
+        let _ = SHELL.set(shell);
+    }
     CompleteEnv::with_factory(crate::cli::Cli::command)
         .var(config::ENV_COMPLETE)
         .bin(PROGRAM)
@@ -74,14 +81,14 @@ pub fn complete_from_env() {
 /// it collects.
 pub fn session_id_candidates() -> Vec<CompletionCandidate> {
     ids_here(false)
-        .map(|(_, ids)| plain(&ids))
+        .map(|(repo, ids)| described(&repo, not_typed(ids)))
         .unwrap_or_default()
 }
 
 /// Like [`session_id_candidates`], collected sessions included (`ls` shows them).
 pub fn any_session_id_candidates() -> Vec<CompletionCandidate> {
     ids_here(true)
-        .map(|(_, ids)| plain(&ids))
+        .map(|(repo, ids)| described(&repo, not_typed(ids)))
         .unwrap_or_default()
 }
 
@@ -92,7 +99,7 @@ pub fn resume_candidates() -> Vec<CompletionCandidate> {
     let Some((repo, ids)) = ids_here(false) else {
         return Vec::new();
     };
-    let mut out = plain(&ids);
+    let mut out = described(&repo, ids);
     for remote in store::fetched_remotes(&repo).unwrap_or_default() {
         for name in repo
             .ref_names_under(&remote.tracking_prefix())
@@ -143,9 +150,10 @@ pub fn attachable(records: Vec<Record>, alive: impl Fn(&Process) -> bool) -> Vec
 
 /// Sessions recorded running (`lost` ones included: stop ends them): `stop`, `wait`.
 pub fn running_session_id_candidates() -> Vec<CompletionCandidate> {
+    let typed = typed_words();
     let running: Vec<Record> = records_here()
         .into_iter()
-        .filter(|r| r.state == State::Running)
+        .filter(|r| r.state == State::Running && !typed.iter().any(|w| w == r.id.as_str()))
         .collect();
     candidates(&running, false)
 }
@@ -162,7 +170,7 @@ pub fn logged_session_id_candidates() -> Vec<CompletionCandidate> {
         .into_iter()
         .filter(|id| layout.log_path(id).is_file())
         .collect();
-    plain(&logged)
+    described(&repo, logged)
 }
 
 /// The ids of the repository around the current directory, from ref names
@@ -191,6 +199,77 @@ pub fn with_branches(records: Vec<String>, branches: &[String], collected: bool)
         .into_iter()
         .filter(|name| collected || branches.binary_search(name).is_ok())
         .filter_map(|name| name.parse().ok())
+        .collect()
+}
+
+/// At most this many ids are described (`exited: make test`): reading their
+/// records costs a few milliseconds at a few dozen, and a longer list is read
+/// for its ids anyway. Beyond it the ids come alone, from ref names.
+pub const DESCRIBED_AT_MOST: usize = 40;
+
+/// The candidates for `ids`, each described by its recorded state and command
+/// where the shell shows descriptions (zsh, fish) and there are at most
+/// [`DESCRIBED_AT_MOST`]; else the ids alone (bash never shows them).
+fn described(repo: &Repo, ids: Vec<SessionId>) -> Vec<CompletionCandidate> {
+    let shows = SHELL.get().is_some_and(|shell| shell != "bash");
+    if !shows || ids.is_empty() || ids.len() > DESCRIBED_AT_MOST {
+        return plain(&ids);
+    }
+    let mut cache = crate::git::cache::ObjectCache::open(repo);
+    let records: Vec<Record> = store::load_all_cached(repo, &mut cache)
+        .map(|(stored, _)| stored.into_iter().map(|s| s.record).collect())
+        .unwrap_or_default();
+    describe(&ids, &records)
+}
+
+/// Pure: one candidate per id, described from its record when there is one.
+pub fn describe(ids: &[SessionId], records: &[Record]) -> Vec<CompletionCandidate> {
+    ids.iter()
+        .map(|id| {
+            let candidate = CompletionCandidate::new(id.as_str());
+            match records.iter().find(|r| &r.id == id) {
+                Some(r) => candidate.help(Some(description(r).into())),
+                None => candidate,
+            }
+        })
+        .collect()
+}
+
+/// What a session's candidate says of it: `exited: make test`.
+fn description(r: &Record) -> String {
+    format!("{}: {}", r.state.as_str(), render_command(&r.command))
+}
+
+/// The words typed after the subcommand, before the one being completed: a
+/// session named there once is not offered again (`wait a b <TAB>`).
+fn typed_words() -> Vec<String> {
+    let words: Vec<String> = std::env::args().skip_while(|a| a != "--").skip(1).collect();
+    let current = std::env::var("_CLAP_COMPLETE_INDEX")
+        .ok()
+        .and_then(|i| i.parse::<usize>().ok())
+        .unwrap_or(words.len().saturating_sub(1));
+    after_subcommand(&words, current)
+}
+
+/// Pure: of `words` (the program first), those after the first that names a
+/// subcommand and before `current`.
+pub fn after_subcommand(words: &[String], current: usize) -> Vec<String> {
+    let commands: Vec<String> = crate::cli::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    let end = current.min(words.len());
+    let Some(sub) = words[..end].iter().position(|w| commands.contains(w)) else {
+        return Vec::new();
+    };
+    words[sub + 1..end].to_vec()
+}
+
+/// `ids` without those already typed on the line.
+fn not_typed(ids: Vec<SessionId>) -> Vec<SessionId> {
+    let typed = typed_words();
+    ids.into_iter()
+        .filter(|id| !typed.iter().any(|w| w == id.as_str()))
         .collect()
 }
 
@@ -262,10 +341,7 @@ pub fn candidates(records: &[Record], include_collected: bool) -> Vec<Completion
     records
         .iter()
         .filter(|r| include_collected || r.state != State::Collected)
-        .map(|r| {
-            let help = format!("{}: {}", r.state.as_str(), render_command(&r.command));
-            CompletionCandidate::new(r.id.as_str()).help(Some(help.into()))
-        })
+        .map(|r| CompletionCandidate::new(r.id.as_str()).help(Some(description(r).into())))
         .collect()
 }
 
@@ -297,7 +373,8 @@ macro_rules! delegate_to {
             let mut all = Vec::new();
             $shell.write_complete(cmd, args, current_dir, &mut all)?;
             let separator: fn() -> String = $separator;
-            buf.write_all(without_options(&String::from_utf8_lossy(&all), &separator()).as_bytes())
+            let kept = without_options(&String::from_utf8_lossy(&all), &separator());
+            buf.write_all(sorted(&kept, &separator()).as_bytes())
         }
     };
 }
@@ -341,6 +418,23 @@ pub fn without_options(candidates: &str, separator: &str) -> String {
     out
 }
 
+/// Pure: the candidates (`separator` between them) in sorted order, as git
+/// lists its commands and branches (the scripts keep the order they are given:
+/// clap's is declaration order).
+pub fn sorted(candidates: &str, separator: &str) -> String {
+    let mut all: Vec<&str> = candidates
+        .split(separator)
+        .filter(|c| !c.is_empty())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let mut out = all.join(separator);
+    if separator == "\n" && !out.is_empty() && candidates.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
 fn header(out: &mut dyn Write, comment: &str, what: &str) -> std::io::Result<()> {
     writeln!(
         out,
@@ -358,49 +452,91 @@ fn header(out: &mut dyn Write, comment: &str, what: &str) -> std::io::Result<()>
 /// bash-completion's `_completion_loader git-bullpen`).
 struct GitBash;
 
+/// The bash function for `git-bullpen`: clap_complete's protocol (the words after
+/// `--`, the index of the one being completed, the separator), with three things
+/// clap's own script gets wrong for a git command:
+/// - bash splits `--agent=c` at the `=` of `COMP_WORDBREAKS`; the words are joined
+///   again (bash-completion's `_get_comp_words_by_ref -n =:`, or git's words under
+///   `git bullpen`), and bash is given back only what follows its own word break,
+///   so `--agent=<TAB>` becomes `--agent=claude`, not `--agent=--agent=claude`;
+/// - where nothing is offered, nothing is: bash's fallback to file names is turned
+///   off, except in the command after `--`;
+/// - the program may be `git <global options> bullpen` (set by `_git_bullpen`).
+const BASH_FUNCTION: &str = r#"
+_clap_complete_git_bullpen() {
+    local IFS=$'\013'
+    local cur=$2 cword=$COMP_CWORD
+    local -a words=("${COMP_WORDS[@]}")
+    if [[ -n ${__git_bullpen_words+set} ]]; then
+        words=("${__git_bullpen_words[@]}")
+    elif declare -F _get_comp_words_by_ref >/dev/null; then
+        _get_comp_words_by_ref -n =: -c cur -w words -i cword
+    else
+        words[cword]=$cur
+    fi
+    local space=true
+    compopt +o nospace 2>/dev/null && space=false
+    COMPREPLY=( $( \
+        _CLAP_IFS="$IFS" \
+        _CLAP_COMPLETE_INDEX="$cword" \
+        _CLAP_COMPLETE_COMP_TYPE="${COMP_TYPE-}" \
+        _CLAP_COMPLETE_SPACE="$space" \
+        VAR="bash" \
+        "${__git_bullpen_run[@]:-git-bullpen}" -- "${words[@]}" \
+    ) ) || { unset COMPREPLY; return; }
+    # Bash replaces only the part of the word after its last word break.
+    local broken=${cur%"${cur##*[=:]}"}
+    if [[ -n $broken && $COMP_WORDBREAKS == *"${broken: -1}"* ]]; then
+        COMPREPLY=("${COMPREPLY[@]#"$broken"}")
+    fi
+    if (( ${#COMPREPLY[@]} == 0 )); then
+        local i
+        for (( i = 1; i < cword; i++ )); do
+            [[ ${words[i]} == -- ]] && return
+        done
+        compopt +o default +o bashdefault 2>/dev/null
+    elif [[ $space == false && ${COMPREPLY[0]} =~ [=/:]$ ]]; then
+        compopt -o nospace
+    fi
+}
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -o nospace -o bashdefault -o nosort -F _clap_complete_git_bullpen git-bullpen
+else
+    complete -o nospace -o bashdefault -F _clap_complete_git_bullpen git-bullpen
+fi
+"#;
+
+/// git's completion (git-completion.bash) calls `_git_bullpen` for `git bullpen
+/// ...` with `words`/`cword`/`cur` set (joined at `=` and `:` already) and
+/// `__git_cmd_idx` at `bullpen`: complete as if `git-bullpen ...` had been typed.
+/// After `git -C <dir>` (or `--git-dir`), git itself runs the completer, so it
+/// sees the repository the command would.
 const BASH_GIT_GLUE: &str = r#"
-# git's completion (git-completion.bash) calls _git_bullpen for `git bullpen ...`
-# with words/cword/cur set and __git_cmd_idx at `bullpen`: complete as if
-# `git-bullpen ...` had been typed. After `git -C <dir>` (or --git-dir), git
-# itself runs the completer, so it sees the repository the command would.
 _git_bullpen() {
     local i=${__git_cmd_idx:-1}
-    local COMP_WORDS=(git-bullpen "${words[@]:i+1}")
+    local -a __git_bullpen_words=(git-bullpen "${words[@]:i+1}")
     local COMP_CWORD=$((cword - i))
-    local __git_bullpen_run=()
+    local -a __git_bullpen_run=()
     if [[ -n ${__git_C_args-} || -n ${__git_dir-} ]]; then
         __git_bullpen_run=(git ${__git_C_args:+"${__git_C_args[@]}"} ${__git_dir:+--git-dir="$__git_dir"} bullpen)
     fi
     _clap_complete_git_bullpen git-bullpen "$cur"
 }"#;
 
-/// In clap's bash function, the program it runs for candidates.
-const BASH_CALL: &str = "\"git-bullpen\" -- \"${words[@]}\"";
-/// ... and what runs instead: git with the global options typed, when there are any.
-const BASH_CALL_VIA_GIT: &str = "\"${__git_bullpen_run[@]:-git-bullpen}\" -- \"${words[@]}\"";
-
 impl EnvCompleter for GitBash {
     delegate_to!(Bash, index_from_env, ifs);
     fn write_registration(
         &self,
         var: &str,
-        name: &str,
-        bin: &str,
-        completer: &str,
+        _name: &str,
+        _bin: &str,
+        _completer: &str,
         buf: &mut dyn Write,
     ) -> std::io::Result<()> {
         writeln!(buf, "# -*- shell-script -*-")?;
         header(buf, "#", "bash completion")?;
-        let mut clap = Vec::new();
-        Bash.write_registration(var, name, bin, completer, &mut clap)?;
-        let clap = String::from_utf8_lossy(&clap);
-        if !clap.contains(BASH_CALL) {
-            return Err(std::io::Error::other(
-                "clap_complete's bash script changed: the call of git-bullpen is not where it was",
-            ));
-        }
-        write!(buf, "{}", clap.replace(BASH_CALL, BASH_CALL_VIA_GIT))?;
-        writeln!(buf, "{}", BASH_GIT_GLUE.trim_start())
+        write!(buf, "{}", BASH_FUNCTION.trim_start().replace("VAR", var))?;
+        writeln!(buf, "{}", BASH_GIT_GLUE)
     }
 }
 
@@ -694,6 +830,40 @@ mod tests {
             "alpha\tsession\n"
         );
         assert_eq!(without_options("", "\n"), "");
+    }
+
+    #[test]
+    fn candidates_are_sorted_and_deduplicated() {
+        assert_eq!(
+            sorted("spawn\nls\nattach\nls\n", "\n"),
+            "attach\nls\nspawn\n"
+        );
+        assert_eq!(sorted("b\x0ba", "\x0b"), "a\x0bb");
+        assert_eq!(sorted("", "\n"), "");
+    }
+
+    #[test]
+    fn only_words_after_the_subcommand_count_as_typed() {
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let line = w(&["git-bullpen", "--no-color", "wait", "ls", "b", ""]);
+        assert_eq!(after_subcommand(&line, 5), ["ls", "b"]);
+        assert_eq!(after_subcommand(&line, 3), Vec::<String>::new());
+        assert_eq!(
+            after_subcommand(&w(&["git-bullpen", ""]), 1),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn ids_are_described_from_their_records() {
+        let ids: Vec<SessionId> = vec!["a".parse().unwrap(), "gone".parse().unwrap()];
+        let got = describe(&ids, &[record("a", State::Exited)]);
+        assert_eq!(values(&got), ["a", "gone"]);
+        assert_eq!(
+            got[0].get_help().map(|h| h.to_string()).as_deref(),
+            Some("exited: sh -c 'make test'")
+        );
+        assert!(got[1].get_help().is_none());
     }
 
     #[test]

@@ -97,7 +97,8 @@ pub struct Args {
         value_name = "REMOTE",
         num_args = 0..=1,
         require_equals = true,
-        conflicts_with = "status"
+        conflicts_with = "status",
+        add = clap_complete::ArgValueCandidates::new(crate::complete::remote_candidates)
     )]
     pub remote: Option<Option<RemoteName>>,
 

@@ -50,7 +50,7 @@ pub struct Args {
     pub remote: Option<RemoteName>,
 
     /// Only these sessions (default: all of them).
-    #[arg(value_name = "ID", requires = "remote", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
+    #[arg(value_name = "ID", requires = "remote", add = clap_complete::ArgValueCandidates::new(crate::complete::session_id_candidates))]
     pub ids: Vec<SessionId>,
 }
 

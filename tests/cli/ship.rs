@@ -825,3 +825,170 @@ fn collected_sessions_complete_only_for_ls() {
     let run = complete_raw(&env, &env.repo, &["git-bullpen", "ls", ""]).ok();
     assert_eq!(words(&run.stdout), ["alpha", "beta"]);
 }
+
+/// `push <remote> <TAB>` offers what push can send: never a collected session.
+#[test]
+fn push_completes_live_sessions_only() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "alpha", "--", "true"]).ok();
+    env.bullpen(&["spawn", "beta", "--", "true"]).ok();
+    env.bullpen(&["rm", "--force", "beta"]).ok();
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "push", "origin", ""]).ok();
+    assert_eq!(words(&run.stdout), ["alpha"]);
+}
+
+/// A session named once on the line is not offered again, for the commands
+/// that take several (`wait a <TAB>`, `rm a <TAB>`).
+#[test]
+fn a_session_already_typed_is_not_offered_again() {
+    let env = Env::new();
+    for id in ["alpha", "beta"] {
+        env.bullpen(&["spawn", id, "--", "true"]).ok();
+        env.edit_record(id, |r| r["state"] = "running".into());
+    }
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "wait", "alpha", ""]).ok();
+    assert_eq!(words(&run.stdout), ["beta"]);
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "rm", "beta", ""]).ok();
+    assert_eq!(words(&run.stdout), ["alpha"]);
+    // A session named like a subcommand is still offered after it.
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "wait", ""]).ok();
+    assert_eq!(words(&run.stdout), ["alpha", "beta"]);
+}
+
+/// `ls --remote=<TAB>` offers the remotes; commands and ids come sorted, as
+/// git lists its commands and branches.
+#[test]
+fn remotes_complete_for_ls_remote_and_candidates_come_sorted() {
+    let env = Env::new();
+    env.git_out(&["remote", "add", "origin", "/nowhere"]);
+    env.git_out(&["remote", "add", "laptop", "/nowhere-else"]);
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "ls", "--remote="]).ok();
+    assert_eq!(words(&run.stdout), ["--remote=laptop", "--remote=origin"]);
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", ""]).ok();
+    let got: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    let mut sorted = got.clone();
+    sorted.sort_unstable();
+    assert_eq!(got, sorted, "unsorted: {got:?}");
+    assert!(got.len() > 10, "{got:?}");
+}
+
+/// zsh and fish show what a session is next to its id while there are at most
+/// a few dozen (`exited: true`); beyond that the ids alone, read from ref names.
+#[test]
+fn session_ids_are_described_for_zsh_and_fish_while_few() {
+    let env = Env::new();
+    env.bullpen(&["spawn", "alpha", "--", "true"]).ok();
+    let fish = |words: &[&str]| {
+        let mut cmd = env.cmd(BIN, &env.repo);
+        cmd.env("GIT_BULLPEN_COMPLETE", "fish")
+            .arg("--")
+            .args(words);
+        let run: Run = cmd.output().unwrap().into();
+        run.ok().stdout
+    };
+    assert_eq!(
+        fish(&["git-bullpen", "resume", ""]),
+        "alpha\texited: true\n"
+    );
+    assert_eq!(fish(&["git-bullpen", "rm", ""]), "alpha\texited: true\n");
+    // bash shows no descriptions: nothing is read for them.
+    let run = complete_raw(&env, &env.repo, &["git-bullpen", "resume", ""]).ok();
+    assert_eq!(run.stdout.trim_end(), "alpha");
+    // More than bullpen::complete::DESCRIBED_AT_MOST: ids alone.
+    let head = env.git_out(&["rev-parse", "HEAD"]);
+    let record = env.git_out(&["rev-parse", "refs/bullpen/sessions/alpha"]);
+    for i in 0..bullpen::complete::DESCRIBED_AT_MOST {
+        env.git_out(&["update-ref", &format!("refs/heads/bullpen/s{i:02}"), &head]);
+        env.git_out(&[
+            "update-ref",
+            &format!("refs/bullpen/sessions/s{i:02}"),
+            &record,
+        ]);
+    }
+    let out = fish(&["git-bullpen", "resume", ""]);
+    assert_eq!(
+        out.lines().count(),
+        bullpen::complete::DESCRIBED_AT_MOST + 1
+    );
+    assert!(!out.contains('\t'), "{out}");
+}
+
+/// bash as bash really calls it: the line split at `COMP_WORDBREAKS` (`=`, `:`
+/// are words of their own), and every `compopt` the function runs recorded.
+const BASH_SPLIT_HARNESS: &str = r#"
+source /usr/share/bash-completion/bash_completion
+line=$1
+spaced=$(sed -E 's/([=:])/ \1 /g' <<<"$line")
+read -ra COMP_WORDS <<<"$spaced"
+[[ $line == *" " || $line == *"=" || $line == *":" ]] && COMP_WORDS+=("")
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+COMP_LINE=$line COMP_POINT=${#line} COMP_TYPE=9 COMP_KEY=9
+cmd=${COMP_WORDS[0]}
+_completion_loader "$cmd"
+spec=$(complete -p "$cmd") || { echo "no completion for $cmd" >&2; exit 3; }
+fn=$(sed -E 's/.* -F ([^ ]+) .*/\1/' <<<"$spec")
+compopt() { local IFS=' '; printf 'compopt %s\n' "$*"; }
+"$fn" "$cmd" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}" >"$2"
+for r in "${COMPREPLY[@]}"; do printf 'reply %s\n' "$r"; done
+cat "$2"
+"#;
+
+fn bash_split_complete(inst: &Installed, line: &str) -> Vec<String> {
+    let script = inst.env.root().join("bash-split-harness.sh");
+    std::fs::write(&script, BASH_SPLIT_HARNESS).unwrap();
+    let mut cmd = inst.env.cmd("bash", &inst.env.repo);
+    cmd.arg(&script)
+        .arg(line)
+        .arg(inst.env.root().join("compopt.out"))
+        .env(
+            "XDG_DATA_DIRS",
+            format!("{}:/usr/local/share:/usr/share", inst.share().display()),
+        );
+    let run: Run = cmd.output().unwrap().into();
+    let run = run.ok();
+    assert!(run.stderr.is_empty(), "{line:?}: stderr: {}", run.stderr);
+    words(&run.stdout)
+}
+
+/// `--agent=<TAB>` completes the value after bash's own word break (not
+/// `--agent=--agent=claude`), and where nothing is offered bash does not fall
+/// back to file names, except in the command after `--`.
+#[test]
+fn bash_completes_values_after_an_equals_sign_and_offers_no_file_names() {
+    if !Path::new(BASH_COMPLETION).is_file() || !Path::new(GIT_BASH_COMPLETION).is_file() {
+        return skip_or_fail("bash-completion (with git's completion) is not installed");
+    }
+    let inst = Installed::new();
+    for line in ["git bullpen spawn --agent=c", "git-bullpen spawn --agent=c"] {
+        let got = bash_split_complete(&inst, line);
+        assert!(got.contains(&"reply claude".to_owned()), "{line}: {got:?}");
+        assert!(
+            !got.iter().any(|w| w.contains("--agent")),
+            "{line}: {got:?}"
+        );
+    }
+    let off = "compopt +o default +o bashdefault".to_owned();
+    for line in [
+        "git bullpen stop gamma ",
+        "git-bullpen stop gamma ",
+        "git bullpen wait gamma ",
+        "git bullpen fetch origin ",
+    ] {
+        let got = bash_split_complete(&inst, line);
+        assert!(
+            got.contains(&off),
+            "{line}: file names not turned off: {got:?}"
+        );
+        assert!(
+            !got.iter().any(|w| w.starts_with("reply")),
+            "{line}: {got:?}"
+        );
+    }
+    for line in ["git bullpen spawn x -- ", "git-bullpen resume alpha -- ma"] {
+        let got = bash_split_complete(&inst, line);
+        assert!(
+            !got.contains(&off),
+            "{line}: the command's file names: {got:?}"
+        );
+    }
+}
