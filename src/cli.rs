@@ -16,17 +16,22 @@ refs/notes/bullpen. There is no daemon and no database.";
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  git bullpen spawn fix-login -- claude      # a session, its worktree and branch
-  git bullpen spawn --bg tests -- make test  # in the background
-  git bullpen ls --status                    # every session, and what gc decides on
+  # a session, its worktree and branch
+  git bullpen spawn fix-login -- claude
+  # in the background
+  git bullpen spawn --bg tests -- make test
+  # every session, and what gc decides on
+  git bullpen ls --status
   git bullpen wait tests && git bullpen logs tests
   cd \"$(git bullpen path fix-login)\"
   git bullpen resume fix-login
   git push origin bullpen/fix-login && git bullpen gc
-  git bullpen push                           # sessions, records, notes to origin
+  # sessions, records, notes to origin
+  git bullpen push
   git bullpen fetch && git bullpen ls --remote
   git bullpen resume origin/fix-login -- claude --continue
-  git bullpen rm --force tests               # discard a session's work";
+  # discard a session's work
+  git bullpen rm --force tests";
 
 #[derive(Debug, Parser)]
 #[command(

@@ -12,8 +12,10 @@ use crate::ui::Ui;
 const AFTER_LONG_HELP: &str = "\
 Examples:
   git bullpen spawn --bg fix-login -- claude
-  git bullpen attach fix-login          # use it; Ctrl-\\ detaches, it keeps running
-  git bullpen attach --steal fix-login  # from another terminal, taking it over
+  # use it; Ctrl-\\ detaches, it keeps running
+  git bullpen attach fix-login
+  # from another terminal, taking it over
+  git bullpen attach --steal fix-login
 
 Every background run (spawn --bg, resume --bg) runs on a pseudo-terminal held by its \
 supervisor. attach connects this terminal to it: what you type goes to the command, \

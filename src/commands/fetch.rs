@@ -14,7 +14,8 @@ use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  git bullpen fetch                 # from the remote git would fetch from
+  # from the remote git would fetch from
+  git bullpen fetch
   git bullpen fetch build-box && git bullpen ls --remote=build-box
   git bullpen resume origin/fix-login -- claude --continue
 

@@ -121,7 +121,8 @@ Examples:
   git bullpen gc --fetch --wait 30
   git config --add bullpen.gc.integrationRef 'origin/release/*'
   git config --add bullpen.gc.disposable .tox
-  git bullpen gc --json | jq -r '.[] | select(.action == \"kept\") | .reason'";
+  git bullpen gc --json |
+    jq -r '.[] | select(.action == \"kept\") | .reason'";
 
 /// Remove worktrees of sessions that are published, clean and idle.
 #[derive(Debug, clap::Args)]

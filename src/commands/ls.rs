@@ -15,9 +15,12 @@ use crate::ui::Ui;
 const AFTER_LONG_HELP: &str = "\
 Examples:
   git bullpen ls
-  git bullpen ls --status            # what gc and rm would decide on
-  git bullpen ls --all --json | jq -r '.[] | select(.state == \"exited\") | .id'
-  git bullpen fetch && git bullpen ls --remote   # sessions pushed from elsewhere
+  # what gc and rm would decide on
+  git bullpen ls --status
+  git bullpen ls --all --json |
+    jq -r '.[] | select(.state == \"exited\") | .id'
+  # sessions pushed from elsewhere
+  git bullpen fetch && git bullpen ls --remote
 
 The columns, and what their cells say:
   *          the session whose worktree the current directory is in
@@ -33,6 +36,8 @@ The columns, and what their cells say:
              idle 3m) while a terminal is attached (git bullpen attach),
              running 5m (idle 12s) otherwise; idle: since it last wrote
              output
+  AGENT      the agent the session runs (spawn --agent, bullpen.agent); the
+             column is there when some session has one
   BRANCH     +N: commits on bullpen/<id> since its base; -M (with --status):
              commits its base branch gained since, which bullpen/<id> lacks;
              gone: the branch does not exist
@@ -57,12 +62,14 @@ remote: the facts gc and rm decide on.
 
 --json prints an array of objects with the stable keys id, state, branch, base, \
 worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
-log (the background log's path), session_command (what a plain resume runs), current, \
+log (the background log's path), session_command (what a plain resume runs), agent \
+(the agent it runs, or null), current, \
 run_started_at, run_ended_at, base_ref, attached (whether a terminal is attached to a \
 running background run), last_output_at (when its log was last written), and, with \
 --status, behind, modified, deleted, staged, untracked, published, unpublished (null \
-where unknown or not asked for), updated_at, clone_id, remote; see the README for the \
-contract.
+where unknown or not asked for), updated_at, clone_id, remote. The keys are stable: \
+new ones may be added, none is renamed, removed or given another meaning; null means \
+unknown or not applicable.
 
 --remote (or --remote=<remote>) lists instead the sessions fetched from remotes \
 (`git bullpen fetch`), as <remote>/<id>, with what their record says and when it said \

@@ -17,7 +17,8 @@ use crate::ui::Ui;
 const AFTER_LONG_HELP: &str = "\
 Examples:
   cd \"$(git bullpen path fix-login)\"
-  git bullpen path                      # inside a session's worktree: its path
+  # inside a session's worktree: its path
+  git bullpen path
   code \"$(git bullpen path fix-login)\"
 
 A program cannot change its parent shell's directory, so bullpen prints the path and \

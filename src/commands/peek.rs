@@ -12,9 +12,12 @@ use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  git bullpen peek fix-login           # what its terminal shows now
-  git bullpen peek --color fix-login   # with colours and attributes
-  git bullpen peek --json fix-login    # every row, and where the cursor is
+  # what its terminal shows now
+  git bullpen peek fix-login
+  # with colours and attributes
+  git bullpen peek --color fix-login
+  # every row, and where the cursor is
+  git bullpen peek --json fix-login
 
 The supervisor of every background run keeps a model of the run's terminal: its \
 screen, scrollback and modes, fed by everything the command writes. peek asks it for \

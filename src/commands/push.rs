@@ -14,10 +14,14 @@ use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  git bullpen push                        # every session, to the remote git pushes to
-  git bullpen push origin fix-login       # one session
-  git bullpen fetch && git bullpen resume origin/fix-login -- claude --continue
-                                          # then, on another machine
+  # every session, to the remote git pushes to
+  git bullpen push
+  # one session
+  git bullpen push origin fix-login
+  git bullpen fetch
+  git bullpen resume origin/fix-login -- claude --continue
+                                        # then, on another machine
+                                        
 
 Pushes each session's branch (bullpen/<id>) and record (refs/bullpen/sessions/<id>, \
 where the remote keeps them too, so that `git bullpen ls` in a bare remote lists them) \

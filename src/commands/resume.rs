@@ -15,15 +15,21 @@ use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  git bullpen resume fix-login                 # the recorded command, again (an agent: its conversation)
-  git bullpen resume fix-login --fresh         # an agent session: a new conversation
+  # the recorded command, again (an agent: its conversation)
+  git bullpen resume fix-login
+  # an agent session: a new conversation
+  git bullpen resume fix-login --fresh
   git bullpen resume fix-login -- claude --continue
   git bullpen resume fix-login -- git log --oneline -3
   git bullpen resume --bg fix-login -- claude -p 'now add tests'
-  git bullpen resume --save fix-login -- claude --continue   # from now on
-  cd \"$(git bullpen path fix-login)\" && git bullpen resume   # the session you are in
-  git bullpen resume origin/fix-login -- claude --continue   # pushed from elsewhere
-  git bullpen resume origin/fix-login                        # an agent session: this machine's profile
+  # from now on
+  git bullpen resume --save fix-login -- claude --continue
+  # the session you are in
+  cd \"$(git bullpen path fix-login)\" && git bullpen resume
+  # pushed from elsewhere
+  git bullpen resume origin/fix-login -- claude --continue
+  # an agent session: this machine's profile
+  git bullpen resume origin/fix-login
 
 The command runs in the session's recorded worktree, whatever directory (or worktree \
 of the repository) you run resume from. If that directory was deleted and the branch \

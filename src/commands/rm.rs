@@ -16,8 +16,10 @@ use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  git bullpen rm fix-login                 # only if its work is published and clean
-  git bullpen rm --dry-run --force tests   # what --force would discard
+  # only if its work is published and clean
+  git bullpen rm fix-login
+  # what --force would discard
+  git bullpen rm --dry-run --force tests
   git bullpen rm --force tests old-spike
 
 Without --force, rm applies gc's rules to the sessions named (see git-bullpen-gc(1)): \

@@ -15,11 +15,15 @@ use crate::ui::Ui;
 const AFTER_LONG_HELP: &str = "\
 Examples:
   git bullpen spawn fix-login -- claude
-  git bullpen spawn --agent claude fix-login          # then, any time: git bullpen resume fix-login
-  git bullpen spawn --agent codex tests -- --model o3 # extra arguments for the agent
+  # then, any time: git bullpen resume fix-login
+  git bullpen spawn --agent claude fix-login
+  # extra arguments for the agent
+  git bullpen spawn --agent codex tests -- --model o3
   git bullpen spawn --base origin/main -- sh -c 'make test'
-  git bullpen spawn            # generated id, runs bullpen.agent, bullpen.command, $SHELL or /bin/sh
-  git bullpen spawn --bg fix-login -- claude   # then: git bullpen attach fix-login
+  # generated id, runs bullpen.agent, bullpen.command, $SHELL or /bin/sh
+  git bullpen spawn
+  # then: git bullpen attach fix-login
+  git bullpen spawn --bg fix-login -- claude
 
 The worktree is created under the worktree root ($BULLPEN_HOME/worktrees/<repo-key>/, \
 or git config bullpen.worktreeRoot) and its path is printed on stderr. The command runs \

@@ -74,10 +74,23 @@ fn man_page(cmd: &clap::Command, name: &str, sub: Option<&str>) -> Vec<u8> {
         roff.control("br", []);
     }
     roff.to_writer(&mut body).unwrap();
-    man.render_description_section(&mut body).unwrap();
 
+    // DESCRIPTION: what NAME says is not said again; the long about, when it says
+    // more, then the prose of after_long_help.
     let mut roff = Roff::new();
-    for p in &prose {
+    roff.control("SH", ["DESCRIPTION"]);
+    let long: Vec<Vec<String>> = cmd
+        .get_long_about()
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+        .split("\n\n")
+        .map(|p| p.lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|p| !p.is_empty() && p.join(" ").trim() != about.trim())
+        .collect();
+    if long.is_empty() && prose.is_empty() {
+        paragraph(&mut roff, std::slice::from_ref(&about));
+    }
+    for p in long.iter().chain(&prose) {
         paragraph(&mut roff, p);
     }
     roff.to_writer(&mut body).unwrap();
@@ -101,11 +114,11 @@ fn man_page(cmd: &clap::Command, name: &str, sub: Option<&str>) -> Vec<u8> {
         roff.control("SH", ["EXAMPLES"]);
         roff.control("PP", []);
         roff.control("nf", []);
-        roff.control("RS", ["4"]);
         for line in &examples {
-            roff.text([roman(line.trim_start())]);
+            // The help text indents examples by two; a continuation line keeps
+            // its own indentation beyond that.
+            roff.text([roman(line.strip_prefix("  ").unwrap_or(line))]);
         }
-        roff.control("RE", []);
         roff.control("fi", []);
     }
     environment(&mut roff, sub);
@@ -129,11 +142,42 @@ fn man_page(cmd: &clap::Command, name: &str, sub: Option<&str>) -> Vec<u8> {
         preamble.join("\n"),
         name.to_uppercase()
     );
+    let mut literal = false;
     for line in body.lines().filter(|l| !preamble.contains(l)) {
-        out.push_str(line);
+        match line {
+            ".nf" => literal = true,
+            ".fi" => literal = false,
+            _ => {}
+        }
+        if literal || line.starts_with('.') {
+            out.push_str(line);
+        } else {
+            out.push_str(&emphasis(line));
+        }
         out.push('\n');
     }
     out.into_bytes()
+}
+
+/// Pure: a roff text line with each `code` span (Markdown's backticks, as the
+/// help text writes commands, keys and values) set in bold, as git's pages set
+/// commands; an unpaired backtick stays (the render test finds it).
+fn emphasis(line: &str) -> String {
+    let spans: Vec<&str> = line.split('`').collect();
+    if spans.len().is_multiple_of(2) {
+        return line.to_owned();
+    }
+    let mut out = String::new();
+    for (i, span) in spans.iter().enumerate() {
+        if i % 2 == 1 {
+            out.push_str("\\fB");
+            out.push_str(span);
+            out.push_str("\\fR");
+        } else {
+            out.push_str(span);
+        }
+    }
+    out
 }
 
 /// `after_long_help` split into prose paragraphs (for DESCRIPTION) and the lines
@@ -954,4 +998,78 @@ pub fn which(program: &str) -> Option<PathBuf> {
             .map(|d| d.join(program))
             .find(|p| p.is_file())
     })
+}
+
+/// Pure: `man`'s output as a person reads it: overstrikes (`x\bx`, `_\bx`) and
+/// SGR sequences taken out.
+fn plain_text(rendered: &str) -> String {
+    let mut out: Vec<char> = Vec::new();
+    let mut chars = rendered.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{8}' => {
+                out.pop();
+            }
+            '\u{1b}' => {
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Every page reads at 80 columns: no line wider (EXAMPLES at most 78, so a
+/// command can be copied whole), no Markdown backtick left in the text, and no
+/// reference to a file `install.sh` does not install.
+#[test]
+fn docs_pages_read_at_80_columns() {
+    if which("man").is_none() {
+        crate::ship::skip_or_fail("man (man-db) is not installed");
+        return;
+    }
+    let env = crate::support::Env::new();
+    let mut faults = Vec::new();
+    for (rel, bytes) in generated().iter().filter(|(r, _)| r.starts_with("man")) {
+        let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+        let text = plain_text(&rendered(&env, &name, bytes));
+        let mut section = String::new();
+        for line in text.lines() {
+            if !line.starts_with(' ') && !line.is_empty() {
+                section = line.to_owned();
+            }
+            let width = line.chars().count();
+            let limit = if section == "EXAMPLES" { 78 } else { 80 };
+            if width > limit {
+                faults.push(format!("{name}: {width} columns in {section}: {line}"));
+            }
+            if line.contains('`') {
+                faults.push(format!("{name}: a literal backtick: {line}"));
+            }
+            for file in ["README", "ARCHITECTURE"] {
+                if line.contains(file) {
+                    faults.push(format!("{name}: refers to {file}, not installed: {line}"));
+                }
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
+#[test]
+fn docs_emphasis_turns_backticks_into_bold() {
+    assert_eq!(
+        emphasis("run `git bullpen gc` now"),
+        "run \\fBgit bullpen gc\\fR now"
+    );
+    assert_eq!(emphasis("no code"), "no code");
+    assert_eq!(emphasis("odd ` one"), "odd ` one");
+    assert_eq!(
+        plain_text("N\u{8}NA\u{8}AM\u{8}ME\u{8}E \u{1b}[1mx\u{1b}[0m"),
+        "NAME x"
+    );
 }
