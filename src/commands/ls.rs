@@ -6,7 +6,8 @@ use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::cache::ObjectCache;
-use crate::ls::table::{render_remote_table, render_table, View};
+use crate::ls::fit::{render_remote_table, render_table};
+use crate::ls::table::View;
 use crate::ls::{remote_rows, rows, sessions};
 use crate::model::remote::RemoteName;
 use crate::model::{time, SessionId};
@@ -49,12 +50,15 @@ The columns, and what their cells say:
   PUBLISHED  with --status: yes when the branch tip is on a remote-tracking
              ref (refs/remotes/*), no when it is not, - when the branch is gone
   WORKTREE   relative to the worktree root, which the line under the table
-             names; a worktree elsewhere (created under an earlier root) in
-             full, with ~ for $HOME
+             names, and left out where it is just the id; a worktree elsewhere
+             (created under an earlier root) in full, with ~ for $HOME
 
-On a terminal the table fits its width (or $COLUMNS): the ID and WORKTREE cells are \
-cut first (their ends marked with an ellipsis), then whole lines; a line never wraps. Into a pipe nothing is \
-cut unless COLUMNS is set. With no sessions, ls prints nothing and says so on stderr.
+On a terminal the table fits its width (or $COLUMNS): a WORKTREE cell that only \
+repeats the id is left out; then STATE drops what a run is doing, WORKTREE is cut \
+from its start and the ID down to what tells it apart from the others (with an \
+ellipsis); then whole columns are hidden (WORKTREE, PUBLISHED, CHANGES, AGENT, \
+BRANCH), and a line under the table says how many. A line never wraps. Into a pipe \
+nothing is cut unless COLUMNS is set. With no sessions, ls prints nothing and says so on stderr.
 
 Plain ls reads the records and counts each branch's commits; --status also reads the \
 status of every worktree (the costly part, in parallel) and which branches are on a \

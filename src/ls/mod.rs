@@ -5,6 +5,7 @@
 //! publish walk for all sessions, and the status of every worktree, in
 //! parallel.
 
+pub mod fit;
 pub mod table;
 
 use std::collections::{HashMap, HashSet};

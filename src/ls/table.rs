@@ -1,14 +1,13 @@
 //! What `ls` shows, as pure functions of records and facts: the row (also the
 //! JSON object) and the table for people, fitted to a width.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::model::agent::AgentName;
-use crate::model::command::{escaped, quoted};
+use crate::model::command::quoted;
 use crate::model::record::observed_state;
 use crate::model::{time, Dirt, Observed, Record, State};
 
@@ -219,24 +218,29 @@ pub struct View<'a> {
 
 /// `exited 0 2h ago`, `running 5m`, `ready 3d ago`, ...; a background run on a
 /// terminal says what it is doing after that: `running 5m (attached, idle 3m)`.
-fn state_cell(r: &Row, now: i64) -> String {
-    let what = match (r.observed, r.exit_code, r.signal) {
-        (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
-        (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
-        _ => r.state.clone(),
-    };
-    let when = match (r.observed, r.since) {
-        (_, None) => what,
-        (Some(Observed::Stored(State::Running)), Some(t)) => {
-            format!("{what} {}", time::age(now - t))
-        }
-        (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
-    };
+pub(crate) fn state_cell(r: &Row, now: i64) -> String {
+    let when = state_cell_short(r, now);
     match r.observed {
         Some(Observed::Stored(State::Running)) if r.attached.is_some() => {
             format!("{when} ({})", activity(r, now))
         }
         _ => when,
+    }
+}
+
+/// The STATE cell without what a run on a terminal is doing: `running 5m`.
+pub(crate) fn state_cell_short(r: &Row, now: i64) -> String {
+    let what = match (r.observed, r.exit_code, r.signal) {
+        (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
+        (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
+        _ => r.state.clone(),
+    };
+    match (r.observed, r.since) {
+        (_, None) => what,
+        (Some(Observed::Stored(State::Running)), Some(t)) => {
+            format!("{what} {}", time::age(now - t))
+        }
+        (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
     }
 }
 
@@ -255,7 +259,7 @@ fn activity(r: &Row, now: i64) -> String {
     }
 }
 
-fn color_of(r: &Row) -> &'static str {
+pub(crate) fn color_of(r: &Row) -> &'static str {
     match r.observed {
         Some(Observed::Stored(State::Running)) => "\x1b[32m",
         Some(Observed::Lost) | Some(Observed::Missing) => "\x1b[31m",
@@ -266,7 +270,7 @@ fn color_of(r: &Row) -> &'static str {
 }
 
 /// `+3`, `+3 -2` (with `--status`: behind its base ref), `gone`.
-fn branch_cell(r: &Row) -> String {
+pub(crate) fn branch_cell(r: &Row) -> String {
     match (r.ahead, r.behind) {
         (None, _) => "gone".to_owned(),
         (Some(a), Some(b)) if b > 0 => format!("+{a} -{b}"),
@@ -275,7 +279,7 @@ fn branch_cell(r: &Row) -> String {
 }
 
 /// `clean`, `2M 1D 1S 4?` (modified, deleted, staged, untracked), `-` when unknown.
-fn changes_cell(r: &Row) -> String {
+pub(crate) fn changes_cell(r: &Row) -> String {
     let (Some(m), Some(d), Some(s), Some(u)) = (r.modified, r.deleted, r.staged, r.untracked)
     else {
         return "-".to_owned();
@@ -294,7 +298,7 @@ fn changes_cell(r: &Row) -> String {
 
 /// The agent's name, `-` for a plain session; a name from a record that is no
 /// valid agent name is shown with its control characters escaped.
-fn agent_cell(r: &Row) -> String {
+pub(crate) fn agent_cell(r: &Row) -> String {
     match r.agent.as_deref() {
         None => "-".to_owned(),
         Some(a) if a.parse::<AgentName>().is_ok() => a.to_owned(),
@@ -302,7 +306,7 @@ fn agent_cell(r: &Row) -> String {
     }
 }
 
-fn published_cell(r: &Row) -> String {
+pub(crate) fn published_cell(r: &Row) -> String {
     match r.published {
         Some(true) => "yes".to_owned(),
         Some(false) => "no".to_owned(),
@@ -321,7 +325,7 @@ pub fn shorten(path: &Path, root: &Path, home: Option<&Path>) -> String {
     tilde(path, home)
 }
 
-fn tilde(path: &Path, home: Option<&Path>) -> String {
+pub(crate) fn tilde(path: &Path, home: Option<&Path>) -> String {
     match home.filter(|h| h.parent().is_some()) {
         Some(h) if path == h => "~".to_owned(),
         Some(h) => match path.strip_prefix(h) {
@@ -370,248 +374,30 @@ pub fn truncate(s: &str, width: usize, from_start: bool) -> String {
     }
 }
 
-/// A column of the table: its header, whether it may be cut to fit, and where.
-struct Column {
-    header: &'static str,
-    /// The narrowest it is cut to (`None`: never cut).
-    min: Option<usize>,
-    from_start: bool,
-}
-
-const GAP: usize = 2;
-/// The mark before each row: `* ` for the session the current directory is in.
-const MARK: usize = 2;
-
-/// Pure: the widths that fit `limit`, cutting the widest cuttable columns first.
-fn fit(natural: &[usize], columns: &[Column], limit: Option<usize>) -> Vec<usize> {
-    let mut width = natural.to_vec();
-    let Some(limit) = limit else {
-        return width;
-    };
-    let total = |w: &[usize]| MARK + w.iter().sum::<usize>() + GAP * w.len().saturating_sub(1);
-    while total(&width) > limit {
-        let widest = (0..width.len())
-            .filter(|&i| columns[i].min.is_some_and(|m| width[i] > m))
-            .max_by_key(|&i| (width[i], i));
-        match widest {
-            Some(i) => width[i] -= 1,
-            None => break,
-        }
-    }
-    width
-}
-
-/// ID, and AGENT when some row has an agent: the columns both tables start with.
-fn leading_columns(with_agent: bool) -> Vec<Column> {
-    let mut columns = vec![Column {
-        header: "ID",
-        min: Some(6),
-        from_start: false,
-    }];
-    if with_agent {
-        columns.push(Column {
-            header: "AGENT",
-            min: None,
-            from_start: false,
-        });
-    }
-    columns
-}
-
-/// The human table: a mark, ID, STATE, BRANCH, (with `--status`) CHANGES and
-/// PUBLISHED, WORKTREE; then the worktree root. Fitted to `view.width`: the ID
-/// and WORKTREE cells are cut first (with `…`), then whole lines; a line never
-/// wraps. Padding is computed on plain text so colour never misaligns.
-pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let with_status = rows.iter().any(|r| r.with_status);
-    let with_agent = rows.iter().any(|r| r.agent.is_some());
-    let mut columns = leading_columns(with_agent);
-    columns.extend([
-        Column {
-            header: "STATE",
-            min: None,
-            from_start: false,
-        },
-        Column {
-            header: "BRANCH",
-            min: None,
-            from_start: false,
-        },
-    ]);
-    if with_status {
-        for header in ["CHANGES", "PUBLISHED"] {
-            columns.push(Column {
-                header,
-                min: None,
-                from_start: false,
-            });
-        }
-    }
-    columns.push(Column {
-        header: "WORKTREE",
-        min: Some(8),
-        from_start: true,
-    });
-    let relative = rows.iter().any(|r| {
-        Path::new(&r.worktree).starts_with(view.root) && Path::new(&r.worktree) != view.root
-    });
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let mut c = vec![r.id.clone()];
-            if with_agent {
-                c.push(agent_cell(r));
-            }
-            c.extend([state_cell(r, view.now), branch_cell(r)]);
-            if with_status {
-                c.push(changes_cell(r));
-                c.push(published_cell(r));
-            }
-            // The record's path: a hand edit cannot write to the terminal.
-            c.push(escaped(&shorten(
-                Path::new(&r.worktree),
-                view.root,
-                view.home,
-            )));
-            c
-        })
-        .collect();
-    let marks = rows
-        .iter()
-        .map(|r| if r.current { "* " } else { "  " })
-        .collect::<Vec<_>>();
-    let footer = relative.then(|| format!("worktree root: {}", tilde(view.root, view.home)));
-    let state_col = if with_agent { 2 } else { 1 };
-    draw(out, &columns, &cells, rows, &marks, footer, state_col, view)
-}
-
 /// `running on laptop, as of 5m ago`, `exited 1 on build-box (this clone), as of 2h ago`.
-fn remote_state_cell(r: &Row, now: i64) -> String {
+pub(crate) fn remote_state_cell(r: &Row, now: i64) -> String {
+    let what = remote_state_what(r);
+    match r.since {
+        Some(t) => format!("{what}, as of {} ago", time::age(now - t)),
+        None => what,
+    }
+}
+
+/// `running on laptop`: what a fetched record says, without when it said it.
+pub(crate) fn remote_state_what(r: &Row) -> String {
     let what = match (r.observed, r.exit_code, r.signal) {
         (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
         (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
         _ => r.state.clone(),
     };
     let host = r.host_label.as_deref().unwrap_or(&r.host);
-    match r.since {
-        Some(t) => format!("{what} on {host}, as of {} ago", time::age(now - t)),
-        None => format!("{what} on {host}"),
-    }
-}
-
-/// The table of fetched sessions (`ls --remote`): `<remote>/<id>`, what its
-/// record says and when it said it, and the commits of its fetched branch.
-pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let with_agent = rows.iter().any(|r| r.agent.is_some());
-    let mut columns = leading_columns(with_agent);
-    columns.extend([
-        Column {
-            header: "STATE",
-            min: Some(12),
-            from_start: false,
-        },
-        Column {
-            header: "BRANCH",
-            min: None,
-            from_start: false,
-        },
-    ]);
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let remote = r.remote.as_deref().unwrap_or("");
-            let mut c = vec![format!("{remote}/{}", r.id)];
-            if with_agent {
-                c.push(agent_cell(r));
-            }
-            c.extend([remote_state_cell(r, view.now), branch_cell(r)]);
-            c
-        })
-        .collect();
-    let marks = vec!["  "; rows.len()];
-    let state_col = if with_agent { 2 } else { 1 };
-    draw(out, &columns, &cells, rows, &marks, None, state_col, view)
-}
-
-/// Lay out `cells` under `columns`, fitted to `view.width`, each row after its
-/// mark, its STATE cell (column `state_col`) painted as its row says; then `footer`.
-#[allow(clippy::too_many_arguments)]
-fn draw(
-    out: &mut dyn Write,
-    columns: &[Column],
-    cells: &[Vec<String>],
-    rows: &[Row],
-    marks: &[&str],
-    footer: Option<String>,
-    state_col: usize,
-    view: &View,
-) -> std::io::Result<()> {
-    let natural: Vec<usize> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, col)| {
-            cells
-                .iter()
-                .map(|c| c[i].width())
-                .chain([col.header.width()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let width = fit(&natural, columns, view.width);
-    let last = columns.len() - 1;
-    let line = |out: &mut dyn Write, mark: &str, c: &[String], paint: &str| {
-        let mut text = String::from(mark);
-        let mut plain = String::from(mark);
-        for (i, cell) in c.iter().enumerate() {
-            let cell = truncate(cell, width[i], columns[i].from_start);
-            let pad = " ".repeat(width[i].saturating_sub(cell.width()));
-            let (on, off) = match (i == state_col, paint.is_empty()) {
-                (true, false) => (paint, "\x1b[0m"),
-                _ => ("", ""),
-            };
-            text.push_str(&format!("{on}{cell}{off}"));
-            plain.push_str(&cell);
-            if i < last {
-                text.push_str(&pad);
-                text.push_str(&" ".repeat(GAP));
-                plain.push_str(&pad);
-                plain.push_str(&" ".repeat(GAP));
-            }
-        }
-        // Still too wide (a terminal narrower than the columns that are never
-        // cut): the line itself is cut, colour and all.
-        match view.width {
-            Some(limit) if plain.width() > limit => {
-                writeln!(out, "{}", truncate(&plain, limit, false))
-            }
-            _ => writeln!(out, "{text}"),
-        }
-    };
-    let head: Vec<String> = columns.iter().map(|c| c.header.to_owned()).collect();
-    line(out, "  ", &head, "")?;
-    for ((c, r), mark) in cells.iter().zip(rows).zip(marks) {
-        line(out, mark, c, if view.color { color_of(r) } else { "" })?;
-    }
-    if let Some(footer) = footer {
-        let footer = match view.width {
-            Some(limit) => truncate(&footer, limit, false),
-            None => footer,
-        };
-        writeln!(out, "{footer}")?;
-    }
-    Ok(())
+    format!("{what} on {host}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ls::fit::{render_remote_table, render_table};
 
     const ROOT: &str = "/home/me/.local/share/bullpen/worktrees/app-1a2b3c4d";
     const NOW: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -773,8 +559,8 @@ mod tests {
         assert_eq!(
             table(&rows, None),
             "  ID         STATE            BRANCH  WORKTREE\n\
-             * fix-login  running 5m       +3      fix-login\n  \
-               tests      exited 1 2h ago  +0      tests\n  \
+             * fix-login  running 5m       +3\n  \
+               tests      exited 1 2h ago  +0\n  \
                old        exited 0 1m ago  +0      ~/old-root/old\n\
              worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
         );
@@ -823,10 +609,10 @@ mod tests {
         ];
         assert_eq!(
             table(&rows, None),
-            "  ID  STATE            BRANCH  CHANGES   PUBLISHED  WORKTREE\n  \
-               a   exited 0 1m ago  +3 -5   2M 1S 4?  no         a\n  \
-               b   exited 0 1m ago  +1      clean     yes        b\n  \
-               c   missing 1m ago   gone    -         -          c\n\
+            "  ID  STATE            BRANCH  CHANGES   PUBLISHED\n  \
+               a   exited 0 1m ago  +3 -5   2M 1S 4?  no\n  \
+               b   exited 0 1m ago  +1      clean     yes\n  \
+               c   missing 1m ago   gone    -         -\n\
              worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
         );
     }
@@ -845,18 +631,15 @@ mod tests {
         }
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
-        // The two cuttable columns share the cut; the others are whole.
+        // The worktree only repeats the id: the ID takes the cut alone.
         assert!(
-            lines[1].starts_with("  a-very-long-session-id-a-v…  running 5m  "),
+            lines[1].starts_with("  a-very-long-session-id-a-very"),
             "{text}"
         );
-        assert!(lines[1].contains("  +12  "), "{text}");
-        assert!(
-            lines[1].ends_with("  …-session-id-a-very-long-se"),
-            "{text}"
-        );
+        assert!(lines[1].contains("…  running 5m "), "{text}");
+        assert!(lines[1].ends_with("  +12"), "{text}");
         assert!(lines[2].starts_with("  short  "), "{text}");
-        assert_eq!(lines[1].width(), 80, "{text}");
+        assert_eq!(lines[0].width(), 80, "{text}");
         // Narrower than what is never cut: each line is cut, never wrapped.
         for line in table(&rows, Some(20)).lines() {
             assert!(line.width() <= 20, "{line:?}");
@@ -940,10 +723,10 @@ mod tests {
         ];
         assert_eq!(
             table(&rows, None),
-            "  ID  AGENT        STATE            BRANCH  WORKTREE\n  \
-               a   claude       exited 0 1m ago  +1      a\n  \
-               b   -            exited 1 1m ago  +0      b\n  \
-               f   'x\\033[31m'  exited 0 1m ago  +0      f\n\
+            "  ID  AGENT        STATE            BRANCH\n  \
+               a   claude       exited 0 1m ago  +1\n  \
+               b   -            exited 1 1m ago  +0\n  \
+               f   'x\\033[31m'  exited 0 1m ago  +0\n\
              worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
         );
         assert_eq!(rows[0].agent.as_deref(), Some("claude"));
@@ -980,5 +763,130 @@ mod tests {
             row.run_started_at.as_deref(),
             Some(time::rfc3339(NOW - 10).as_str())
         );
+    }
+
+    /// The sessions the width snapshots show: agents, ids that share a prefix, a
+    /// run with a terminal attached, a worktree under an older root.
+    fn many(with_status: bool) -> Vec<Row> {
+        let agent = |mut r: Record| {
+            r.agent = Some("claude".to_owned());
+            r
+        };
+        let on_terminal = |attached: bool, idle: i64| Facts {
+            attached: Some(attached),
+            last_output: Some(NOW - idle),
+            current: attached,
+            ..facts(3)
+        };
+        let mut old = ended(record("docs-rewrite", State::Exited), Some(0), None, 86_400);
+        old.worktree = "/home/me/old-root/docs-rewrite".to_owned();
+        let mut rows = vec![
+            row(
+                &agent(running(record("fix-login", State::Running), 300)),
+                &on_terminal(true, 180),
+            ),
+            row(
+                &agent(running(record("fix-logout", State::Running), 7200)),
+                &on_terminal(false, 12),
+            ),
+            row(
+                &ended(record("tests", State::Exited), Some(1), None, 7200),
+                &facts(0),
+            ),
+            row(&old, &facts(2)),
+        ];
+        if with_status {
+            let dirt = Dirt {
+                modified: 2,
+                untracked: 4,
+                ..Dirt::default()
+            };
+            for (i, r) in rows.iter_mut().enumerate() {
+                r.with_status = true;
+                r.modified = Some(if i == 0 { dirt.modified } else { 0 });
+                r.deleted = Some(0);
+                r.staged = Some(0);
+                r.untracked = Some(if i == 0 { dirt.untracked } else { 0 });
+                r.published = Some(i == 2);
+                r.behind = Some(0);
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn the_table_at_60_80_100_and_200_columns() {
+        let at = |width: usize, with_status: bool| {
+            let text = table(&many(with_status), Some(width));
+            for line in text.lines() {
+                assert!(line.width() <= width, "{width}: {line:?}");
+            }
+            text
+        };
+        insta::assert_snapshot!(at(60, false), @r"
+          ID            AGENT   STATE            BRANCH  WORKTREE
+        * fix-login     claude  running 5m       +3
+          fix-logout    claude  running 2h       +3
+          tests         -       exited 1 2h ago  +0
+          docs-rewrite  -       exited 0 1d ago  +2      …cs-rewrite
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        ");
+        insta::assert_snapshot!(at(60, true), @r"
+          ID            AGENT   STATE            BRANCH  CHANGES
+        * fix-login     claude  running 5m       +3      2M 4?
+          fix-logout    claude  running 2h       +3      clean
+          tests         -       exited 1 2h ago  +0      clean
+          docs-rewrite  -       exited 0 1d ago  +2      clean
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        (2 columns hidden; widen the terminal or use --json)
+        ");
+        insta::assert_snapshot!(at(80, false), @r"
+          ID            AGENT   STATE            BRANCH  WORKTREE
+        * fix-login     claude  running 5m       +3
+          fix-logout    claude  running 2h       +3
+          tests         -       exited 1 2h ago  +0
+          docs-rewrite  -       exited 0 1d ago  +2      ~/old-root/docs-rewrite
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        ");
+        insta::assert_snapshot!(at(80, true), @r"
+          ID            AGENT   STATE            BRANCH  CHANGES  PUBLISHED  WORKTREE
+        * fix-login     claude  running 5m       +3      2M 4?    no
+          fix-logout    claude  running 2h       +3      clean    no
+          tests         -       exited 1 2h ago  +0      clean    yes
+          docs-rewrite  -       exited 0 1d ago  +2      clean    no         …cs-rewrite
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        ");
+        insta::assert_snapshot!(at(100, false), @r"
+          ID            AGENT   STATE                           BRANCH  WORKTREE
+        * fix-login     claude  running 5m (attached, idle 3m)  +3
+          fix-logout    claude  running 2h (idle 12s)           +3
+          tests         -       exited 1 2h ago                 +0
+          docs-rewrite  -       exited 0 1d ago                 +2      ~/old-root/docs-rewrite
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        ");
+        insta::assert_snapshot!(at(100, true), @r"
+          ID            AGENT   STATE            BRANCH  CHANGES  PUBLISHED  WORKTREE
+        * fix-login     claude  running 5m       +3      2M 4?    no
+          fix-logout    claude  running 2h       +3      clean    no
+          tests         -       exited 1 2h ago  +0      clean    yes
+          docs-rewrite  -       exited 0 1d ago  +2      clean    no         ~/old-root/docs-rewrite
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        ");
+        insta::assert_snapshot!(at(200, false), @r"
+          ID            AGENT   STATE                           BRANCH  WORKTREE
+        * fix-login     claude  running 5m (attached, idle 3m)  +3
+          fix-logout    claude  running 2h (idle 12s)           +3
+          tests         -       exited 1 2h ago                 +0
+          docs-rewrite  -       exited 0 1d ago                 +2      ~/old-root/docs-rewrite
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        ");
+        insta::assert_snapshot!(at(200, true), @r"
+          ID            AGENT   STATE                           BRANCH  CHANGES  PUBLISHED  WORKTREE
+        * fix-login     claude  running 5m (attached, idle 3m)  +3      2M 4?    no
+          fix-logout    claude  running 2h (idle 12s)           +3      clean    no
+          tests         -       exited 1 2h ago                 +0      clean    yes
+          docs-rewrite  -       exited 0 1d ago                 +2      clean    no         ~/old-root/docs-rewrite
+        worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
+        ");
     }
 }

@@ -267,7 +267,7 @@ fn on_an_80_column_terminal_a_60_character_id_is_cut_and_no_line_wraps() {
     assert!(row.starts_with("  a-session-with-a-very-"), "{table}");
     assert!(row.contains('…'), "the id is cut with an ellipsis: {table}");
     assert!(row.contains("exited 0 "), "{table}");
-    assert!(row.contains(" +1 "), "{table}");
+    assert!(row.ends_with(" +1"), "{table}");
     // The session the current directory is in is marked, as `git branch` does.
     assert!(strip_ansi(lines[2]).starts_with("* short "), "{table}");
     assert!(lines[3].starts_with("worktree root: "), "{table}");
@@ -365,19 +365,15 @@ fn ls_status_shows_uncommitted_work_behind_and_published() {
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(
         cells(lines[0]),
-        ["ID", "STATE", "BRANCH", "CHANGES", "PUBLISHED", "WORKTREE"],
+        ["ID", "STATE", "BRANCH", "CHANGES", "PUBLISHED"],
         "{table}"
     );
     assert_eq!(
         cells(lines[1])[2..],
-        ["+1 -2", "1M 1S 2?", "yes", "a"],
+        ["+1 -2", "1M 1S 2?", "yes"],
         "{table}"
     );
-    assert_eq!(
-        cells(lines[2])[2..],
-        ["+1 -2", "clean", "no", "b"],
-        "{table}"
-    );
+    assert_eq!(cells(lines[2])[2..], ["+1 -2", "clean", "no"], "{table}");
     // -s is the short form; plain ls has none of these columns. (The STATE
     // cells say how long ago, which may cross a second between the two runs.)
     let but_state = |t: &str| -> Vec<Vec<String>> {

@@ -496,10 +496,10 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     $ git bullpen ls
     exit 0
     --- stdout
-      ID      STATE            BRANCH  WORKTREE
-      edited  exited 0 [T] ago  +0      edited
-      fine    exited 0 [T] ago  +0      fine
-      forged  running [T]  +0      forged
+      ID      STATE            BRANCH
+      edited  exited 0 [T] ago  +0
+      fine    exited 0 [T] ago  +0
+      forged  running [T]  +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     --- stderr
     warning: skipping refs/bullpen/sessions/newer: cannot read refs/bullpen/sessions/newer ([OID]): record schema 99 is newer than this bullpen understands (schema 1); upgrade git-bullpen

@@ -1,0 +1,464 @@
+//! The tables for people (`ls`, `ls --remote`), fitted to the terminal's width:
+//! drawing apart from the rows and cells (`table.rs`) that `--json` shares.
+//!
+//! The ID is the cell people type, so it is never cut below what tells it apart
+//! from the others (its shortest unique prefix, then `…`). To fit, in order:
+//! cells with a shorter form take it (STATE drops what the run is doing), the
+//! cuttable cells are cut, widest first, down to their least (WORKTREE from its
+//! start), and whole columns are hidden from the least telling one, each hiding
+//! announced under the table; only then is a line itself cut.
+
+use std::io::Write;
+
+use unicode_width::UnicodeWidthStr;
+
+use std::path::Path;
+
+use crate::model::command::escaped;
+
+use super::table::{
+    agent_cell, branch_cell, changes_cell, color_of, published_cell, remote_state_cell,
+    remote_state_what, shorten, state_cell, state_cell_short, tilde, truncate, Row, View,
+};
+
+/// A column of the table.
+pub struct Column {
+    pub header: &'static str,
+    /// The narrowest it is cut to (`None`: never cut).
+    pub min: Option<usize>,
+    /// Cut at the start, keeping the end (paths).
+    pub from_start: bool,
+    /// Hidden when the table cannot fit otherwise, lowest first (`None`: never).
+    pub hide: Option<u8>,
+}
+
+impl Column {
+    /// A column that is never cut nor hidden.
+    pub fn fixed(header: &'static str) -> Column {
+        Column {
+            header,
+            min: None,
+            from_start: false,
+            hide: None,
+        }
+    }
+
+    /// A column hidden (rank `rank`) when nothing else makes the table fit.
+    pub fn hideable(header: &'static str, rank: u8) -> Column {
+        Column {
+            hide: Some(rank),
+            ..Column::fixed(header)
+        }
+    }
+}
+
+/// One cell: its text, and the shorter form it takes when the table is too wide.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    pub text: String,
+    pub short: Option<String>,
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell { text, short: None }
+    }
+}
+
+impl Cell {
+    fn get(&self, short: bool) -> &str {
+        match (&self.short, short) {
+            (Some(s), true) => s,
+            _ => &self.text,
+        }
+    }
+}
+
+const GAP: usize = 2;
+/// The mark before each row: `* ` for the session the current directory is in.
+const MARK: usize = 2;
+
+/// What fits: the columns shown, each one's width, and whether cells take
+/// their short form.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub shown: Vec<usize>,
+    pub widths: Vec<usize>,
+    pub short: bool,
+}
+
+impl Layout {
+    /// How many columns are not shown.
+    pub fn hidden(&self, columns: usize) -> usize {
+        columns - self.shown.len()
+    }
+}
+
+/// Pure: the narrowest an id column may be: for each id its shortest prefix that
+/// no other id starts with, plus the `…` (an id that is another's prefix whole).
+pub fn unique_width(ids: &[&str]) -> usize {
+    ids.iter()
+        .map(|id| {
+            let chars: Vec<char> = id.chars().collect();
+            let others: Vec<&str> = ids.iter().copied().filter(|o| o != id).collect();
+            let mut prefix = String::new();
+            for (n, c) in chars.iter().enumerate() {
+                prefix.push(*c);
+                if !others.iter().any(|o| o.starts_with(&prefix)) {
+                    return if n + 1 == chars.len() {
+                        id.width()
+                    } else {
+                        prefix.width() + 1
+                    };
+                }
+            }
+            id.width()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Pure: lay out `cells` (one `Vec` per row) under `columns` within `limit`.
+pub fn layout(columns: &[Column], cells: &[Vec<Cell>], limit: Option<usize>) -> Layout {
+    let natural = |shown: &[usize], short: bool| -> Vec<usize> {
+        shown
+            .iter()
+            .map(|&i| {
+                cells
+                    .iter()
+                    .map(|row| row[i].get(short).width())
+                    .chain([columns[i].header.width()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    };
+    let total = |w: &[usize]| MARK + w.iter().sum::<usize>() + GAP * w.len().saturating_sub(1);
+    let mut shown: Vec<usize> = (0..columns.len()).collect();
+    let Some(limit) = limit else {
+        let widths = natural(&shown, false);
+        return Layout {
+            shown,
+            widths,
+            short: false,
+        };
+    };
+    let widths = natural(&shown, false);
+    if total(&widths) <= limit {
+        return Layout {
+            shown,
+            widths,
+            short: false,
+        };
+    }
+    let mut hide_order: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].hide.is_some())
+        .collect();
+    hide_order.sort_by_key(|&i| (columns[i].hide, std::cmp::Reverse(i)));
+    let mut hide_order = hide_order.into_iter();
+    loop {
+        let mut widths = natural(&shown, true);
+        // Cut the widest cuttable column by one until it fits or none can give.
+        while total(&widths) > limit {
+            let widest = (0..shown.len())
+                .filter(|&k| columns[shown[k]].min.is_some_and(|m| widths[k] > m))
+                .max_by_key(|&k| (widths[k], k));
+            match widest {
+                Some(k) => widths[k] -= 1,
+                None => break,
+            }
+        }
+        if total(&widths) <= limit {
+            return Layout {
+                shown,
+                widths,
+                short: true,
+            };
+        }
+        match hide_order.next() {
+            Some(i) => shown.retain(|&s| s != i),
+            None => {
+                return Layout {
+                    shown,
+                    widths,
+                    short: true,
+                }
+            }
+        }
+    }
+}
+
+/// Lay out `cells` under `columns`, fitted to `limit`, each row after its mark,
+/// the cell in column `paint_col` painted with `paints[row]` (an SGR sequence,
+/// or empty); then `footer`, and a line naming the columns hidden, if any.
+#[allow(clippy::too_many_arguments)]
+pub fn draw(
+    out: &mut dyn Write,
+    columns: &[Column],
+    cells: &[Vec<Cell>],
+    marks: &[&str],
+    paints: &[&str],
+    paint_col: usize,
+    footer: Option<String>,
+    limit: Option<usize>,
+) -> std::io::Result<()> {
+    let fitted = layout(columns, cells, limit);
+    let last = fitted.shown.len().saturating_sub(1);
+    let line = |out: &mut dyn Write, mark: &str, row: Vec<&str>, paint: &str| {
+        let mut text = String::from(mark);
+        let mut plain = String::from(mark);
+        for (k, (&i, cell)) in fitted.shown.iter().zip(row).enumerate() {
+            let cell = truncate(cell, fitted.widths[k], columns[i].from_start);
+            let pad = " ".repeat(fitted.widths[k].saturating_sub(cell.width()));
+            let (on, off) = match (i == paint_col, paint.is_empty()) {
+                (true, false) => (paint, "\x1b[0m"),
+                _ => ("", ""),
+            };
+            text.push_str(&format!("{on}{cell}{off}"));
+            plain.push_str(&cell);
+            if k < last {
+                text.push_str(&pad);
+                text.push_str(&" ".repeat(GAP));
+                plain.push_str(&pad);
+                plain.push_str(&" ".repeat(GAP));
+            }
+        }
+        // Still too wide (a terminal narrower than the columns that are never
+        // cut nor hidden): the line itself is cut, colour and all.
+        // A last cell left empty (a WORKTREE that only repeats the id) leaves
+        // no trailing blanks.
+        match limit {
+            Some(limit) if plain.trim_end().width() > limit => {
+                writeln!(out, "{}", truncate(plain.trim_end(), limit, false))
+            }
+            _ => writeln!(out, "{}", text.trim_end()),
+        }
+    };
+    let head: Vec<&str> = fitted.shown.iter().map(|&i| columns[i].header).collect();
+    line(out, "  ", head, "")?;
+    for ((row, mark), paint) in cells.iter().zip(marks).zip(paints) {
+        let texts: Vec<&str> = fitted
+            .shown
+            .iter()
+            .map(|&i| row[i].get(fitted.short))
+            .collect();
+        line(out, mark, texts, paint)?;
+    }
+    let cut = |s: String| match limit {
+        Some(limit) => truncate(&s, limit, false),
+        None => s,
+    };
+    if let Some(footer) = footer {
+        writeln!(out, "{}", cut(footer))?;
+    }
+    match fitted.hidden(columns.len()) {
+        0 => {}
+        1 => writeln!(
+            out,
+            "{}",
+            cut("(1 column hidden; widen the terminal or use --json)".to_owned())
+        )?,
+        n => writeln!(
+            out,
+            "{}",
+            cut(format!(
+                "({n} columns hidden; widen the terminal or use --json)"
+            ))
+        )?,
+    }
+    Ok(())
+}
+
+/// ID (never cut below what tells the ids apart), and AGENT when some row has
+/// an agent: the columns both tables start with.
+fn leading_columns(ids: &[&str], with_agent: bool) -> Vec<Column> {
+    let mut columns = vec![Column {
+        min: Some(unique_width(ids).max("ID".len())),
+        ..Column::fixed("ID")
+    }];
+    if with_agent {
+        columns.push(Column::hideable("AGENT", 4));
+    }
+    columns
+}
+
+/// The human table: a mark, ID, STATE, BRANCH, (with `--status`) CHANGES and
+/// PUBLISHED, WORKTREE; then the worktree root. Fitted to `view.width`: the ID
+/// and WORKTREE cells are cut first (with `…`), then whole lines; a line never
+/// wraps. Padding is computed on plain text so colour never misaligns.
+pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let with_status = rows.iter().any(|r| r.with_status);
+    let with_agent = rows.iter().any(|r| r.agent.is_some());
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let mut columns = leading_columns(&ids, with_agent);
+    columns.extend([Column::fixed("STATE"), Column::hideable("BRANCH", 5)]);
+    if with_status {
+        columns.push(Column::hideable("CHANGES", 3));
+        columns.push(Column::hideable("PUBLISHED", 2));
+    }
+    // The record's path (escaped: a hand edit cannot write to the terminal); a
+    // worktree that is `<root>/<id>` only repeats the id, and is left out.
+    let places: Vec<String> = rows
+        .iter()
+        .map(|r| escaped(&shorten(Path::new(&r.worktree), view.root, view.home)))
+        .zip(rows)
+        .map(|(place, r)| if place == r.id { String::new() } else { place })
+        .collect();
+    let with_place = places.iter().any(|p| !p.is_empty());
+    if with_place {
+        columns.push(Column {
+            min: Some(8),
+            from_start: true,
+            ..Column::hideable("WORKTREE", 1)
+        });
+    }
+    let relative = rows.iter().any(|r| {
+        Path::new(&r.worktree).starts_with(view.root) && Path::new(&r.worktree) != view.root
+    });
+    let cells: Vec<Vec<Cell>> = rows
+        .iter()
+        .zip(places)
+        .map(|(r, place)| {
+            let mut c: Vec<Cell> = vec![r.id.clone().into()];
+            if with_agent {
+                c.push(agent_cell(r).into());
+            }
+            c.push(Cell {
+                text: state_cell(r, view.now),
+                short: Some(state_cell_short(r, view.now)),
+            });
+            c.push(branch_cell(r).into());
+            if with_status {
+                c.push(changes_cell(r).into());
+                c.push(published_cell(r).into());
+            }
+            if with_place {
+                c.push(place.into());
+            }
+            c
+        })
+        .collect();
+    let marks = rows
+        .iter()
+        .map(|r| if r.current { "* " } else { "  " })
+        .collect::<Vec<_>>();
+    let footer = relative.then(|| format!("worktree root: {}", tilde(view.root, view.home)));
+    let state_col = if with_agent { 2 } else { 1 };
+    let paints = paints(rows, view);
+    draw(
+        out, &columns, &cells, &marks, &paints, state_col, footer, view.width,
+    )
+}
+
+/// The colour of each row's STATE cell (none without colour).
+fn paints(rows: &[Row], view: &View) -> Vec<&'static str> {
+    rows.iter()
+        .map(|r| if view.color { color_of(r) } else { "" })
+        .collect()
+}
+
+/// The table of fetched sessions (`ls --remote`): `<remote>/<id>`, what its
+/// record says and when it said it, and the commits of its fetched branch.
+pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let with_agent = rows.iter().any(|r| r.agent.is_some());
+    let names: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{}/{}", r.remote.as_deref().unwrap_or(""), r.id))
+        .collect();
+    let ids: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut columns = leading_columns(&ids, with_agent);
+    columns.extend([
+        Column {
+            min: Some(12),
+            ..Column::fixed("STATE")
+        },
+        Column::hideable("BRANCH", 5),
+    ]);
+    let cells: Vec<Vec<Cell>> = rows
+        .iter()
+        .zip(&names)
+        .map(|(r, name)| {
+            let mut c: Vec<Cell> = vec![name.clone().into()];
+            if with_agent {
+                c.push(agent_cell(r).into());
+            }
+            c.push(Cell {
+                text: remote_state_cell(r, view.now),
+                short: Some(remote_state_what(r)),
+            });
+            c.push(branch_cell(r).into());
+            c
+        })
+        .collect();
+    let marks = vec!["  "; rows.len()];
+    let state_col = if with_agent { 2 } else { 1 };
+    let paints = paints(rows, view);
+    draw(
+        out, &columns, &cells, &marks, &paints, state_col, None, view.width,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(rows: &[&[&str]]) -> Vec<Vec<Cell>> {
+        rows.iter()
+            .map(|r| r.iter().map(|c| Cell::from(c.to_string())).collect())
+            .collect()
+    }
+
+    #[test]
+    fn an_id_keeps_what_tells_it_apart() {
+        assert_eq!(unique_width(&["fix-login", "fix-logout", "tests"]), 9);
+        assert_eq!(unique_width(&["fix-login", "tests"]), 2);
+        assert_eq!(unique_width(&["fix", "fix-login"]), 5);
+        assert_eq!(unique_width(&["alone"]), 2);
+        assert_eq!(unique_width(&[]), 0);
+    }
+
+    #[test]
+    fn short_forms_come_first_then_cuts_then_hidden_columns() {
+        let columns = [
+            Column {
+                min: Some(3),
+                ..Column::fixed("ID")
+            },
+            Column::fixed("STATE"),
+            Column::hideable("CHANGES", 2),
+            Column {
+                min: Some(8),
+                from_start: true,
+                ..Column::hideable("WORKTREE", 1)
+            },
+        ];
+        let mut rows = cells(&[&["fix-login", "running 5m", "clean", "/far/away/fix-login"]]);
+        rows[0][1].short = Some("run".to_owned());
+        let wide = layout(&columns, &rows, Some(200));
+        assert_eq!((wide.short, wide.shown.len()), (false, 4));
+        // 2 + 9 + 2 + 10 + 2 + 7 + 2 + 19 = 53: the short STATE saves 5.
+        let short = layout(&columns, &rows, Some(48));
+        assert_eq!(
+            (short.short, short.widths.clone()),
+            (true, vec![9, 5, 7, 19])
+        );
+        // Then WORKTREE is cut to 8, ID to 3.
+        let cut = layout(&columns, &rows, Some(31));
+        assert_eq!((cut.widths.clone(), cut.hidden(4)), (vec![3, 5, 7, 8], 0));
+        // Then WORKTREE goes (and ID need not be cut as far), then CHANGES.
+        let hidden = layout(&columns, &rows, Some(26));
+        assert_eq!(
+            (hidden.shown.clone(), hidden.widths.clone()),
+            (vec![0, 1, 2], vec![8, 5, 7])
+        );
+        assert_eq!(hidden.hidden(4), 1);
+        let two = layout(&columns, &rows, Some(20));
+        assert_eq!((two.shown.clone(), two.hidden(4)), (vec![0, 1], 2));
+    }
+}
