@@ -80,6 +80,12 @@ pub fn report(ui: &Ui, f: &Fetched, summary: bool) -> i32 {
             ui.info(format!("sessions from {remote}: {}", parts.join("; ")));
         }
     }
+    for id in &f.joined {
+        ui.info(format!(
+            "joined session {id}'s record with {remote}'s: both histories are in `git log {}`",
+            id.record_ref()
+        ));
+    }
     if let Ok(Some(NotesMerge::Merged { skipped, .. })) = &f.notes {
         for s in skipped {
             ui.warn(format!(

@@ -7,6 +7,7 @@
 //! listed (`ls --remote`) or continued as a new local session whose command
 //! the user names (`resume <remote>/<id>`).
 
+pub mod join;
 pub mod plan;
 pub mod push;
 
@@ -31,6 +32,9 @@ pub struct Fetched {
     pub updated: Vec<SessionId>,
     pub gone: Vec<SessionId>,
     pub unchanged: usize,
+    /// Sessions whose record here was joined with the remote's (this clone's
+    /// the later: see `join`).
+    pub joined: Vec<SessionId>,
     /// Records refused, with why: the ref (as the remote names it) and the reason.
     pub refused: Vec<(String, String)>,
     /// How the remote's notes were merged (`Ok(None)`: it has none), or why not.
@@ -126,12 +130,20 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
         new: Vec::new(),
         updated: Vec::new(),
         gone: Vec::new(),
+        joined: Vec::new(),
         unchanged: 0,
         refused: Vec::new(),
         notes: Ok(None),
         branches: branches.map(|(dst, _)| dst),
     };
     sync_records(ctx, &mut fetched)?;
+    let changed: Vec<SessionId> = fetched
+        .updated
+        .iter()
+        .chain(&fetched.new)
+        .cloned()
+        .collect();
+    fetched.joined = join::join_fetched(ctx, remote, &changed, fetched.branches.as_deref());
     fetched.notes = merge_notes(ctx, remote);
     Ok(fetched)
 }

@@ -568,6 +568,7 @@ fn messages_of_push_fetch_and_remote_resume() {
         case(&env, &["ls", "--remote"]),
         case(&env, &["resume", "origin/x"]),
         laptop(case(&env, &["push"])),
+        laptop(case(&env, &["push", "origin", "x"])),
         laptop(case(&env, &["push"])),
         laptop(case(&env, &["fetch"])),
         laptop(case(&env, &["ls", "--remote"])),
