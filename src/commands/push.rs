@@ -123,18 +123,20 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         && pushed.notes != NotesPushed::Sent
         && !pushed.incomplete()
         && pushed.remote_newer.is_empty()
+        && pushed.not_there.is_empty()
     {
         ui.info(format!("everything is up to date on {remote}"));
     }
     if !pushed.not_there.is_empty() {
         ui.hint(format!(
-            "{} not on {remote} yet ({}): name them, or push them all with \
+            "{} not on {remote} yet ({}): name {}, or push them all with \
              `git bullpen push --all {remote}`",
             match pushed.not_there.len() {
                 1 => "1 session is".to_owned(),
                 n => format!("{n} sessions are"),
             },
-            few(&pushed.not_there)
+            few(&pushed.not_there),
+            if pushed.not_there.len() == 1 { "it" } else { "them" }
         ));
     }
     if !pushed.refused.is_empty() {

@@ -649,6 +649,10 @@ fn messages_of_push_fetch_and_remote_resume() {
     $ BULLPEN_HOSTNAME=laptop git bullpen push
     exit 0
     --- stderr
+    hint: 1 session is not on origin yet (x): name it, or push them all with `git bullpen push --all origin`
+    $ BULLPEN_HOSTNAME=laptop git bullpen push origin x
+    exit 0
+    --- stderr
     bullpen: pushed to origin: x (record, branch)
     $ BULLPEN_HOSTNAME=laptop git bullpen push
     exit 0

@@ -119,7 +119,7 @@ fn a_mirror_remote_never_writes_or_prunes_this_clones_own_refs() {
 
     // As the hint says.
     a.git(env, &["remote", "add", "bullpen-backup", url]).ok();
-    a.bullpen(env, &["push", "bullpen-backup"]).ok();
+    a.bullpen(env, &["push", "--all", "bullpen-backup"]).ok();
     for id in ["x", "y"] {
         assert!(local_ref(env, a, &format!("refs/heads/bullpen/{id}")).is_some());
         assert!(m.origin_ref(&format!("refs/heads/bullpen/{id}")).is_some());

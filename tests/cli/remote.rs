@@ -670,8 +670,8 @@ fn push_races(env: &Env, machine: &mut Machine, script: &str) {
 }
 
 /// A (the laptop) goes on with session x after B (the build box) continued it;
-/// B's record then has events the remote's lacks and the other way round. B's
-/// push refuses it, saying which session and why, while B's other sessions go.
+/// B's branch and record then each have what the remote's lack. B's push
+/// refuses it, saying which session and why, while B's other sessions go.
 #[test]
 fn a_record_pushed_from_b_never_replaces_a_newer_one_from_a() {
     let m = Machines::new();
@@ -691,13 +691,12 @@ fn a_record_pushed_from_b_never_replaces_a_newer_one_from_a() {
     assert_eq!(run.code(), 1, "{}", run.stderr);
     assert_contains(
         &run.stderr,
-        "warning: not pushing session x: its record on origin has events this one lacks, and \
-         this one has events it lacks (last recorded exited on laptop, ",
+        "warning: not pushing session x: origin's bullpen/x has commits that this clone's \
+         lacks, and this clone's has commits it lacks; pushing would lose them",
     );
-    assert_contains(&run.stderr, "pushing would lose them");
     assert_contains(
         &run.stderr,
-        "hint: to go on with the remote's here, under another id: git bullpen resume origin/<id> --as <new-id>",
+        "hint: to go on with the remote's here, under another id: git bullpen resume origin/x --as <new-id>",
     );
     assert_contains(&run.stderr, "pushed to origin: y (record, branch)");
     assert_eq!(
@@ -867,7 +866,7 @@ fn a_remote_session_resumed_without_a_command_runs_nothing() {
     )
     .ok();
     std::fs::remove_file(format!("{}.a", marker.display())).unwrap();
-    a.bullpen(env, &["push", "--all"]).ok();
+    a.bullpen(env, &["push", "origin", "x"]).ok();
     b.bullpen(env, &["fetch"]).ok();
     let before = (
         b.git_out(env, &["for-each-ref"]),
@@ -1170,7 +1169,9 @@ fn an_agent_session_continues_with_this_machines_profile() {
     a.git_out(env, &["config", "bullpen.agent.other.command", "true"]);
     a.bullpen(env, &["spawn", "--agent", "other", "unknown"])
         .ok();
-    a.bullpen(env, &["push", "--all"]).ok();
+    // Named: their branches have no commits of their own.
+    a.bullpen(env, &["push", "origin", "x", "args", "x3", "unknown"])
+        .ok();
     b.bullpen(env, &["fetch"]).ok();
     let listed = b.bullpen(env, &["ls", "--remote"]).ok();
     assert_contains(&listed.stdout, "origin/x        fake   exited 0 on laptop");
