@@ -136,7 +136,11 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
                 n => format!("{n} sessions are"),
             },
             few(&pushed.not_there),
-            if pushed.not_there.len() == 1 { "it" } else { "them" }
+            if pushed.not_there.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
         ));
     }
     if !pushed.refused.is_empty() {

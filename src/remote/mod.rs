@@ -1,7 +1,8 @@
 //! Sessions that travel with git: `fetch` (this file) brings a remote's records
 //! into their own namespace, checked, and merges its notes; `push` sends this
 //! clone's sessions without losing anything on the remote; `plan` (pure) says
-//! what a push may send. See `model::remote` for the namespaces.
+//! what a push may send; `join` merges records that moved on on both sides.
+//! See `model::remote` for the namespaces.
 //!
 //! Nothing read from a remote authorises an act: fetched records are only ever
 //! listed (`ls --remote`) or continued as a new local session whose command
@@ -94,7 +95,8 @@ pub fn fetch(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
 /// them. Then each record that changed is checked (`store::read_fetched`) and
 /// only one that passes is copied to `refs/bullpen/remotes/<remote>/sessions/`;
 /// one that fails is reported and skipped, and the copy fetched before it (if
-/// any) stays. Then the notes are merged into `refs/notes/bullpen` (a union).
+/// any) stays. Records here that qualify are joined with what arrived
+/// (`join::join_fetched`). Then the notes are merged into `refs/notes/bullpen` (a union).
 fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     let configured = ctx.repo.fetch_refspecs(remote.as_str());
     let branches = match branch_map(&configured) {

@@ -2,14 +2,15 @@
 //! notes, to a remote, losing nothing there.
 //!
 //! It fetches first (as `fetch` does, under the same lock), so it knows what the
-//! remote has and has merged the remote's notes into ours. Then `plan::decide`
-//! says, per session, what may go: only what is new on the remote or a
-//! fast-forward of it; a session whose record or branch has diverged from the
-//! remote's is refused whole, with the reason. One `git push` sends the rest,
-//! never forced, so git itself refuses anything that stopped being a
-//! fast-forward meanwhile (another machine pushed in between). The notes, a
-//! fast-forward of the remote's after the merge, are pushed the same way; a
-//! lost race there is fetched, merged and pushed again.
+//! remote has and has merged the remote's notes into ours. `plan::choose` says
+//! which sessions the push is about, `plan::decide` what of each may go: only
+//! what is new on the remote or a fast-forward of it, or a record joined with
+//! the remote's (`join`); a session whose branch diverged, or whose record
+//! shares no event with the remote's, is refused whole, with the reason. One
+//! atomic `git push` sends the rest with the notes, never forced, so git itself
+//! refuses anything that stopped being a fast-forward meanwhile (another
+//! machine pushed in between). A refusal by the remote is final; notes that
+//! lost a race are fetched, merged and the push made again.
 
 use std::collections::HashMap;
 

@@ -148,7 +148,11 @@ fn a_refusal_by_the_remote_is_final_and_shown_in_its_words() {
          declined)",
     );
     assert_contains(&run.stderr, "notes not pushed to origin");
-    assert!(!run.stderr.contains("bullpen: pushed to origin"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("bullpen: pushed to origin"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("in between"), "{}", run.stderr);
     assert!(!run.stderr.contains("half pushed"), "{}", run.stderr);
     assert_eq!(m.origin_ref("refs/heads/bullpen/x"), None);
