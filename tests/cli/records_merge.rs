@@ -137,6 +137,7 @@ fn the_walkthrough_goes_on_on_the_laptop_and_the_records_join() {
     );
     assert_contains(&events, "provisioning (continues origin/fix-login)");
     assert_eq!(events.matches("exited 0").count(), 3, "{events}");
+    m.origin_git(&["merge-base", "--is-ancestor", &laptop_before, &joined]);
 
     // The box fetches: the remote has more of the session; its push leaves it.
     let fetched = b.bullpen(env, &["fetch"]).ok();
