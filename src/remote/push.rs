@@ -152,14 +152,19 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
         let theirs_branch = theirs_branches
             .as_ref()
             .map(|b| b.get(id.as_str()).copied().flatten());
-        let wanted = Wanted {
+        let mut wanted = Wanted {
             named: !ids.is_empty(),
             all,
             tracked: theirs_ref.is_some() || matches!(theirs_branch, Some(Some(_))),
             collected: s.record.state == State::Collected,
-            own_commits: ours_branch.is_some_and(|tip| own_commits(ctx, &s.record.base, tip)),
+            own_commits: true,
             branch_gone_there: theirs_ref.is_some() && theirs_branch == Some(None),
         };
+        // Read only where it decides (an ancestry walk per session).
+        if matches!(choose(&wanted), Chosen::Send { .. }) {
+            wanted.own_commits =
+                ours_branch.is_some_and(|tip| own_commits(ctx, &s.record.base, tip));
+        }
         let held = match choose(&wanted) {
             Chosen::Skip(Skipped::NotThere) => {
                 out.not_there.push(id.clone());
@@ -169,8 +174,10 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
             Chosen::Send { held } => held,
         };
         let record = relate(ctx, Some(s.commit), Some(theirs));
-        let common = match (record.ours, theirs) {
-            (Some(a), Some(b)) => ctx.repo.merge_base(a, b).ok().flatten().is_some(),
+        let common = match (standing(&record), theirs) {
+            (Standing::Diverged, Some(b)) => {
+                ctx.repo.merge_base(s.commit, b).ok().flatten().is_some()
+            }
             _ => false,
         };
         let branch = relate(ctx, ours_branch, theirs_branch);

@@ -174,6 +174,7 @@ fn a_branch_never_lands_without_its_record_where_the_remote_is_atomic() {
     a.bullpen(env, &args(&["spawn", "x"], &commit("x.txt", "x")))
         .ok();
     let run = a.bullpen(env, &["push", "origin", "x"]).fails();
+    assert_eq!(m.origin_ref("refs/heads/bullpen/x"), None, "{}", run.stderr);
     assert_contains(&run.stderr, "origin says: no records here");
     assert_contains(
         &run.stderr,
