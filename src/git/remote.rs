@@ -403,6 +403,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_remotes_own_words_are_its_remote_lines() {
+        let stderr = "remote: notes are not accepted here        \n\
+                      remote: \n\
+                      error: failed to push some refs to '../r.git'\n";
+        assert_eq!(remote_lines(stderr), ["notes are not accepted here"]);
+    }
+
+    #[test]
     fn push_porcelain_is_read_per_ref() {
         let out = "To /tmp/r.git\n\
                    \x20\trefs/bullpen/sessions/x:refs/bullpen/sessions/x\t94fcdd9..f710901\n\
