@@ -102,10 +102,12 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     for (id, why) in &pushed.held {
         let why = match why {
             Held::NoCommits => "it has no commits of its own".to_owned(),
-            Held::GoneThere => format!("{remote} deleted it"),
+            Held::GoneThere => {
+                format!("{remote} has its record but not the branch (deleted there?)")
+            }
         };
         ui.info(format!(
-            "not pushing {}: {why} (`git bullpen push {remote} {id}` sends it)",
+            "not pushing {}: {why}; `git bullpen push {remote} {id}` sends it",
             id.branch()
         ));
     }

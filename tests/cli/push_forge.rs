@@ -65,7 +65,8 @@ fn a_plain_push_sends_what_the_remote_already_has() {
     );
     assert_contains(
         &run.stderr,
-        "not pushing bullpen/merged: origin deleted it (`git bullpen push origin merged` sends it)",
+        "not pushing bullpen/merged: origin has its record but not the branch (deleted there?); \
+         `git bullpen push origin merged` sends it",
     );
     assert_contains(
         &run.stderr,
