@@ -749,7 +749,7 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
         .join("origin.git");
     let url = origin.to_str().expect("utf-8 path").to_owned();
     let t = std::time::Instant::now();
-    run_ok(&mut env.bullpen(laptop, &["push"]));
+    run_ok(&mut env.bullpen(laptop, &["push", "--all"]));
     let pushed_in = t.elapsed();
     let on_origin = run_ok(&mut env.git(
         &origin,
@@ -761,7 +761,7 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
     ));
     assert_eq!(on_origin.lines().count(), n, "push sent every record");
     report.note(format!(
-        "remote: `git bullpen push` of {n} sessions (odd branches, every record, the notes) \
+        "remote: `git bullpen push --all` of {n} sessions (odd branches, every record, the notes) \
          took {} once (untimed, fixture set-up)",
         measure::ms(pushed_in)
     ));
@@ -939,7 +939,7 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
         }),
         Case::new("git bullpen push to an empty remote", |_| {
             fresh_target();
-            vec![env.bullpen(laptop, &["push", "bench-push"])]
+            vec![env.bullpen(laptop, &["push", "--all", "bench-push"])]
         }),
     ];
     let s = compare(&push, cfg.runs_gc, true, errlog);

@@ -20,7 +20,7 @@ Examples:
   git bullpen resume origin/fix-login -- claude --continue
 
 Fetches what `git bullpen push` sent to the remote from other machines: their records \
-into refs/bullpen/remotes/<remote>/sessions/<id> (never into this repository's own \
+into refs/bullpen/remotes/<remote>/sessions/<id> (never over this repository's own \
 refs/bullpen/sessions/, which only this clone writes), their provenance notes merged \
 into refs/notes/bullpen (a union: a commit annotated on two machines keeps both texts), \
 and the session branches where the remote's own fetch refspecs put them \
@@ -35,6 +35,11 @@ alone, at most 256 KiB, a schema this bullpen reads, the record of that session.
 that fails is named with the reason and skipped (the copy fetched before, if any, \
 stays); the others arrive. What the remote has, as git fetched it, stays under \
 refs/bullpen/incoming/<remote>/.
+
+When this clone's record of a session and the remote's both moved on from a common \
+event, this clone's is the later and its branch is the remote's or a fast-forward of \
+it, the two are joined in a record commit with both as parents (this clone's record, \
+both histories in its log), as `git bullpen push` would.
 
 Fetched sessions are only ever listed (`git bullpen ls --remote`) and continued as a \
 new local session (`git bullpen resume <remote>/<id>`): nothing in them makes this \
@@ -80,6 +85,12 @@ pub fn report(ui: &Ui, f: &Fetched, summary: bool) -> i32 {
         } else {
             ui.info(format!("sessions from {remote}: {}", parts.join("; ")));
         }
+    }
+    for id in &f.joined {
+        ui.info(format!(
+            "joined session {id}'s record with {remote}'s: both histories are in `git log {}`",
+            id.record_ref()
+        ));
     }
     if let Ok(Some(NotesMerge::Merged { skipped, .. })) = &f.notes {
         for s in skipped {

@@ -246,6 +246,18 @@ impl Repo {
         message: &str,
         parent: Option<Oid>,
     ) -> Result<Oid> {
+        self.write_file_commit_parents(file_name, content, message, parent.as_slice())
+    }
+
+    /// [`Repo::write_file_commit`] with any number of parents, in order (a
+    /// record that joins two machines' histories has two).
+    pub fn write_file_commit_parents(
+        &self,
+        file_name: &str,
+        content: &[u8],
+        message: &str,
+        parents: &[Oid],
+    ) -> Result<Oid> {
         if file_name.is_empty() || file_name.contains('/') || file_name == "." || file_name == ".."
         {
             bail!("invalid record file name {}", quoted(file_name));
@@ -270,7 +282,7 @@ impl Repo {
         self.write_commit(
             tree_id,
             message,
-            parent.map(gid).transpose()?.into_iter().collect(),
+            parents.iter().map(|p| gid(*p)).collect::<Result<_>>()?,
         )
     }
 

@@ -21,6 +21,22 @@ pub struct PushedRef {
     pub summary: String,
 }
 
+/// What a `git push` did: each ref's outcome, and what the remote said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PushReport {
+    pub refs: Vec<PushedRef>,
+    /// The remote's own words (its hooks'): git's `remote: ` lines, without the prefix.
+    pub remote_said: Vec<String>,
+    /// Whether the push was atomic (the remote took every ref or none).
+    pub atomic: bool,
+}
+
+enum Pushing {
+    Done(PushReport),
+    /// The remote does not support `--atomic`; nothing was sent.
+    NoAtomic,
+}
+
 /// One change of a ref transaction: `new: None` deletes.
 #[derive(Clone, Debug)]
 pub struct RefChange {
@@ -108,27 +124,47 @@ impl Repo {
         self.run_git_env(None, &args, &[]).map(drop)
     }
 
-    /// `git push --porcelain <remote> <refspecs>`, never forced (no `+`, no
-    /// `--force`): git refuses whatever is not a fast-forward of what the remote
-    /// has when it receives the push, so nothing on the remote is lost, races
-    /// included. Tags and submodules stay out of it. Each ref's outcome; an
-    /// error only when git could not push at all.
-    pub fn push_refspecs(&self, remote: &str, refspecs: &[String]) -> Result<Vec<PushedRef>> {
+    /// `git push --porcelain --atomic <remote> <refspecs>`, never forced (no
+    /// `+`, no `--force`): git refuses whatever is not a fast-forward of what the
+    /// remote has when it receives the push, so nothing on the remote is lost,
+    /// races included. Atomic: the remote takes every ref or none. A remote
+    /// that does not support atomic pushes (git refuses before sending
+    /// anything) is pushed to again without it, and then each ref stands alone.
+    /// Tags and submodules stay out of it. Each ref's outcome and the remote's
+    /// own `remote:` lines; an error only when git could not push at all.
+    pub fn push_refspecs(&self, remote: &str, refspecs: &[String]) -> Result<PushReport> {
+        match self.push_once(remote, refspecs, true)? {
+            Pushing::Done(report) => Ok(report),
+            Pushing::NoAtomic => match self.push_once(remote, refspecs, false)? {
+                Pushing::Done(report) => Ok(report),
+                Pushing::NoAtomic => Err(anyhow!("git push without --atomic asked for it")),
+            },
+        }
+    }
+
+    fn push_once(&self, remote: &str, refspecs: &[String], atomic: bool) -> Result<Pushing> {
         let mut args: Vec<&std::ffi::OsStr> = [
             "push",
             "--porcelain",
             "--no-follow-tags",
             "--recurse-submodules=no",
-            remote,
         ]
         .into_iter()
         .map(std::ffi::OsStr::new)
         .collect();
+        if atomic {
+            args.push(std::ffi::OsStr::new("--atomic"));
+        }
+        args.push(std::ffi::OsStr::new(remote));
         args.extend(refspecs.iter().map(std::ffi::OsStr::new));
         let output = self.run_git_output(None, &args, &[], None)?;
         let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
         let refs = parse_porcelain(&stdout);
         if !output.status.success() && refs.is_empty() {
+            if atomic && stderr.contains("does not support --atomic push") {
+                return Ok(Pushing::NoAtomic);
+            }
             return Err(GitFailed {
                 argv: format!(
                     "git {}",
@@ -138,13 +174,42 @@ impl Repo {
                         .join(" ")
                 ),
                 code: output.status.code(),
-                stderr: String::from_utf8_lossy(&output.stderr)
-                    .trim_end()
-                    .to_owned(),
+                stderr: stderr.trim_end().to_owned(),
             }
             .into());
         }
-        Ok(refs)
+        Ok(Pushing::Done(PushReport {
+            refs,
+            remote_said: remote_lines(&stderr),
+            atomic,
+        }))
+    }
+
+    /// The newest commit both `a` and `b` descend from, if any (both must be present).
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Option<Oid>> {
+        let base = self
+            .repo
+            .merge_base(gid(a)?, gid(b)?)
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("could not find how {a} and {b} relate"))?;
+        Ok(base.map(|b| oid(b.detach())))
+    }
+
+    /// Whether `commit` is `tip` or on the chain of first parents below it
+    /// (a record's own events, not those a join brought in).
+    pub fn on_first_parent_chain(&self, commit: Oid, tip: Oid) -> Result<bool> {
+        let mut at = Some(tip);
+        while let Some(c) = at {
+            if c == commit {
+                return Ok(true);
+            }
+            let found = self
+                .repo
+                .find_commit(gid(c)?)
+                .with_context(|| format!("could not read commit {c}"))?;
+            at = found.parent_ids().next().map(|p| oid(p.detach()));
+        }
+        Ok(false)
     }
 
     /// Whether `ancestor` is `descendant` or one of its ancestors. Both must be
@@ -300,6 +365,16 @@ impl Repo {
     }
 }
 
+/// Pure: the `remote: ` lines of git's stderr, without the prefix and git's padding.
+fn remote_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote: "))
+        .map(|l| l.trim_end().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 /// Pure: the refs of `git push --porcelain`'s output: `<flag>\t<from>:<to>\t<summary>`,
 /// `!` rejected, anything else (` `, `+`, `-`, `*`, `=`) done.
 fn parse_porcelain(stdout: &str) -> Vec<PushedRef> {
@@ -326,6 +401,14 @@ fn parse_porcelain(stdout: &str) -> Vec<PushedRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_remotes_own_words_are_its_remote_lines() {
+        let stderr = "remote: notes are not accepted here        \n\
+                      remote: \n\
+                      error: failed to push some refs to '../r.git'\n";
+        assert_eq!(remote_lines(stderr), ["notes are not accepted here"]);
+    }
 
     #[test]
     fn push_porcelain_is_read_per_ref() {

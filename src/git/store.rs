@@ -102,6 +102,10 @@ pub fn load_all_cached(
 }
 
 fn write(repo: &Repo, record: &Record, parent: Option<Oid>, event: &str) -> Result<Oid> {
+    write_parents(repo, record, parent.as_slice(), event)
+}
+
+fn write_parents(repo: &Repo, record: &Record, parents: &[Oid], event: &str) -> Result<Oid> {
     let json = record.to_json().context("cannot serialize session.json")?;
     // The pid and a nanosecond clock make every metadata commit unique, so that a
     // create (`Expect::Absent`) can never "succeed" twice with the same object.
@@ -115,7 +119,7 @@ fn write(repo: &Repo, record: &Record, parent: Option<Oid>, event: &str) -> Resu
         record.state.as_str(),
         std::process::id()
     );
-    repo.write_file_commit(RECORD_FILE, &json, &message, parent)
+    repo.write_file_commit_parents(RECORD_FILE, &json, &message, parents)
 }
 
 /// Create a record; fails with a [`CasConflict`] in the chain when the id is taken.
@@ -174,6 +178,41 @@ pub fn update(
         }
     }
     bail!("could not update the record of session {id}: it kept changing underneath ({CAS_RETRIES} tries)")
+}
+
+/// The record commit that joins this clone's record `ours` and a remote's
+/// `theirs` when both moved on from a common event: the record of `keep` (the
+/// later of the two), with `ours` then `theirs` as parents, so that both
+/// histories stay in the log. Only the object is written.
+pub fn join(
+    repo: &Repo,
+    ours: &Stored,
+    theirs: &Stored,
+    keep: &Stored,
+    remote: &RemoteName,
+) -> Result<Stored> {
+    let event = format!(
+        "joined {remote}'s record (there: {} on {})",
+        theirs.record.state.as_str(),
+        theirs.record.host
+    );
+    let commit = write_parents(repo, &keep.record, &[ours.commit, theirs.commit], &event)
+        .with_context(|| format!("cannot join the records of session {}", ours.record.id))?;
+    Ok(Stored {
+        record: keep.record.clone(),
+        commit,
+    })
+}
+
+/// Make `joined` (a [`join`] whose first parent is `ours`) this clone's record,
+/// if the record is still at `ours`: one compare-and-swap.
+pub fn take_join(repo: &Repo, ours: &Stored, joined: &Stored) -> Result<()> {
+    repo.update_ref(
+        &ours.record.id.record_ref(),
+        joined.commit,
+        Expect::At(ours.commit),
+        "bullpen: joined a remote's record",
+    )
 }
 
 /// Remove a record entirely (only to undo a failed spawn).

@@ -121,13 +121,18 @@ pub fn remote_rows(
 /// Whether the fetched record commit `commit` of session `id` is one this clone
 /// wrote: bullpen created the session here (its local proof, `created.json`,
 /// which no fetch brings) and this clone's own record of it holds that commit
-/// in its history. A record's clone id is no proof: anyone can copy it into a
-/// record of their own, but not make their commit one of this clone's.
+/// among its own events (its first parents: a record joined with a remote's
+/// holds the remote's events too, as second parents). A record's clone id is no
+/// proof: anyone can copy it into a record of their own, but not make their
+/// commit one of this clone's.
 fn written_here(ctx: &Ctx, id: &SessionId, commit: Oid) -> bool {
     let created = matches!(Local::of(&ctx.layout, id).created(), Ok(Some(_)));
     created
         && match ctx.repo.ref_target(&id.record_ref()) {
-            Ok(Some(ours)) => ctx.repo.is_ancestor(commit, ours).unwrap_or(false),
+            Ok(Some(ours)) => ctx
+                .repo
+                .on_first_parent_chain(commit, ours)
+                .unwrap_or(false),
             _ => false,
         }
 }

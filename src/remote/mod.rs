@@ -1,12 +1,14 @@
 //! Sessions that travel with git: `fetch` (this file) brings a remote's records
 //! into their own namespace, checked, and merges its notes; `push` sends this
 //! clone's sessions without losing anything on the remote; `plan` (pure) says
-//! what a push may send. See `model::remote` for the namespaces.
+//! what a push may send; `join` merges records that moved on on both sides.
+//! See `model::remote` for the namespaces.
 //!
 //! Nothing read from a remote authorises an act: fetched records are only ever
 //! listed (`ls --remote`) or continued as a new local session whose command
 //! the user names (`resume <remote>/<id>`).
 
+pub mod join;
 pub mod plan;
 pub mod push;
 
@@ -31,6 +33,9 @@ pub struct Fetched {
     pub updated: Vec<SessionId>,
     pub gone: Vec<SessionId>,
     pub unchanged: usize,
+    /// Sessions whose record here was joined with the remote's (this clone's
+    /// the later: see `join`).
+    pub joined: Vec<SessionId>,
     /// Records refused, with why: the ref (as the remote names it) and the reason.
     pub refused: Vec<(String, String)>,
     /// How the remote's notes were merged (`Ok(None)`: it has none), or why not.
@@ -90,7 +95,8 @@ pub fn fetch(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
 /// them. Then each record that changed is checked (`store::read_fetched`) and
 /// only one that passes is copied to `refs/bullpen/remotes/<remote>/sessions/`;
 /// one that fails is reported and skipped, and the copy fetched before it (if
-/// any) stays. Then the notes are merged into `refs/notes/bullpen` (a union).
+/// any) stays. Records here that qualify are joined with what arrived
+/// (`join::join_fetched`). Then the notes are merged into `refs/notes/bullpen` (a union).
 fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     let configured = ctx.repo.fetch_refspecs(remote.as_str());
     let branches = match branch_map(&configured) {
@@ -126,12 +132,20 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
         new: Vec::new(),
         updated: Vec::new(),
         gone: Vec::new(),
+        joined: Vec::new(),
         unchanged: 0,
         refused: Vec::new(),
         notes: Ok(None),
         branches: branches.map(|(dst, _)| dst),
     };
     sync_records(ctx, &mut fetched)?;
+    let changed: Vec<SessionId> = fetched
+        .updated
+        .iter()
+        .chain(&fetched.new)
+        .cloned()
+        .collect();
+    fetched.joined = join::join_fetched(ctx, remote, &changed, fetched.branches.as_deref());
     fetched.notes = merge_notes(ctx, remote);
     Ok(fetched)
 }

@@ -2,23 +2,28 @@
 //! notes, to a remote, losing nothing there.
 //!
 //! It fetches first (as `fetch` does, under the same lock), so it knows what the
-//! remote has and has merged the remote's notes into ours. Then `plan::decide`
-//! says, per session, what may go: only what is new on the remote or a
-//! fast-forward of it; a session whose record or branch has diverged from the
-//! remote's is refused whole, with the reason. One `git push` sends the rest,
-//! never forced, so git itself refuses anything that stopped being a
-//! fast-forward meanwhile (another machine pushed in between). The notes, a
-//! fast-forward of the remote's after the merge, are pushed the same way; a
-//! lost race there is fetched, merged and pushed again.
+//! remote has and has merged the remote's notes into ours. `plan::choose` says
+//! which sessions the push is about, `plan::decide` what of each may go: only
+//! what is new on the remote or a fast-forward of it, or a record joined with
+//! the remote's (`join`); a session whose branch diverged, or whose record
+//! shares no event with the remote's, is refused whole, with the reason. One
+//! atomic `git push` sends the rest with the notes, never forced, so git itself
+//! refuses anything that stopped being a fast-forward meanwhile (another
+//! machine pushed in between). A refusal by the remote is final; notes that
+//! lost a race are fetched, merged and the push made again.
 
 use std::collections::HashMap;
 
 use anyhow::{Context, Result};
 
-use super::plan::{decide, standing, Decision, RefFacts, Refusal, Standing};
+use super::join::relate;
+use super::plan::{
+    choose, decide, outcome, standing, Chosen, Decision, Held, Outcome, Refusal, Skipped, Standing,
+    Wanted,
+};
 use super::{fetch_locked, merge_notes, Fetched};
 use crate::context::Ctx;
-use crate::git::remote::RefChange;
+use crate::git::remote::{PushReport, RefChange};
 use crate::git::store::{self, Stored};
 use crate::git::{Expect, Oid};
 use crate::model::id::NOTES_REF;
@@ -26,7 +31,7 @@ use crate::model::remote::{push_overwrite, RemoteName};
 use crate::model::{time, Error, SessionId, State};
 use crate::sys::lock::Lock;
 
-/// How often the notes are fetched, merged and pushed again after a lost race.
+/// How often the whole push is made again after its notes lost a race.
 const NOTES_PUSH_ATTEMPTS: usize = 5;
 
 /// What a push did.
@@ -34,8 +39,10 @@ const NOTES_PUSH_ATTEMPTS: usize = 5;
 pub struct Pushed {
     /// The fetch that came first.
     pub fetched: Fetched,
-    /// Sessions sent: (id, record sent, branch sent).
+    /// Sessions sent whole: (id, record sent, branch sent).
     pub sent: Vec<(SessionId, bool, bool)>,
+    /// Sessions whose record was joined with the remote's (both histories).
+    pub joined: Vec<SessionId>,
     /// Sessions the remote already had as they are here.
     pub up_to_date: Vec<SessionId>,
     /// Sessions whose record on the remote has events this one lacks (another
@@ -43,8 +50,20 @@ pub struct Pushed {
     pub remote_newer: Vec<(SessionId, String)>,
     /// Sessions not sent, with why (nothing of them was pushed).
     pub refused: Vec<(SessionId, String)>,
-    /// Refs git did not take (a race with another push), with git's words.
+    /// Sessions whose record went but whose branch stayed here, and why.
+    pub held: Vec<(SessionId, Held)>,
+    /// Sessions left out: not named, and the remote has nothing of them.
+    pub not_there: Vec<SessionId>,
+    /// Sessions of which a part landed and a part did not: (id, what landed).
+    pub half: Vec<(SessionId, &'static str)>,
+    /// Refs the remote did not take, with git's words.
     pub rejected: Vec<(String, String)>,
+    /// Whether a ref was not taken because another push landed in between.
+    pub raced: bool,
+    /// The remote's own words (its hooks'), when it refused something.
+    pub remote_said: Vec<String>,
+    /// Whether the push was atomic (the remote took all or nothing).
+    pub atomic: bool,
     pub notes: NotesPushed,
 }
 
@@ -66,9 +85,18 @@ impl Pushed {
     }
 }
 
-/// Push the sessions named (all of this clone's but those still being created,
-/// when none is named) to `remote`.
-pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed> {
+/// One session's refs staged for the push.
+struct Going {
+    id: SessionId,
+    record: Option<Oid>,
+    branch: Option<Oid>,
+    /// What the incoming namespace had of its record (`None`: absent).
+    theirs: Option<Oid>,
+}
+
+/// Push to `remote` the sessions named, or (none named) those it already has,
+/// or with `all` every live one (never those still being created).
+pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Result<Pushed> {
     if let Some((refspec, destination)) = push_overwrite(&ctx.repo.fetch_refspecs(remote.as_str()))
     {
         let what = format!(
@@ -83,20 +111,23 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed>
     let mut out = Pushed {
         fetched,
         sent: Vec::new(),
+        joined: Vec::new(),
         up_to_date: Vec::new(),
         remote_newer: Vec::new(),
         refused: Vec::new(),
+        held: Vec::new(),
+        not_there: Vec::new(),
+        half: Vec::new(),
         rejected: Vec::new(),
+        raced: false,
+        remote_said: Vec::new(),
+        atomic: true,
         notes: NotesPushed::UpToDate,
     };
-    // What goes, staged under refs/bullpen/outgoing/<remote>/ (see `stage`).
-    let mut staged: Vec<(String, Oid)> = Vec::new();
     let outgoing = remote.outgoing_prefix();
     // Every ref the decisions read, listed once (a lookup by name per session
     // costs several failed opens each: git's rev-parse rules).
     let theirs_records = listed(ctx, &remote.incoming_prefix())?;
-    // What each pushed record replaces in the incoming namespace (`None`: absent).
-    let mut pushed_records: Vec<(SessionId, Oid, Option<Oid>)> = Vec::new();
     let ours_branches = listed(ctx, "refs/heads/bullpen/")?;
     let theirs_branches = match out
         .fetched
@@ -112,19 +143,68 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed>
         ),
         None => None,
     };
+    let mut going: Vec<Going> = Vec::new();
     for s in &sessions {
         let id = &s.record.id;
-        let theirs = theirs_records.get(id.as_str()).copied().flatten();
-        let record = standing(&facts(ctx, Some(s.commit), Some(theirs)));
+        let theirs_ref = theirs_records.get(id.as_str()).copied();
+        let theirs = theirs_ref.flatten();
         let ours_branch = ours_branches.get(id.as_str()).copied().flatten();
         let theirs_branch = theirs_branches
             .as_ref()
             .map(|b| b.get(id.as_str()).copied().flatten());
-        let branch = facts(ctx, ours_branch, theirs_branch);
-        match decide(record, standing(&branch)) {
-            Decision::Refuse(why) => out
-                .refused
-                .push((id.clone(), refusal(ctx, remote, id, why))),
+        let mut wanted = Wanted {
+            named: !ids.is_empty(),
+            all,
+            tracked: theirs_ref.is_some() || matches!(theirs_branch, Some(Some(_))),
+            collected: s.record.state == State::Collected,
+            own_commits: true,
+            branch_gone_there: theirs_ref.is_some() && theirs_branch == Some(None),
+        };
+        // Read only where it decides (an ancestry walk per session).
+        if matches!(choose(&wanted), Chosen::Send { .. }) {
+            wanted.own_commits =
+                ours_branch.is_some_and(|tip| own_commits(ctx, &s.record.base, tip));
+        }
+        let held = match choose(&wanted) {
+            Chosen::Skip(Skipped::NotThere) => {
+                out.not_there.push(id.clone());
+                continue;
+            }
+            Chosen::Skip(Skipped::Collected) => continue,
+            Chosen::Send { held } => held,
+        };
+        let record = relate(ctx, Some(s.commit), Some(theirs));
+        let common = match (standing(&record), theirs) {
+            (Standing::Diverged, Some(b)) => {
+                ctx.repo.merge_base(s.commit, b).ok().flatten().is_some()
+            }
+            _ => false,
+        };
+        let branch = relate(ctx, ours_branch, theirs_branch);
+        let (send_record, send_branch) = match decide(standing(&record), standing(&branch), common)
+        {
+            Decision::Refuse(why) => {
+                out.refused
+                    .push((id.clone(), refusal(ctx, remote, id, why)));
+                continue;
+            }
+            Decision::Join {
+                branch: send_branch,
+            } => {
+                match super::join::join(ctx, remote, s, theirs) {
+                    Ok(joined) => {
+                        out.joined.push(id.clone());
+                        going.push(Going {
+                            id: id.clone(),
+                            record: Some(joined),
+                            branch: send_branch.then_some(branch.ours).flatten(),
+                            theirs,
+                        });
+                    }
+                    Err(why) => out.refused.push((id.clone(), why)),
+                }
+                continue;
+            }
             Decision::Push {
                 record: send_record,
                 branch: send_branch,
@@ -134,21 +214,27 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed>
                     out.remote_newer
                         .push((id.clone(), remote_says(ctx, remote, id)));
                 }
-                if let (true, Some(tip)) = (send_branch, branch.ours) {
-                    staged.push((format!("{outgoing}heads/{}", id.branch()), tip));
-                }
-                if send_record {
-                    staged.push((format!("{outgoing}sessions/{id}"), s.commit));
-                    pushed_records.push((id.clone(), s.commit, theirs));
-                }
-                if send_record || send_branch {
-                    out.sent.push((id.clone(), send_record, send_branch));
-                } else if !record_behind {
+                if !send_record && !send_branch && !record_behind {
                     out.up_to_date.push(id.clone());
                 }
+                (send_record, send_branch)
             }
+        };
+        let mut send_branch = send_branch.then_some(branch.ours).flatten();
+        if let (Some(why), Some(_)) = (held, send_branch) {
+            send_branch = None;
+            out.held.push((id.clone(), why));
+        }
+        if send_record || send_branch.is_some() {
+            going.push(Going {
+                id: id.clone(),
+                record: send_record.then_some(s.commit),
+                branch: send_branch,
+                theirs,
+            });
         }
     }
+    out.not_there.sort();
     let notes_ref = match notes_to_send(ctx, remote, &out.fetched) {
         Ok(send) => send,
         Err(why) => {
@@ -156,9 +242,21 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed>
             false
         }
     };
-    if staged.is_empty() && !notes_ref {
+    if going.is_empty() && !notes_ref {
         return Ok(out);
     }
+    let staged: Vec<(String, Oid)> = going
+        .iter()
+        .flat_map(|g| {
+            let record = g
+                .record
+                .map(|c| (format!("{outgoing}sessions/{}", g.id), c));
+            let branch = g
+                .branch
+                .map(|c| (format!("{outgoing}heads/{}", g.id.branch()), c));
+            record.into_iter().chain(branch)
+        })
+        .collect();
     let mut refspecs = vec![
         format!("{outgoing}sessions/*:refs/bullpen/sessions/*"),
         format!("{outgoing}heads/bullpen/*:refs/heads/bullpen/*"),
@@ -167,38 +265,124 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId]) -> Result<Pushed>
         refspecs.push(format!("{NOTES_REF}:{NOTES_REF}"));
     }
     stage(ctx, remote, &staged)?;
-    let results = ctx.repo.push_refspecs(remote.as_str(), &refspecs);
+    let report = push_until_notes_settle(ctx, remote, &refspecs, notes_ref);
     unstage(ctx, remote, &staged);
-    let results = results.with_context(|| format!("cannot push sessions to {remote}"))?;
-    let rejected: HashMap<&str, &str> = results
+    let (report, notes_failed) = report?;
+    out.atomic = report.atomic;
+    let outcomes: HashMap<&str, (Outcome, &str)> = report
+        .refs
         .iter()
-        .filter(|r| !r.ok)
-        .map(|r| (r.remote_ref.as_str(), r.summary.as_str()))
+        .map(|r| {
+            (
+                r.remote_ref.as_str(),
+                (outcome(r.ok, &r.summary), r.summary.as_str()),
+            )
+        })
         .collect();
-    for (name, summary) in &rejected {
-        if *name != NOTES_REF {
+    let landed = |refname: &str| matches!(outcomes.get(refname), Some((Outcome::Landed, _)));
+    for (name, (what, summary)) in &outcomes {
+        match what {
+            Outcome::Landed => {}
+            Outcome::Race => out.raced = true,
+            Outcome::Refused | Outcome::WithTheRest => {}
+        }
+        if *what != Outcome::Landed && *name != NOTES_REF {
             out.rejected
                 .push(((*name).to_owned(), (*summary).to_owned()));
         }
     }
     out.rejected.sort();
-    // A session git did not take whole is not counted as sent.
-    out.sent.retain(|(id, _, _)| {
-        !rejected.contains_key(id.record_ref().as_str())
-            && !rejected.contains_key(id.branch_ref().as_str())
-    });
-    pushed_records.retain(|(id, _, _)| !rejected.contains_key(id.record_ref().as_str()));
+    if outcomes.values().any(|(what, _)| *what == Outcome::Refused) {
+        out.remote_said = report.remote_said.clone();
+    }
+    let mut pushed_records: Vec<(SessionId, Oid, Option<Oid>)> = Vec::new();
+    for g in &going {
+        let record = g.record.map(|_| landed(&g.id.record_ref()));
+        let branch = g.branch.map(|_| landed(&g.id.branch_ref()));
+        if let (Some(true), Some(commit)) = (record, g.record) {
+            pushed_records.push((g.id.clone(), commit, g.theirs));
+        }
+        match (record, branch) {
+            (Some(false), Some(true)) => out.half.push((g.id.clone(), "branch")),
+            (Some(true), Some(false)) => out.half.push((g.id.clone(), "record")),
+            (Some(false), _) | (_, Some(false)) => {}
+            _ => out
+                .sent
+                .push((g.id.clone(), g.record.is_some(), g.branch.is_some())),
+        }
+    }
+    out.joined
+        .retain(|id| pushed_records.iter().any(|(p, _, _)| p == id));
+    out.sent.sort();
     record_pushed(ctx, remote, &pushed_records);
     if notes_ref {
-        out.notes = match rejected.get(NOTES_REF) {
-            None => {
+        out.notes = match (landed(NOTES_REF), notes_failed) {
+            (_, Some(why)) => NotesPushed::Failed(why),
+            (true, None) => {
                 note_notes_pushed(ctx, remote);
                 NotesPushed::Sent
             }
-            Some(_) => push_notes_again(ctx, remote),
+            (false, None) => NotesPushed::Failed(
+                outcomes
+                    .get(NOTES_REF)
+                    .map_or("not in git's report", |(_, s)| s)
+                    .to_owned(),
+            ),
         };
     }
     Ok(out)
+}
+
+/// One push of `refspecs`; made again (the remote's notes fetched and merged
+/// first) only when the notes alone lost a race, at most
+/// [`NOTES_PUSH_ATTEMPTS`] times. A refusal by the remote is final. The last
+/// report, and why the notes could not be merged again, if they could not.
+fn push_until_notes_settle(
+    ctx: &Ctx,
+    remote: &RemoteName,
+    refspecs: &[String],
+    notes_ref: bool,
+) -> Result<(PushReport, Option<String>)> {
+    let mut attempts = 1;
+    loop {
+        let report = ctx
+            .repo
+            .push_refspecs(remote.as_str(), refspecs)
+            .with_context(|| format!("cannot push sessions to {remote}"))?;
+        let notes_raced = notes_ref
+            && report
+                .refs
+                .iter()
+                .any(|r| r.remote_ref == NOTES_REF && outcome(r.ok, &r.summary) == Outcome::Race);
+        let others_blocked = report.refs.iter().any(|r| {
+            r.remote_ref != NOTES_REF
+                && matches!(outcome(r.ok, &r.summary), Outcome::Race | Outcome::Refused)
+        });
+        if !notes_raced || others_blocked {
+            return Ok((report, None));
+        }
+        if attempts >= NOTES_PUSH_ATTEMPTS {
+            let why = format!("{remote} kept changing its notes ({attempts} tries)");
+            return Ok((report, Some(why)));
+        }
+        attempts += 1;
+        let refspec = format!("+{NOTES_REF}*:{}*", remote.incoming_notes_ref());
+        if let Err(e) = ctx.repo.fetch_refspecs_from(remote.as_str(), &[refspec]) {
+            return Ok((report, Some(format!("{e:#}"))));
+        }
+        if let Err(why) = merge_notes(ctx, remote) {
+            return Ok((report, Some(why)));
+        }
+    }
+}
+
+/// Whether the branch at `tip` has commits that `base` (the record's) lacks; a
+/// base that cannot be read counts as none (the branch is then its own).
+fn own_commits(ctx: &Ctx, base: &str, tip: Oid) -> bool {
+    match base.parse::<Oid>() {
+        Ok(base) => !ctx.repo.is_ancestor(tip, base).unwrap_or(false),
+        Err(_) => true,
+    }
 }
 
 /// Put what goes under `refs/bullpen/outgoing/<remote>/`, so that two glob
@@ -295,30 +479,29 @@ fn listed(ctx: &Ctx, prefix: &str) -> Result<HashMap<String, Option<Oid>>> {
         .collect())
 }
 
-/// How `ours` and the remote's `theirs` relate. A history that cannot be read
-/// relates to nothing (which refuses: nothing is pushed over what cannot be told).
-fn facts(ctx: &Ctx, ours: Option<Oid>, theirs: Option<Option<Oid>>) -> RefFacts {
-    let (mut ours_contains_theirs, mut theirs_contains_ours) = (false, false);
-    if let (Some(a), Some(Some(b))) = (ours, theirs) {
-        ours_contains_theirs = ctx.repo.is_ancestor(b, a).unwrap_or(false);
-        theirs_contains_ours = !ours_contains_theirs && ctx.repo.is_ancestor(a, b).unwrap_or(false);
-    }
-    RefFacts {
-        ours,
-        theirs,
-        ours_contains_theirs,
-        theirs_contains_ours,
-    }
-}
-
 /// Why a session is not pushed, in words.
 fn refusal(ctx: &Ctx, remote: &RemoteName, id: &SessionId, why: Refusal) -> String {
     match why {
         Refusal::RecordDiverged => format!(
-            "its record on {remote} has events this one lacks, and this one has events it lacks \
-             ({}); pushing would lose them",
+            "its record on {remote} shares no event with this one ({}): another session of that \
+             id; pushing would lose it",
             remote_says(ctx, remote, id)
         ),
+        Refusal::JoinNeedsBranch(branch) => {
+            let what = match branch {
+                Standing::Behind => format!("{remote}'s has commits this clone's lacks"),
+                Standing::New => format!("{remote} has none"),
+                Standing::NoneHere => "this clone has none".to_owned(),
+                _ => format!("{remote}'s is not known here"),
+            };
+            format!(
+                "its record on {remote} has events this one lacks, and this one has events it \
+                 lacks ({}); the two would be joined, but {} is not a fast-forward of {remote}'s \
+                 ({what})",
+                remote_says(ctx, remote, id),
+                id.branch()
+            )
+        }
         Refusal::BranchDiverged => format!(
             "{remote}'s {} has commits that this clone's lacks, and this clone's has commits it \
              lacks; pushing would lose them",
@@ -364,42 +547,13 @@ fn notes_to_send(ctx: &Ctx, remote: &RemoteName, fetched: &Fetched) -> Result<bo
         .repo
         .ref_target(&remote.incoming_notes_ref())
         .map_err(|e| format!("{e:#}"))?;
-    match standing(&facts(ctx, ours, Some(theirs))) {
+    match standing(&relate(ctx, ours, Some(theirs))) {
         Standing::New | Standing::Ahead => Ok(true),
         Standing::Same | Standing::NoneHere | Standing::Behind | Standing::Unknown => Ok(false),
         Standing::Diverged => Err(format!(
             "{NOTES_REF} here does not contain {remote}'s (they could not be merged)"
         )),
     }
-}
-
-/// The notes lost a race (another machine pushed notes after the fetch): fetch
-/// theirs again, merge, push again.
-fn push_notes_again(ctx: &Ctx, remote: &RemoteName) -> NotesPushed {
-    let mut last = String::new();
-    for _ in 0..NOTES_PUSH_ATTEMPTS {
-        let refspec = format!("+{NOTES_REF}*:{}*", remote.incoming_notes_ref());
-        if let Err(e) = ctx.repo.fetch_refspecs_from(remote.as_str(), &[refspec]) {
-            return NotesPushed::Failed(format!("{e:#}"));
-        }
-        if let Err(why) = merge_notes(ctx, remote) {
-            return NotesPushed::Failed(why);
-        }
-        let refspec = format!("{NOTES_REF}:{NOTES_REF}");
-        match ctx.repo.push_refspecs(remote.as_str(), &[refspec]) {
-            Err(e) => return NotesPushed::Failed(format!("{e:#}")),
-            Ok(results) => match results.iter().find(|r| r.remote_ref == NOTES_REF) {
-                Some(r) if !r.ok => last = r.summary.clone(),
-                _ => {
-                    note_notes_pushed(ctx, remote);
-                    return NotesPushed::Sent;
-                }
-            },
-        }
-    }
-    NotesPushed::Failed(format!(
-        "{remote} kept changing its notes ({NOTES_PUSH_ATTEMPTS} tries; git said: {last})"
-    ))
 }
 
 /// After the push, as git does for remote-tracking branches: what the remote now

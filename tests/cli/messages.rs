@@ -568,6 +568,7 @@ fn messages_of_push_fetch_and_remote_resume() {
         case(&env, &["ls", "--remote"]),
         case(&env, &["resume", "origin/x"]),
         laptop(case(&env, &["push"])),
+        laptop(case(&env, &["push", "origin", "x"])),
         laptop(case(&env, &["push"])),
         laptop(case(&env, &["fetch"])),
         laptop(case(&env, &["ls", "--remote"])),
@@ -646,6 +647,10 @@ fn messages_of_push_fetch_and_remote_resume() {
     fatal: no session origin/x was fetched here
     hint: `git bullpen fetch origin` brings the sessions pushed there; `git bullpen ls --remote` lists them
     $ BULLPEN_HOSTNAME=laptop git bullpen push
+    exit 0
+    --- stderr
+    hint: 1 session is not on origin yet (x): name it, or push them all with `git bullpen push --all origin`
+    $ BULLPEN_HOSTNAME=laptop git bullpen push origin x
     exit 0
     --- stderr
     bullpen: pushed to origin: x (record, branch)

@@ -50,7 +50,7 @@ fn a_mirror_remote_never_writes_or_prunes_this_clones_own_refs() {
     // b's session z is on the remote; a's x (checked out in its worktree) and
     // y (never pushed) are not.
     b.bullpen(env, &args(&["spawn", "z"], &commit("z1"))).ok();
-    b.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["push", "--all"]).ok();
     a.bullpen(env, &args(&["spawn", "x"], &commit("x1"))).ok();
     a.bullpen(env, &args(&["spawn", "y"], &commit("y1"))).ok();
     let url = m.origin.to_str().unwrap();
@@ -119,7 +119,7 @@ fn a_mirror_remote_never_writes_or_prunes_this_clones_own_refs() {
 
     // As the hint says.
     a.git(env, &["remote", "add", "bullpen-backup", url]).ok();
-    a.bullpen(env, &["push", "bullpen-backup"]).ok();
+    a.bullpen(env, &["push", "--all", "bullpen-backup"]).ok();
     for id in ["x", "y"] {
         assert!(local_ref(env, a, &format!("refs/heads/bullpen/{id}")).is_some());
         assert!(m.origin_ref(&format!("refs/heads/bullpen/{id}")).is_some());
@@ -137,7 +137,7 @@ fn a_remotes_notes_and_records_refspecs_never_replace_this_clones() {
     let m = Machines::new();
     let (env, a, b) = (&m.env, &m.a, &m.b);
     b.bullpen(env, &args(&["spawn", "t"], &commit("t1"))).ok();
-    b.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["push", "--all"]).ok();
     a.bullpen(env, &args(&["spawn", "s"], &commit("s1"))).ok();
     for spec in [
         "+refs/notes/*:refs/notes/*",
@@ -157,7 +157,7 @@ fn a_remotes_notes_and_records_refspecs_never_replace_this_clones() {
     assert!(local_ref(env, a, "refs/bullpen/remotes/origin/sessions/t").is_some());
 
     let before = refs(env, a);
-    let run = a.bullpen(env, &["push"]).fails();
+    let run = a.bullpen(env, &["push", "--all"]).fails();
     assert_eq!(run.code(), 3, "{}", run.stderr);
     assert_contains(
         &run.stderr,
@@ -183,10 +183,10 @@ fn notes_too_big_to_merge_are_skipped_once_and_never_fail_a_fetch() {
     let m = Machines::new();
     let (env, a, b) = (&m.env, &m.a, &m.b);
     a.bullpen(env, &args(&["spawn", "s"], &commit("s1"))).ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     b.bullpen(env, &["fetch"]).ok();
     b.bullpen(env, &args(&["spawn", "t"], &commit("t1"))).ok();
-    b.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["push", "--all"]).ok();
     let s1 = a.git_out(env, &["rev-parse", "refs/heads/bullpen/s"]);
     let t1 = b.git_out(env, &["rev-parse", "refs/heads/bullpen/t"]);
     let mine = note_of(env, a, &s1).expect("a's note on s1");
@@ -327,7 +327,7 @@ fn this_clone_is_told_by_local_proof_not_by_a_copied_clone_id() {
     let (env, a) = (&m.env, &m.a);
     a.bullpen(env, &["spawn", "s", "--", "true"]).ok();
     a.bullpen(env, &["spawn", "g", "--", "true"]).ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     let mine = a.git_out(env, &["rev-parse", "refs/bullpen/sessions/s"]);
     let mut record: serde_json::Value =
         serde_json::from_str(&a.git_out(env, &["show", &format!("{mine}:session.json")])).unwrap();
@@ -471,7 +471,7 @@ fn a_branch_the_remotes_config_excludes_is_not_fetched() {
     for id in ["z", "big"] {
         b.bullpen(env, &args(&["spawn", id], &commit(id))).ok();
     }
-    b.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["push", "--all"]).ok();
     a.git(
         env,
         &[

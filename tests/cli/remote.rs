@@ -137,7 +137,7 @@ impl Machines {
         self.a
             .bullpen(&self.env, &args(&["spawn", "x"], &commit("a1", "a1")))
             .ok();
-        self.a.bullpen(&self.env, &["push"]).ok();
+        self.a.bullpen(&self.env, &["push", "--all"]).ok();
         self.b.bullpen(&self.env, &["fetch"]).ok();
     }
 
@@ -161,7 +161,7 @@ impl Machines {
 }
 
 /// A command that commits a file named `name` with message `message`.
-fn commit(name: &str, message: &str) -> Vec<String> {
+pub fn commit(name: &str, message: &str) -> Vec<String> {
     vec![
         "--".into(),
         "sh".into(),
@@ -170,7 +170,7 @@ fn commit(name: &str, message: &str) -> Vec<String> {
     ]
 }
 
-fn args<'a>(head: &[&'a str], tail: &'a [String]) -> Vec<&'a str> {
+pub fn args<'a>(head: &[&'a str], tail: &'a [String]) -> Vec<&'a str> {
     head.iter()
         .copied()
         .chain(tail.iter().map(String::as_str))
@@ -188,7 +188,7 @@ fn start_on_the_laptop_continue_on_the_build_box_see_both_on_the_laptop() {
     let laptop_commit = commit("laptop.txt", "work on the laptop");
     a.bullpen(env, &args(&["spawn", "fix-login"], &laptop_commit))
         .ok();
-    let pushed = a.bullpen(env, &["push"]).ok();
+    let pushed = a.bullpen(env, &["push", "origin", "fix-login"]).ok();
     assert_contains(
         &pushed.stderr,
         "pushed to origin: fix-login (record, branch)",
@@ -279,7 +279,8 @@ fn start_on_the_laptop_continue_on_the_build_box_see_both_on_the_laptop() {
         serde_json::from_slice(&std::fs::read(local.join("command.json")).unwrap()).unwrap();
     assert_eq!(command["argv"], record["command"]);
 
-    // The build box pushes: a fast-forward of the laptop's record and branch.
+    // The build box pushes (origin has the session): a fast-forward of the
+    // laptop's record and branch.
     let pushed = b.bullpen(env, &["push"]).ok();
     assert_contains(
         &pushed.stderr,
@@ -367,7 +368,7 @@ fn start_on_the_laptop_continue_on_the_build_box_see_both_on_the_laptop() {
 }
 
 /// `git <args>` in the bare remote with `input` on stdin; trimmed stdout.
-fn origin_stdin(m: &Machines, args: &[&str], input: &[u8]) -> String {
+pub fn origin_stdin(m: &Machines, args: &[&str], input: &[u8]) -> String {
     use std::io::Write;
     let mut child = m
         .env
@@ -416,7 +417,7 @@ fn malformed_and_oversized_records_are_refused_while_the_others_arrive() {
     let m = Machines::new();
     let (env, a, b) = (&m.env, &m.a, &m.b);
     a.bullpen(env, &["spawn", "good", "--", "true"]).ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
 
     let ok = |id: &str| serde_json::to_vec(&record_json(&m, id)).unwrap();
     let mut big = record_json(&m, "big");
@@ -565,7 +566,7 @@ fn notes_written_on_both_machines_survive_a_push_and_fetch_on_both_sides() {
         .ok();
     let shared = a.git_out(env, &["rev-parse", "bullpen/n"]);
     let first = a.git_out(env, &["rev-parse", "bullpen/n~1"]);
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     b.bullpen(env, &["fetch"]).ok();
     b.bullpen(
         env,
@@ -609,8 +610,8 @@ fn notes_written_on_both_machines_survive_a_push_and_fetch_on_both_sides() {
         ],
     );
     // A pushes first; B's push must merge, not overwrite.
-    a.bullpen(env, &["push"]).ok();
-    let pushed = b.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
+    let pushed = b.bullpen(env, &["push", "--all"]).ok();
     assert_contains(&pushed.stderr, "notes pushed to origin");
     a.bullpen(env, &["fetch"]).ok();
     b.bullpen(env, &["fetch"]).ok();
@@ -644,7 +645,7 @@ fn notes_written_on_both_machines_survive_a_push_and_fetch_on_both_sides() {
     let a_notes = a.git_out(env, &["rev-parse", "refs/notes/bullpen^{tree}"]);
     let b_notes = b.git_out(env, &["rev-parse", "refs/notes/bullpen^{tree}"]);
     assert_eq!(a_notes, b_notes);
-    let again = a.bullpen(env, &["push"]).ok();
+    let again = a.bullpen(env, &["push", "--all"]).ok();
     assert!(!again.stderr.contains("notes pushed"), "{}", again.stderr);
 }
 
@@ -669,8 +670,8 @@ fn push_races(env: &Env, machine: &mut Machine, script: &str) {
 }
 
 /// A (the laptop) goes on with session x after B (the build box) continued it;
-/// B's record then has events the remote's lacks and the other way round. B's
-/// push refuses it, saying which session and why, while B's other sessions go.
+/// B's branch and record then each have what the remote's lack. B's push
+/// refuses it, saying which session and why, while B's other sessions go.
 #[test]
 fn a_record_pushed_from_b_never_replaces_a_newer_one_from_a() {
     let m = Machines::new();
@@ -682,21 +683,20 @@ fn a_record_pushed_from_b_never_replaces_a_newer_one_from_a() {
         .ok();
     a.bullpen(env, &args(&["resume", "x"], &commit("a2", "a2")))
         .ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     let a_record = a.git_out(env, &["rev-parse", "refs/bullpen/sessions/x"]);
     let a_branch = a.git_out(env, &["rev-parse", "bullpen/x"]);
 
-    let run = b.bullpen(env, &["push"]);
+    let run = b.bullpen(env, &["push", "--all"]);
     assert_eq!(run.code(), 1, "{}", run.stderr);
     assert_contains(
         &run.stderr,
-        "warning: not pushing session x: its record on origin has events this one lacks, and \
-         this one has events it lacks (last recorded exited on laptop, ",
+        "warning: not pushing session x: origin's bullpen/x has commits that this clone's \
+         lacks, and this clone's has commits it lacks; pushing would lose them",
     );
-    assert_contains(&run.stderr, "pushing would lose them");
     assert_contains(
         &run.stderr,
-        "hint: to go on with the remote's here, under another id: git bullpen resume origin/<id> --as <new-id>",
+        "hint: to go on with the remote's here, under another id: git bullpen resume origin/x --as <new-id>",
     );
     assert_contains(&run.stderr, "pushed to origin: y (record, branch)");
     assert_eq!(
@@ -732,7 +732,7 @@ fn a_push_that_races_another_never_forces_over_it() {
              bullpen/x"
         ),
     );
-    let run = m.b.bullpen(env, &["push"]);
+    let run = m.b.bullpen(env, &["push", "--all"]);
     assert_eq!(
         m.origin_ref("refs/bullpen/sessions/x").as_deref(),
         Some(a_record.as_str()),
@@ -763,7 +763,7 @@ fn notes_that_race_a_push_are_merged_and_pushed_again() {
     m.a.bullpen(env, &args(&["spawn", "n"], &commit("a.txt", "a")))
         .ok();
     let shared = m.a.git_out(env, &["rev-parse", "bullpen/n"]);
-    m.a.bullpen(env, &["push"]).ok();
+    m.a.bullpen(env, &["push", "--all"]).ok();
     m.b.bullpen(env, &["fetch"]).ok();
     m.b.git_out(
         env,
@@ -786,7 +786,7 @@ fn notes_that_race_a_push_are_merged_and_pushed_again() {
         &mut m.b,
         &format!("git -C '{a_dir}' push origin refs/notes/bullpen"),
     );
-    let run = m.b.bullpen(env, &["push"]).ok();
+    let run = m.b.bullpen(env, &["push", "--all"]).ok();
     assert_contains(&run.stderr, "notes pushed to origin");
     let text = note(env, &m.origin, &shared);
     for part in ["bullpen-session: n", "from b", "from a, racing"] {
@@ -802,7 +802,7 @@ fn an_id_in_use_here_is_refused_with_a_hint_and_as_picks_another() {
     let (env, a, b) = (&m.env, &m.a, &m.b);
     a.bullpen(env, &args(&["spawn", "x"], &commit("a1", "a1")))
         .ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     b.bullpen(env, &["spawn", "x", "--", "true"]).ok();
     b.bullpen(env, &["fetch"]).ok();
     let before = b.git_out(env, &["for-each-ref"]);
@@ -866,7 +866,7 @@ fn a_remote_session_resumed_without_a_command_runs_nothing() {
     )
     .ok();
     std::fs::remove_file(format!("{}.a", marker.display())).unwrap();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "origin", "x"]).ok();
     b.bullpen(env, &["fetch"]).ok();
     let before = (
         b.git_out(env, &["for-each-ref"]),
@@ -904,9 +904,9 @@ fn two_machines_with_one_host_name_are_told_apart_by_clone() {
     let m = Machines::with_hosts("box", "box");
     let (env, a, b) = (&m.env, &m.a, &m.b);
     a.bullpen(env, &["spawn", "s", "--", "true"]).ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     b.bullpen(env, &["spawn", "t", "--", "true"]).ok();
-    b.bullpen(env, &["push"]).ok();
+    b.bullpen(env, &["push", "--all"]).ok();
     let clone_a = std::fs::read_to_string(a.dir.join(".git/bullpen/clone-id")).unwrap();
     let clone_b = std::fs::read_to_string(b.dir.join(".git/bullpen/clone-id")).unwrap();
     assert_ne!(clone_a, clone_b);
@@ -950,7 +950,7 @@ fn gc_and_rm_leave_fetched_records_alone() {
     let m = Machines::new();
     let (env, a, b) = (&m.env, &m.a, &m.b);
     a.bullpen(env, &["spawn", "far", "--", "true"]).ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     b.bullpen(env, &["fetch"]).ok();
     let refs = || b.git_out(env, &["for-each-ref", "refs/bullpen/"]);
     let before = refs();
@@ -1169,7 +1169,9 @@ fn an_agent_session_continues_with_this_machines_profile() {
     a.git_out(env, &["config", "bullpen.agent.other.command", "true"]);
     a.bullpen(env, &["spawn", "--agent", "other", "unknown"])
         .ok();
-    a.bullpen(env, &["push"]).ok();
+    // Named: their branches have no commits of their own.
+    a.bullpen(env, &["push", "origin", "x", "args", "x3", "unknown"])
+        .ok();
     b.bullpen(env, &["fetch"]).ok();
     let listed = b.bullpen(env, &["ls", "--remote"]).ok();
     assert_contains(&listed.stdout, "origin/x        fake   exited 0 on laptop");
@@ -1273,7 +1275,7 @@ fn a_remote_that_dropped_notes_never_drops_them_here() {
         .ok();
     let one = a.git_out(env, &["rev-parse", "bullpen/n~1"]);
     let two = a.git_out(env, &["rev-parse", "bullpen/n"]);
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     let ours = a.git_out(env, &["rev-parse", "refs/notes/bullpen"]);
     m.origin_git(&["notes", "--ref=bullpen", "remove", &one]);
     m.origin_git(&[
@@ -1294,7 +1296,7 @@ fn a_remote_that_dropped_notes_never_drops_them_here() {
         text.contains("bullpen-session: n") && text.contains("rewritten"),
         "{text}"
     );
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     assert_contains(&note(env, &m.origin, &one), "bullpen-session: n");
     let text = note(env, &m.origin, &two);
     assert!(
@@ -1373,7 +1375,7 @@ fn resume_completes_fetched_sessions() {
     let m = Machines::new();
     let (env, a, b) = (&m.env, &m.a, &m.b);
     a.bullpen(env, &["spawn", "far", "--", "true"]).ok();
-    a.bullpen(env, &["push"]).ok();
+    a.bullpen(env, &["push", "--all"]).ok();
     b.bullpen(env, &["spawn", "near", "--", "true"]).ok();
     b.bullpen(env, &["fetch"]).ok();
     let out = b
