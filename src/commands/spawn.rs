@@ -5,8 +5,10 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::RunArgs;
+use crate::agent::Invoke;
 use crate::context::Ctx;
 use crate::model::agent::{AgentName, Form};
+use crate::model::local::Conversation;
 use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session, Spec};
@@ -101,22 +103,25 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         None if command.is_empty() => crate::agent::default_agent(&ctx)?,
         None => None,
     };
-    let (command, agent_args) = match &agent {
-        Some(name) => (
-            crate::agent::argv(&ctx, name, Form::Start, &command, None)?,
-            command,
-        ),
+    // An agent's session is named before it is made: its conversation is.
+    let id = match (&agent, args.id) {
+        (Some(_), None) => Some(spawn::free_id(&ctx)?),
+        (_, id) => id,
+    };
+    let (command, agent_args, conversation) = match (&agent, &id) {
+        (Some(name), Some(id)) => agent_start(&ctx, name, id, &command)?,
         // A background run has a terminal too: the default command runs there.
-        None if command.is_empty() => (env::default_command(&ctx), Vec::new()),
-        None => (command, Vec::new()),
+        _ if command.is_empty() => (env::default_command(&ctx), Vec::new(), None),
+        _ => (command, Vec::new(), None),
     };
     let spec = Spec {
         base: &args.base,
         command: &command,
         agent: agent.as_ref().map(|name| (name, agent_args.as_slice())),
         setup: !args.no_setup,
+        conversation: conversation.as_ref(),
     };
-    let created = create_session(&ctx, args.id.as_ref(), &spec)?;
+    let created = create_session(&ctx, id.as_ref(), &spec)?;
     let record = &created.stored.record;
     match &agent {
         Some(name) => ui.info(format!(
@@ -131,5 +136,33 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if bg {
         return spawn::start_background(&ctx, created, &command);
     }
-    run::run_foreground(&ctx, created.stored, &command, "running")
+    let record = created.stored.record.clone();
+    let status = run::run_foreground(&ctx, created.stored, &command, "running")?;
+    crate::agent::learn_after_run(&ctx, &record);
+    Ok(status)
+}
+
+/// What a new agent session runs: its profile's start form, with the words
+/// after `--` split into the options that follow the session (recorded as its
+/// extra arguments) and the task prompt (said this once), and the
+/// conversation it starts. Fails before anything is made when the profile or
+/// its program is missing.
+fn agent_start(
+    ctx: &Ctx,
+    name: &AgentName,
+    id: &SessionId,
+    words: &[String],
+) -> Result<(Vec<String>, Vec<String>, Option<Conversation>)> {
+    let profile = crate::agent::require(ctx, name, None)?;
+    let words = profile.split(words);
+    let conversation = crate::agent::new_conversation(&profile)?;
+    let how = Invoke {
+        form: Form::Start,
+        session: id,
+        existing: false,
+        words: &words,
+        conversation: conversation.as_ref().and_then(|c| c.id.as_deref()),
+    };
+    let run = crate::agent::invoke(&profile, &how)?;
+    Ok((run.argv, words.options, conversation))
 }
