@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use crate::context::Ctx;
 use crate::model::agent::{self, AgentName, Configured, Form, Ids, Profile, Words};
 use crate::model::local::{Conversation, LOCAL_SCHEMA};
-use crate::model::{config, conversation, time, Error, Record, SessionId};
+use crate::model::{config, conversation, Error, Record, SessionId};
 use crate::trust::local::Local;
 
 /// The profile of `name` on this machine, if it has one.
@@ -250,8 +250,16 @@ pub fn new_conversation(profile: &Profile) -> Result<Option<Conversation>> {
         schema: LOCAL_SCHEMA,
         agent: profile.name.to_string(),
         id,
-        since: time::now_rfc3339(),
+        since: now_millis(),
     }))
+}
+
+/// Now, to the millisecond: two conversations begun in one second are told apart.
+fn now_millis() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    conversation::instant(millis)
 }
 
 fn random_bytes() -> Result<[u8; 16]> {
@@ -268,7 +276,7 @@ pub fn learn(profile: &Profile, record: &Record, c: &Conversation) -> Option<Str
     if c.id.is_some() || profile.builtin.map(|b| b.ids) != Some(Ids::Learned) {
         return c.id.clone();
     }
-    let since = time::parse_rfc3339(&c.since)?;
+    let since = conversation::parse_instant(&c.since)?;
     store::learn_codex(std::path::Path::new(&record.worktree), since)
 }
 

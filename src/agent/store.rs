@@ -57,7 +57,7 @@ pub fn has_conversation(store: Store, worktree: &Path, id: Option<&str>) -> Opti
 }
 
 /// The id of the session's own Codex conversation: the first started in
-/// `worktree` since `since` (unix seconds), as Codex's store records them.
+/// `worktree` since `since` (unix milliseconds), as Codex's store records them.
 pub fn learn_codex(worktree: &Path, since: i64) -> Option<String> {
     let home = home_of(Store::Codex)?;
     let sessions = codex_sessions(&home, Some(since));
@@ -90,7 +90,7 @@ fn claude_dirs(home: &Path, cwd: &str) -> Vec<PathBuf> {
 /// the days from the day before `since` on (the directories are named in
 /// local time), or of every day.
 fn codex_sessions(home: &Path, since: Option<i64>) -> Vec<CodexSession> {
-    let first_day = since.map(|t| t.div_euclid(86_400) - 1);
+    let first_day = since.map(|t| t.div_euclid(86_400_000) - 1);
     let mut out = Vec::new();
     let root = home.join("sessions");
     for (year, y) in numbered(&root) {

@@ -64,7 +64,7 @@ pub fn claude_project_name(path: &str) -> (String, bool) {
 pub struct CodexSession {
     pub id: String,
     pub cwd: String,
-    /// When it started (unix seconds).
+    /// When it started (unix milliseconds).
     pub started: Option<i64>,
 }
 
@@ -108,23 +108,34 @@ pub fn codex_session(first_line: &[u8]) -> Option<CodexSession> {
 }
 
 /// Pure: an RFC 3339 UTC instant with or without fractions of a second
-/// (`2026-12-01T23:23:17.303Z`), to whole seconds.
+/// (`2026-12-01T23:23:17.303Z`), in unix milliseconds.
 pub fn parse_instant(s: &str) -> Option<i64> {
-    match s.find('.') {
+    let (whole, millis) = match s.find('.') {
         Some(dot) if s.ends_with('Z') => {
             let frac = &s[dot + 1..s.len() - 1];
             if frac.is_empty() || !frac.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            super::time::parse_rfc3339(&format!("{}Z", &s[..dot]))
+            let ms: String = frac.chars().chain("00".chars()).take(3).collect();
+            (format!("{}Z", &s[..dot]), ms.parse::<i64>().ok()?)
         }
-        _ => super::time::parse_rfc3339(s),
+        _ => (s.to_owned(), 0),
+    };
+    Some(super::time::parse_rfc3339(&whole)? * 1000 + millis)
+}
+
+/// Pure: unix milliseconds as RFC 3339 UTC with milliseconds.
+pub fn instant(millis: i64) -> String {
+    let text = super::time::rfc3339(millis.div_euclid(1000));
+    match text.strip_suffix('Z') {
+        Some(whole) => format!("{whole}.{:03}Z", millis.rem_euclid(1000)),
+        None => text,
     }
 }
 
 /// Pure: the session's own Codex conversation among those found: the first one
 /// started in its worktree (`cwd`) since bullpen started the agent there
-/// (`since`, unix seconds). A later one there (started by hand) is not it.
+/// (`since`, unix milliseconds). A later one there (started by hand) is not it.
 pub fn codex_own<'a>(sessions: &'a [CodexSession], cwd: &str, since: i64) -> Option<&'a str> {
     sessions
         .iter()
@@ -177,7 +188,18 @@ mod tests {
         let s = codex_session(line).unwrap();
         assert_eq!(s.id, "01a233eb-6fb1-7ba1-baa5-1daf83ba898b");
         assert_eq!(s.cwd, "/w/x");
-        assert_eq!(s.started, parse_instant("2026-12-01T23:23:17Z"));
+        assert_eq!(
+            s.started,
+            parse_instant("2026-12-01T23:23:17Z").map(|t| t + 303)
+        );
+        assert_eq!(
+            parse_instant(&instant(1_796_167_397_303)),
+            Some(1_796_167_397_303)
+        );
+        assert_eq!(
+            parse_instant("2026-12-01T23:23:17.3Z"),
+            parse_instant("2026-12-01T23:23:17.300Z")
+        );
         assert!(
             codex_session(br#"{"type":"turn_context","payload":{"id":"x","cwd":"/"}}"#).is_none()
         );

@@ -76,7 +76,7 @@ else
     mkdir -p "$day"
     file="$day/rollout-$(date -u +%Y-%m-%dT%H-%M-%S)-$id.jsonl"
     printf '{"timestamp":"%s","type":"session_meta","payload":{"id":"%s","timestamp":"%s","cwd":"%s","originator":"codex_cli_rs","cli_version":"0.171.0","base_instructions":{"text":"%s"}}}\n' \
-      "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" "$id" "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" "$cwd" "You are Codex." > "$file"
+      "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$id" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$cwd" "You are Codex." > "$file"
   fi
 fi
 [ -n "$file" ] && echo '{"type":"turn_context"}' >> "$file"
