@@ -66,7 +66,8 @@ remote: the facts gc and rm decide on.
 
 --json prints an array of objects with the stable keys id, state, branch, base, \
 worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
-log (the background log's path), session_command (what a plain resume runs), agent \
+log (the background log's path), session_command (what a plain resume runs), \
+resume_command (exactly what a plain resume runs now, null where it would refuse), agent \
 (the agent it runs, or null), current, \
 run_started_at, run_ended_at, base_ref, attached (whether a terminal is attached to a \
 running background run), last_output_at (when its log was last written), and, with \

@@ -49,16 +49,21 @@ A plain resume runs the session's command only if this machine recorded it (spaw
 resume --save here): records can arrive from a fetch or a hand edit.
 
 A session that runs an agent (spawn --agent, or git config bullpen.agent) resumes with \
-this machine's profile of that agent: its resume form (bullpen.agent.<name>.resume; built \
-in: claude --continue, codex resume --last), which continues the agent's most recent \
-conversation in the session's worktree, after the agent exited, a stop, a lost run or a \
-reboot alike; its start form with --fresh (or if the session never ran). The extra \
-arguments given to spawn after -- follow either. The record names the agent, but what \
-runs is only ever read from this machine's git config: a record naming an agent this \
-machine has no profile for, or other arguments than this machine recorded, is refused \
-(exit 3). When the resume form fails (Claude Code exits 1, \"No conversation found to \
-continue\", where it saved none), bullpen says so and how to start a new conversation; \
-it does not start one by itself. resume --save replaces the agent with the command given.
+this machine's profile of that agent and continues exactly the session's own \
+conversation, by the id this machine recorded (Claude Code: claude --resume <uuid>, the \
+id bullpen chose at spawn; Codex: codex resume <id>, the id learned from Codex's store \
+after the first run), after the agent exited, a stop, a lost run or a reboot alike; \
+where no id is known, its resume form (bullpen.agent.<name>.resume; built in: claude \
+--continue, codex resume --last) continues the most recent conversation in the \
+worktree, said on stderr. With --fresh (or if the session never ran) its start form \
+starts a new conversation, which becomes the session's own. The options given to spawn \
+after -- follow either; the task prompt given there is never said again. The record \
+names the agent, but what runs, and which conversation, is only ever read from this \
+machine's git config and local state: a record naming an agent this machine has no \
+profile for, or other arguments than this machine recorded, is refused (exit 3). When \
+the resume form fails and the agent's own store holds no conversation of the session, \
+bullpen says how to start a new conversation; it does not start one by itself. resume \
+--save replaces the agent with the command given.
 
 A worktree that resume recreates gets the files .worktreeinclude names and the \
 bullpen.setup commands, as in spawn (--no-setup skips setup); if that fails, the recreated \

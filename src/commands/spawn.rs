@@ -5,8 +5,10 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::RunArgs;
+use crate::agent::Invoke;
 use crate::context::Ctx;
 use crate::model::agent::{AgentName, Form};
+use crate::model::local::Conversation;
 use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session, Spec};
@@ -32,28 +34,38 @@ repository's main worktree) and BULLPEN_BASE (the commit it started from) set; b
 exits with its status. Commits it made get a provenance note in refs/notes/bullpen.
 
 Agents. --agent <name> runs an agent's profile, and the session remembers the agent: \
-a plain `git bullpen resume <id>` then continues the agent's most recent conversation in \
-the session's worktree (after the agent exited, a stop, a lost run or a reboot alike), \
-and `resume <id> --fresh` starts a new one. A profile is two shell lines, each run with \
-/bin/sh -c, with the words after -- appended as \"$@\" (as git runs a ! alias):
+a plain `git bullpen resume <id>` then continues exactly the session's own conversation \
+in its worktree (after the agent exited, a stop, a lost run or a reboot alike), and \
+`resume <id> --fresh` starts a new one that becomes the session's own. The words after \
+-- are split as the agent reads them: its options and their values follow the session \
+(every later form gets them); the rest is the task prompt, said this once. A profile is \
+shell lines, each run with /bin/sh -c, with the words bullpen adds appended as \"$@\" \
+(as git runs a ! alias):
   bullpen.agent.<name>.command  how to start the agent
-  bullpen.agent.<name>.resume  how to continue its most recent conversation in the current directory
+  bullpen.agent.<name>.resume  how to continue its most recent conversation in the current directory (when bullpen knows no conversation id)
+  bullpen.agent.<name>.program  the program looked for on PATH before anything is created (and run by the built-in forms)
+  bullpen.agent.<name>.prompt  positional (the words that are neither options nor their values are the task prompt; built-ins) or none (every word follows the session; the default of a profile of your own)
+  bullpen.agent.<name>.valueOptions  the options that take a value, space-separated: --x one, --x... all up to the next option, --x? an optional one
 Built in, and overridden key by key by git config: claude (claude, claude --continue) and \
-codex (codex, codex resume --last). git config bullpen.agent names the agent a spawn \
-without a command runs (before bullpen.command). A profile is only ever read from this \
-machine's git config: the record keeps the agent's name, never what it runs.
+codex (codex, codex resume --last). A configured command or resume line runs as written, \
+with no conversation id added. git config bullpen.agent names the agent a spawn without \
+a command runs (before bullpen.command). A profile is only ever read from this machine's \
+git config: the record keeps the agent's name, never what it runs or which conversation. \
+An agent whose program is not on PATH fails before anything is created.
 
-Claude Code, worked through: `git bullpen spawn --agent claude fix-login` runs `claude` in \
-the new worktree. After a reboot, `git bullpen resume fix-login` runs `claude --continue` \
-there, which reopens the most recent conversation of that directory: the session's own, \
-since the worktree is the session's. If there is none (the agent never saved one), \
-Claude Code says \"No conversation found to continue\" and exits 1; bullpen says how to \
-start a new one (--fresh) and starts nothing by itself.
+Claude Code, worked through: `git bullpen spawn --agent claude fix-login -- --model opus \
+'fix the login bug'` runs `claude --session-id <uuid> --name fix-login --model opus 'fix \
+the login bug'` in the new worktree, the uuid chosen by bullpen and kept in this \
+machine's local state. After a reboot, `git bullpen resume fix-login` runs `claude \
+--resume <uuid> --model opus` there: that conversation, whatever else was started in \
+the directory since. If Claude Code has no such conversation in its store, bullpen says \
+how to start a new one (--fresh) and starts nothing by itself.
 
 Codex, worked through: `git bullpen spawn --agent codex tests -- --model o3` runs `codex \
---model o3` in the new worktree; `git bullpen resume tests` runs `codex resume --last \
---model o3` there, which continues the most recent Codex session recorded for that \
-directory (Codex starts a new one when there is none).
+--model o3` in the new worktree; bullpen then learns the id of the session Codex \
+recorded for that directory ($CODEX_HOME or ~/.codex, sessions/), and `git bullpen \
+resume tests` runs `codex resume <id> --model o3`. Where none is found it says so and \
+runs `codex resume --last --model o3`.
 
 Ready worktrees. After `git worktree add`, and before the command runs:
   .worktreeinclude  a file at the top of the main worktree, in gitignore syntax: the ignored files of the main worktree that match it are copied into the new worktree (.env, .envrc, local config; a directory git ignores itself, such as node_modules/, comes whole when it matches), as copy-on-write clones where the file system supports them, plain copies elsewhere, with their permissions. Never a tracked file, never over a file the new worktree has, never a symbolic link or through one; a pattern with a .. component is refused before anything is created.
@@ -105,22 +117,25 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         None if command.is_empty() => crate::agent::default_agent(&ctx)?,
         None => None,
     };
-    let (command, agent_args) = match &agent {
-        Some(name) => (
-            crate::agent::argv(&ctx, name, Form::Start, &command, None)?,
-            command,
-        ),
+    // An agent's session is named before it is made: its conversation is.
+    let id = match (&agent, args.id) {
+        (Some(_), None) => Some(spawn::free_id(&ctx)?),
+        (_, id) => id,
+    };
+    let (command, agent_args, conversation) = match (&agent, &id) {
+        (Some(name), Some(id)) => agent_start(&ctx, name, id, &command)?,
         // A background run has a terminal too: the default command runs there.
-        None if command.is_empty() => (env::default_command(&ctx), Vec::new()),
-        None => (command, Vec::new()),
+        _ if command.is_empty() => (env::default_command(&ctx), Vec::new(), None),
+        _ => (command, Vec::new(), None),
     };
     let spec = Spec {
         base: &args.base,
         command: &command,
         agent: agent.as_ref().map(|name| (name, agent_args.as_slice())),
         setup: !args.no_setup,
+        conversation: conversation.as_ref(),
     };
-    let created = create_session(&ctx, args.id.as_ref(), &spec)?;
+    let created = create_session(&ctx, id.as_ref(), &spec)?;
     let record = &created.stored.record;
     match &agent {
         Some(name) => ui.info(format!(
@@ -135,5 +150,33 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if bg {
         return spawn::start_background(&ctx, created, &command);
     }
-    run::run_foreground(&ctx, created.stored, &command, "running")
+    let record = created.stored.record.clone();
+    let status = run::run_foreground(&ctx, created.stored, &command, "running")?;
+    crate::agent::learn_after_run(&ctx, &record);
+    Ok(status)
+}
+
+/// What a new agent session runs: its profile's start form, with the words
+/// after `--` split into the options that follow the session (recorded as its
+/// extra arguments) and the task prompt (said this once), and the
+/// conversation it starts. Fails before anything is made when the profile or
+/// its program is missing.
+fn agent_start(
+    ctx: &Ctx,
+    name: &AgentName,
+    id: &SessionId,
+    words: &[String],
+) -> Result<(Vec<String>, Vec<String>, Option<Conversation>)> {
+    let profile = crate::agent::require(ctx, name, None)?;
+    let words = profile.split(words);
+    let conversation = crate::agent::new_conversation(&profile)?;
+    let how = Invoke {
+        form: Form::Start,
+        session: id,
+        existing: false,
+        words: &words,
+        conversation: conversation.as_ref().and_then(|c| c.id.as_deref()),
+    };
+    let run = crate::agent::invoke(&profile, &how)?;
+    Ok((run.argv, words.options, conversation))
 }

@@ -171,9 +171,16 @@ pub fn rows(
             let mut f = gather(ctx, s, &tips, cache);
             f.current = current == Some(i);
             f.status = (!status.is_empty()).then(|| std::mem::take(&mut status[i]));
-            row(&s.record, &f)
+            with_resume_command(ctx, &s.record, row(&s.record, &f))
         })
         .collect()
+}
+
+/// `resume_command`: what a plain `resume <id>` runs now, exactly (null where
+/// it would refuse).
+fn with_resume_command(ctx: &Ctx, r: &crate::model::Record, mut row: Row) -> Row {
+    row.resume_command = crate::resume::command::resume_command(ctx, r);
+    row
 }
 
 /// Facts for one row. A fact that cannot be read is reported and left unknown:

@@ -34,6 +34,8 @@ pub struct Row {
     /// The session's own command: what a plain `resume` runs (for an agent
     /// session, this machine's profile of its agent).
     pub session_command: Vec<String>,
+    /// What a plain `resume` runs now, exactly (null: it would refuse).
+    pub resume_command: Option<Vec<String>>,
     /// The agent the session runs (null: a plain session).
     pub agent: Option<String>,
     /// The current directory is inside this session's worktree.
@@ -142,6 +144,7 @@ pub fn row(r: &Record, f: &Facts) -> Row {
             .session_command
             .clone()
             .unwrap_or_else(|| r.command.clone()),
+        resume_command: None,
         agent: r.agent.clone(),
         current: f.current,
         run_started_at,

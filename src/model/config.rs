@@ -27,6 +27,21 @@ pub const AGENT: &str = "bullpen.agent";
 pub fn agent_key(name: &str, form: super::agent::Form) -> String {
     format!("{AGENT}.{name}.{}", form.key())
 }
+/// The rest of an agent's profile: `bullpen.agent.<name>.program` (the
+/// program looked for on PATH), `.prompt` (`positional` or `none`: which words
+/// after `--` are the task prompt) and `.valueOptions` (the options that take
+/// values).
+pub fn agent_setting(name: &str, setting: &str) -> String {
+    format!("{AGENT}.{name}.{setting}")
+}
+pub const AGENT_PROGRAM: &str = "program";
+pub const AGENT_PROMPT: &str = "prompt";
+pub const AGENT_VALUE_OPTIONS: &str = "valueOptions";
+/// Where the agents keep their conversations (read, never written): Claude
+/// Code's configuration directory (default `~/.claude`), Codex's home
+/// (default `~/.codex`).
+pub const ENV_CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+pub const ENV_CODEX_HOME: &str = "CODEX_HOME";
 /// Commands run in a new worktree before the session's command (multi-valued,
 /// in order; an empty value clears the ones before it). Only from git config.
 pub const SETUP: &str = "bullpen.setup";

@@ -39,6 +39,23 @@ pub struct LocalCommand {
     pub recorded_at: String,
 }
 
+/// `conversation.json`: the agent conversation that is the session's own, so
+/// that a plain `resume` continues exactly that one. Only ever local: a record
+/// (shared, forgeable) never chooses which conversation runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub schema: u32,
+    /// The agent it belongs to (used only while the session still runs it).
+    pub agent: String,
+    /// Its id: chosen by bullpen before the agent started (Claude Code), or
+    /// learned from the agent's store after a run (Codex); `None`: not learned yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// When bullpen started the agent on it (RFC 3339): the agent's own session
+    /// of the worktree is the first one since.
+    pub since: String,
+}
+
 /// `included.json`: the files bullpen copied into the session's worktree
 /// (`.worktreeinclude`), as it copied them. A copy that changed since is work;
 /// one that did not is as disposable as any ignored file.

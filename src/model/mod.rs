@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod command;
 pub mod config;
+pub mod conversation;
 pub mod ending;
 pub mod error;
 pub mod evidence;

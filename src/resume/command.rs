@@ -3,10 +3,11 @@
 
 use anyhow::Result;
 
+use crate::agent::{invoke, learn, new_conversation, recorded_conversation, Invoke};
 use crate::context::Ctx;
-use crate::model::agent::{plain_form, AgentName, Form};
+use crate::model::agent::{plain_form, AgentName, Form, Ids, Words};
 use crate::model::command::{escaped, quoted, render_command};
-use crate::model::local::LocalCommand;
+use crate::model::local::{Conversation, LocalCommand};
 use crate::model::{Error, Record};
 use crate::trust::decide::{may_run_agent, may_run_recorded, Distrust};
 use crate::trust::local::Local;
@@ -17,6 +18,15 @@ pub struct Plain {
     pub argv: Vec<String>,
     /// The agent and the form of its profile (`None`: a plain session's own command).
     pub agent: Option<(AgentName, Form)>,
+    /// The conversation to record as the session's own before the run: a new
+    /// one (`--fresh`), or the id of its own just learned from the agent's store.
+    pub record: Option<Conversation>,
+    /// The conversation the run starts or continues (`None`: the agent's most
+    /// recent one in the worktree, or one bullpen cannot name).
+    pub conversation: Option<String>,
+    /// Said on stderr before the run: why it is not exactly the session's own
+    /// conversation that continues.
+    pub note: Option<String>,
 }
 
 /// The choice of what a plain `resume <id>` runs, with the authority for it:
@@ -84,6 +94,9 @@ fn choose(
         return Ok(Plain {
             argv: record.command.clone(),
             agent: None,
+            record: None,
+            conversation: None,
+            note: None,
         });
     };
     let name: AgentName = agent.parse().map_err(|_| {
@@ -112,18 +125,96 @@ fn choose(
         ))
         .into());
     }
+    agent_plain(ctx, record, &name, fresh, id)
+}
+
+/// What a plain `resume` runs for an agent session, without the trust checks:
+/// this machine's profile of `name`, the record's extra arguments as its
+/// options (the task prompt was the start's alone), and the session's own
+/// conversation as this machine recorded it.
+fn agent_plain(
+    ctx: &Ctx,
+    record: &Record,
+    name: &AgentName,
+    fresh: bool,
+    id: &str,
+) -> Result<Plain> {
+    let cannot = |e: anyhow::Error| {
+        e.context(format!(
+            "cannot resume session {id}, which runs agent '{name}'; nothing was run"
+        ))
+    };
+    let profile = crate::agent::require(ctx, name, Some(&record.id)).map_err(cannot)?;
     let ever_ran = record.process.is_some() || record.exit.is_some();
     let form = plain_form(fresh, ever_ran);
-    let argv = crate::agent::argv(ctx, &name, form, &record.agent_args, Some(&record.id)).map_err(
-        |e| {
-            e.context(format!(
-                "cannot resume session {id}, which runs agent '{name}'; nothing was run"
-            ))
+    let recorded = recorded_conversation(ctx, record, name);
+    let (conversation, to_record, note) = match (form, recorded) {
+        // Never ran: the conversation spawn chose was never started; start it.
+        (Form::Start, Some(c)) if !fresh => (c.id, None, None),
+        (Form::Start, _) => {
+            let c = new_conversation(&profile)?;
+            (c.as_ref().and_then(|c| c.id.clone()), c, None)
+        }
+        (Form::Resume, recorded) => match recorded
+            .as_ref()
+            .and_then(|c| Some((c, learn(&profile, record, c)?)))
+        {
+            Some((c, id)) => {
+                let learned = c.id.is_none().then(|| Conversation {
+                    id: Some(id.clone()),
+                    ..c.clone()
+                });
+                (Some(id), learned, None)
+            }
+            None => (
+                None,
+                None,
+                not_exact(&profile, record, recorded.as_ref(), id),
+            ),
         },
-    )?;
+    };
+    let words = Words {
+        options: record.agent_args.clone(),
+        prompt: Vec::new(),
+    };
+    let how = Invoke {
+        form,
+        session: &record.id,
+        existing: true,
+        words: &words,
+        conversation: conversation.as_deref(),
+    };
+    let run = invoke(&profile, &how).map_err(cannot)?;
     Ok(Plain {
-        argv,
-        agent: Some((name, form)),
+        argv: run.argv,
+        agent: Some((name.clone(), form)),
+        record: to_record,
+        conversation: conversation.filter(|_| run.exact),
+        note: note.filter(|_| !run.exact),
+    })
+}
+
+/// Why a resume form continues the agent's most recent conversation in the
+/// worktree rather than one bullpen names, for an agent whose conversations it
+/// can name (`None` for any other).
+fn not_exact(
+    profile: &crate::model::agent::Profile,
+    record: &Record,
+    recorded: Option<&Conversation>,
+    id: &str,
+) -> Option<String> {
+    let ids = profile.ids(Form::Resume)?;
+    Some(match (ids, recorded) {
+        (Ids::Learned, Some(c)) => format!(
+            "no {} session of {} since {} was found in its store; continuing its most \
+             recent one there",
+            profile.name, record.worktree, c.since
+        ),
+        _ => format!(
+            "this machine recorded no conversation id for session {id}; continuing agent {}'s \
+             most recent conversation in {}",
+            profile.name, record.worktree
+        ),
     })
 }
 
@@ -135,15 +226,15 @@ pub fn shown_command(ctx: &Ctx, record: &Record) -> Vec<String> {
     let Some(name) = record.agent.as_deref().and_then(|a| a.parse().ok()) else {
         return record.command.clone();
     };
-    let ever_ran = record.process.is_some() || record.exit.is_some();
-    crate::agent::argv(
-        ctx,
-        &name,
-        plain_form(false, ever_ran),
-        &record.agent_args,
-        Some(&record.id),
-    )
-    .unwrap_or_else(|_| record.command.clone())
+    agent_plain(ctx, record, &name, false, record.id.as_str())
+        .map(|p| p.argv)
+        .unwrap_or_else(|_| record.command.clone())
+}
+
+/// What a plain `resume <id>` runs now, exactly, trust checks included
+/// (`ls --json`'s `resume_command`); `None` where it would refuse or fail.
+pub fn resume_command(ctx: &Ctx, record: &Record) -> Option<Vec<String>> {
+    plain_command(ctx, record, false).ok().map(|p| p.argv)
 }
 
 /// A plain session's recorded command that this machine did not record: say

@@ -17,7 +17,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::EntryRemoval;
-use crate::model::agent::Form;
+use crate::model::agent::{AgentName, Form};
 use crate::model::command::render_command;
 use crate::model::evidence::collected_by_content;
 use crate::model::id::{LAST_TIP_KEY, PUBLISHED_KEY};
@@ -51,11 +51,13 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     run::liveness::ensure_provisioned(ctx, &stored.record)?;
     run::liveness::ensure_not_running(ctx, &stored)?;
     note_lost(ctx, &stored);
-    let (argv, agent) = if req.command.is_empty() {
-        let plain = plain_command(ctx, &stored.record, req.fresh)?;
-        (plain.argv, plain.agent)
-    } else {
-        (req.command, None)
+    let plain = match req.command.is_empty() {
+        true => Some(plain_command(ctx, &stored.record, req.fresh)?),
+        false => None,
+    };
+    let (argv, agent) = match &plain {
+        Some(p) => (p.argv.clone(), p.agent.clone()),
+        None => (req.command, None),
     };
     let mut stored = place(ctx, stored, req.setup)?;
     if req.save {
@@ -77,21 +79,60 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
             stored.record.branch, stored.record.worktree
         )),
     }
+    if let Some(p) = &plain {
+        own_conversation(ctx, &id, p)?;
+    }
     if req.bg {
         return run::run_background(ctx, stored, &argv, "resumed");
     }
-    let status = run::run_foreground(ctx, stored, &argv, "resumed")?;
+    let status = run::run_foreground(ctx, stored.clone(), &argv, "resumed")?;
+    crate::agent::learn_after_run(ctx, &stored.record);
     // Not after a signal (Ctrl-C ends the agent with 128 + 2): that is no failure to find.
     if let (Some((name, Form::Resume)), true) = (&agent, status != 0 && status < 128) {
-        // The agent may have found no conversation to continue (Claude Code:
-        // "No conversation found to continue", exit 1); its own words are on
-        // the terminal. Starting a new one unasked could follow a real failure.
-        ctx.ui.hint(format!(
-            "agent {name} exited {status}; if it had no conversation to continue in this \
-             worktree, start a new one: git bullpen resume {id} --fresh"
-        ));
+        // The agent's own words are on the terminal. Only when its store holds
+        // no conversation of the session is a new one the way on: a failure
+        // with one there (the network, say) is not answered by starting anew.
+        let conversation = plain.as_ref().and_then(|p| p.conversation.as_deref());
+        if has_conversation(ctx, name, &stored.record, conversation) == Some(false) {
+            ctx.ui.hint(format!(
+                "agent {name} exited {status} and has no conversation of session {id} to \
+                 continue; start a new one: git bullpen resume {id} --fresh"
+            ));
+        }
     }
     Ok(status)
+}
+
+/// Before the run: say why it is not exactly the session's own conversation
+/// that continues, and record the conversation that now is its own (a new one,
+/// an id just learned).
+fn own_conversation(ctx: &Ctx, id: &SessionId, plain: &command::Plain) -> Result<()> {
+    if let Some(note) = &plain.note {
+        ctx.ui.info(note);
+    }
+    if let Some(c) = &plain.record {
+        Local::of(&ctx.layout, id)
+            .write_conversation(c)
+            .with_context(|| format!("cannot record the conversation of session {id}"))?;
+    }
+    Ok(())
+}
+
+/// Does the agent's own store hold a conversation of the session (the one
+/// named, or any in its worktree)? `None` when it cannot tell (an agent whose
+/// store bullpen does not know).
+pub fn has_conversation(
+    ctx: &Ctx,
+    name: &AgentName,
+    record: &Record,
+    conversation: Option<&str>,
+) -> Option<bool> {
+    let profile = crate::agent::profile(ctx, name).ok()??;
+    crate::agent::store::has_conversation(
+        profile.builtin?.store,
+        Path::new(&record.worktree),
+        conversation,
+    )
 }
 
 /// A collected session that cannot be recreated: why, and how to start again

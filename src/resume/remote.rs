@@ -20,6 +20,7 @@ use crate::context::Ctx;
 use crate::git::store;
 use crate::model::agent::{AgentName, Form};
 use crate::model::command::{escaped, quoted, render_command};
+use crate::model::local::Conversation;
 use crate::model::record::ResumedFrom;
 use crate::model::remote::{branch_destination, tracking_branch, RemoteSession};
 use crate::model::{time, Error, Oid, Record, SessionId, State};
@@ -49,6 +50,8 @@ struct Chosen {
     own: Vec<String>,
     /// The agent and the form that runs now.
     agent: Option<(AgentName, Form)>,
+    /// The conversation it starts, to record as the new session's own.
+    conversation: Option<Conversation>,
 }
 
 /// Continue a fetched session here; the shell-style status of its command.
@@ -88,6 +91,7 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
         command: &chosen.own,
         agent: chosen.agent.as_ref().map(|(name, _)| (name, no_args)),
         setup: req.setup,
+        conversation: None,
     };
     let mut record = spawn::new_record(ctx, &local_id, base, r.base_ref.clone(), &spec);
     record.resumed_from = Some(ResumedFrom {
@@ -117,6 +121,7 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
             event: &event,
             include: &include,
             setup: req.setup,
+            conversation: chosen.conversation.as_ref(),
         },
     )?;
     let stored = &created.stored.record;
@@ -137,15 +142,19 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
     if req.bg {
         return spawn::start_background(ctx, created, &chosen.argv);
     }
+    let record = created.stored.record.clone();
     let status = run::run_foreground(ctx, created.stored, &chosen.argv, "resumed")?;
+    crate::agent::learn_after_run(ctx, &record);
     // As after a plain resume: the agent may have found no conversation to
     // continue here (it was saved on the other machine).
     if let (Some((name, Form::Resume)), true) = (&chosen.agent, status != 0 && status < 128) {
-        ctx.ui.hint(format!(
-            "agent {name} exited {status}; if it had no conversation to continue in this \
-             worktree (the session ran on {}), start a new one: git bullpen resume {id} --fresh",
-            r.host
-        ));
+        if crate::resume::has_conversation(ctx, name, &record, None) != Some(true) {
+            ctx.ui.hint(format!(
+                "agent {name} exited {status}; if it had no conversation to continue in this \
+                 worktree (the session ran on {}), start a new one: git bullpen resume {id} --fresh",
+                r.host
+            ));
+        }
     }
     Ok(status)
 }
@@ -164,6 +173,7 @@ fn choose(ctx: &Ctx, req: &RemoteRequest, local_id: &SessionId, r: &Record) -> R
             argv: req.command.clone(),
             own: req.command.clone(),
             agent: None,
+            conversation: None,
         });
     }
     // The other machine's record, as the session here would be: its agent, its
@@ -207,18 +217,24 @@ fn choose(ctx: &Ctx, req: &RemoteRequest, local_id: &SessionId, r: &Record) -> R
                 .context("internal: a command from elsewhere was chosen to run"),
         });
     }
-    let Plain { argv, agent } = chosen?;
+    let Plain {
+        argv,
+        agent,
+        record,
+        ..
+    } = chosen?;
     let Some((name, form)) = agent else {
         // The chooser runs an agent's profile for a record that names one.
         anyhow::bail!("internal: no agent profile chosen for {from}");
     };
     // The session's own command, as spawn --agent records it: the start form.
-    let own = crate::agent::argv(ctx, &name, Form::Start, &[], Some(local_id))
-        .unwrap_or_else(|_| argv.clone());
+    let own =
+        crate::agent::argv(ctx, &name, Form::Start, &[], local_id).unwrap_or_else(|_| argv.clone());
     Ok(Chosen {
         argv,
         own,
         agent: Some((name, form)),
+        conversation: record,
     })
 }
 

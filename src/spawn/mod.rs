@@ -17,7 +17,7 @@ use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::git::Unresolved;
 use crate::model::agent::AgentName;
-use crate::model::local::{Created, LOCAL_SCHEMA};
+use crate::model::local::{Conversation, Created, LOCAL_SCHEMA};
 use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
@@ -45,6 +45,19 @@ pub struct Spec<'a> {
     pub agent: Option<(&'a AgentName, &'a [String])>,
     /// Run `bullpen.setup` in the new worktree (not `--no-setup`).
     pub setup: bool,
+    /// The agent conversation the session starts (recorded locally with its command).
+    pub conversation: Option<&'a Conversation>,
+}
+
+/// A generated session id that is free now (the record's create still decides).
+pub fn free_id(ctx: &Ctx) -> Result<SessionId> {
+    for _ in 0..32 {
+        let id = names::generate();
+        if taken(ctx, &id)?.is_none() {
+            return Ok(id);
+        }
+    }
+    bail!("could not find a free session id after 32 tries; pass one explicitly")
 }
 
 /// Create the record, branch and worktree of a new session and make the
@@ -75,6 +88,7 @@ pub fn create_session(ctx: &Ctx, id: Option<&SessionId>, spec: &Spec) -> Result<
                 event: "provisioning",
                 include: &include,
                 setup: spec.setup,
+                conversation: spec.conversation,
             },
         )
     };
@@ -215,6 +229,8 @@ pub struct Seed<'a> {
     pub include: &'a Option<include::Include>,
     /// Run `bullpen.setup` in the new worktree.
     pub setup: bool,
+    /// The agent conversation it starts, recorded locally with its command.
+    pub conversation: Option<&'a Conversation>,
 }
 
 /// Create a session from `seed` (its id checked free first), leaving it
@@ -233,6 +249,7 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
         event,
         include,
         setup,
+        conversation,
     } = seed;
     let id = &record.id.clone();
     let path = ctx.layout.worktree_path(id);
@@ -274,6 +291,10 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
                 .as_ref()
                 .map(|(name, args)| (name.as_str(), args.as_slice()));
             local.write_command(&command, agent)
+        })
+        .and_then(|()| match conversation {
+            Some(c) => local.write_conversation(c),
+            None => Ok(()),
         });
     let (created_dirs, made) =
         match written.and_then(|()| add_worktree(ctx, id, &path, base, upstream)) {

@@ -9,6 +9,7 @@ pub mod lock;
 pub mod memory;
 pub mod paths;
 pub mod procfs;
+pub mod program;
 pub mod regular;
 pub mod remove;
 pub mod socket;

@@ -28,6 +28,32 @@ pub fn read(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
+/// The first line of the regular file at `path` (without its newline), read
+/// as [`read`] reads, and no further than `cap` bytes: `Ok(None)` as there,
+/// and when the first line is longer than that.
+pub fn first_line(path: &Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::BufRead;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut line = Vec::new();
+    std::io::BufReader::new(file.take(cap)).read_until(b'\n', &mut line)?;
+    match line.pop() {
+        Some(b'\n') => Ok(Some(line)),
+        _ => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +78,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read(&fifo).unwrap(), None, "never blocks on a FIFO");
+        assert_eq!(first_line(&fifo, 10).unwrap(), None);
+        std::fs::write(d.join("lines"), "one\ntwo\n").unwrap();
+        assert_eq!(
+            first_line(&d.join("lines"), 10).unwrap(),
+            Some(b"one".to_vec())
+        );
+        assert_eq!(
+            first_line(&d.join("lines"), 3).unwrap(),
+            None,
+            "longer than the cap"
+        );
+        assert_eq!(first_line(&d.join("l"), 10).unwrap(), None);
     }
 }

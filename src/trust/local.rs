@@ -4,6 +4,8 @@
 //! - `created.json`: spawn created the worktree, at this path, under this root;
 //! - `command.json`: the session's command as this machine recorded it (spawn,
 //!   or `resume --save`); a plain `resume` runs it;
+//! - `conversation.json`: the session's own agent conversation (its id, chosen
+//!   or learned here), which a plain `resume` continues;
 //! - `included.json`: the files `.worktreeinclude` made bullpen copy into the
 //!   worktree, with their content's blob id (gc keeps a copy edited since);
 //! - `run-<pid>.json`: a run this machine started, by its command's pid (`stop`
@@ -27,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::model::local::{
-    Attached, Created, Included, Leftovers, LocalCommand, LocalRun, LOCAL_SCHEMA,
+    Attached, Conversation, Created, Included, Leftovers, LocalCommand, LocalRun, LOCAL_SCHEMA,
 };
 use crate::model::{time, SessionId};
 use crate::sys::atomic;
@@ -35,6 +37,7 @@ use crate::sys::layout::Layout;
 
 const ATTACHED: &str = "attached.json";
 const LEFTOVERS: &str = "leftovers.json";
+const CONVERSATION: &str = "conversation.json";
 
 /// This clone's id: 32 random hex digits in `<common>/bullpen/clone-id`, made on
 /// first use (of two racing first uses, one wins and both read it). Records
@@ -132,6 +135,15 @@ impl Local {
                 recorded_at: time::now_rfc3339(),
             },
         )
+    }
+
+    /// The session's own agent conversation (see `model::local::Conversation`).
+    pub fn conversation(&self) -> Result<Option<Conversation>> {
+        self.read(CONVERSATION)
+    }
+
+    pub fn write_conversation(&self, conversation: &Conversation) -> Result<()> {
+        self.write(CONVERSATION, conversation)
     }
 
     /// What bullpen copied into the session's worktree.

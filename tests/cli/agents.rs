@@ -1,13 +1,14 @@
 //! Sessions that know their agent: profiles, and a plain `resume` that continues
 //! the agent's conversation in the session's own worktree. The agents are fakes
-//! on PATH, scripts named `claude` and `codex` that record their argv and cwd,
-//! and keep a "conversation" per directory as the real ones do.
+//! on PATH (`agent_conversation::install_fakes`), scripts named `claude` and
+//! `codex` that record their argv and cwd, and keep their conversations where
+//! the real ones do.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::support::{assert_contains, make_executable, process_ref, Env, Run};
+use crate::support::{assert_contains, process_ref, Env, Run};
 
 /// One call of a fake agent: which one, where, with what.
 #[derive(Debug, PartialEq, Eq)]
@@ -32,40 +33,7 @@ impl std::ops::Deref for Agents {
 impl Agents {
     fn new() -> Agents {
         let mut env = Env::new();
-        let bin = env.root().join("agents-bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        let log = env.root().join("agents.log");
-        let conversations = env.root().join("conversations");
-        std::fs::create_dir_all(&conversations).unwrap();
-        // A conversation is kept per directory (as Claude Code keeps it under
-        // ~/.claude/projects/<encoded cwd>); `--continue` without one fails as
-        // Claude Code does, `resume --last` without one starts fresh as Codex does.
-        let claude = format!(
-            r#"#!/bin/sh
-printf '%s\t%s\t%s\n' claude "$PWD" "$*" >> '{log}'
-conv='{conv}'/claude-$(printf '%s' "$PWD" | tr / _)
-if [ "$1" = --continue ]; then
-  if [ ! -e "$conv" ]; then echo 'No conversation found to continue' >&2; exit 1; fi
-fi
-echo turn >> "$conv"
-"#,
-            log = log.display(),
-            conv = conversations.display()
-        );
-        let codex = format!(
-            r#"#!/bin/sh
-printf '%s\t%s\t%s\n' codex "$PWD" "$*" >> '{log}'
-echo turn >> '{conv}'/codex-$(printf '%s' "$PWD" | tr / _)
-"#,
-            log = log.display(),
-            conv = conversations.display()
-        );
-        for (name, script) in [("claude", claude), ("codex", codex)] {
-            let path = bin.join(name);
-            std::fs::write(&path, script).unwrap();
-            make_executable(&path);
-        }
-        env.path_prefix.insert(0, bin);
+        crate::agent_conversation::install_fakes(&mut env);
         Agents { env }
     }
 
@@ -90,9 +58,18 @@ echo turn >> '{conv}'/codex-$(printf '%s' "$PWD" | tr / _)
 
     /// Forget every conversation (an agent that never saved one).
     fn forget_conversations(&self) {
-        let dir = self.root().join("conversations");
-        std::fs::remove_dir_all(&dir).unwrap();
-        std::fs::create_dir_all(&dir).unwrap();
+        for store in [".claude/projects", ".codex/sessions"] {
+            let _ = std::fs::remove_dir_all(self.home.join(store));
+        }
+    }
+
+    /// The conversation bullpen recorded as session `id`'s own.
+    fn conversation_id(&self, id: &str) -> String {
+        let path = self
+            .repo
+            .join(format!(".git/bullpen/local/{id}/conversation.json"));
+        let c: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        c["id"].as_str().unwrap_or_default().to_owned()
     }
 }
 
@@ -116,7 +93,11 @@ fn spawn_runs_each_built_in_agents_start_form_in_the_worktree() {
     let env = Agents::new();
     env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
     let wt = env.worktree_of("a");
-    assert_eq!(env.last_call(), call("claude", &wt, ""));
+    let uuid = env.conversation_id("a");
+    assert_eq!(
+        env.last_call(),
+        call("claude", &wt, &format!("--session-id {uuid} --name a"))
+    );
     env.bullpen(&["spawn", "--agent", "codex", "b", "--", "--model", "o3"])
         .ok();
     let wt_b = env.worktree_of("b");
@@ -147,23 +128,25 @@ fn a_plain_resume_after_the_run_ended_continues_in_the_same_worktree() {
     env.bullpen(&["spawn", "--agent", "codex", "b", "--", "--model", "o3"])
         .ok();
     let (wt_a, wt_b) = (env.worktree_of("a"), env.worktree_of("b"));
+    let (uuid, codex_id) = (env.conversation_id("a"), env.conversation_id("b"));
+    let continue_a = format!("--resume {uuid}");
     // What a plain resume runs is what ls --json says it runs.
     assert_eq!(
         row(&env, "a")["session_command"],
-        json!(["/bin/sh", "-c", "claude --continue"])
+        json!(["/bin/sh", "-c", "claude --resume \"$@\"", "claude", uuid])
     );
     // From anywhere: the main worktree, the other session's worktree.
     let run = env.bullpen_in(&wt_b, &["resume", "a"]).ok();
     assert_contains(&run.stderr, "agent claude, continuing its conversation");
-    assert_eq!(env.last_call(), call("claude", &wt_a, "--continue"));
+    assert_eq!(env.last_call(), call("claude", &wt_a, &continue_a));
     env.bullpen(&["resume", "b"]).ok();
     assert_eq!(
         env.last_call(),
-        call("codex", &wt_b, "resume --last --model o3")
+        call("codex", &wt_b, &format!("resume {codex_id} --model o3"))
     );
     // It stays an agent session: again.
     env.bullpen(&["resume", "a"]).ok();
-    assert_eq!(env.last_call(), call("claude", &wt_a, "--continue"));
+    assert_eq!(env.last_call(), call("claude", &wt_a, &continue_a));
 }
 
 #[test]
@@ -221,7 +204,11 @@ fn a_plain_resume_after_a_reboot_continues_the_conversation() {
     assert_eq!(row(&env, "a")["state"], "lost");
     let run = env.bullpen(&["resume", "a"]).ok();
     assert_contains(&run.stderr, "that process is gone");
-    assert_eq!(env.last_call(), call("claude", &wt, "--continue"));
+    let uuid = env.conversation_id("a");
+    assert_eq!(
+        env.last_call(),
+        call("claude", &wt, &format!("--resume {uuid}"))
+    );
     assert_eq!(row(&env, "a")["state"], "exited");
     drop(holder);
 }
@@ -236,9 +223,10 @@ fn fresh_starts_a_new_conversation_and_the_session_continues_that_one() {
     assert_contains(&run.stderr, "agent codex, a new conversation");
     assert_eq!(env.last_call(), call("codex", &wt, "--model o3"));
     env.bullpen(&["resume", "a"]).ok();
+    let id = env.conversation_id("a");
     assert_eq!(
         env.last_call(),
-        call("codex", &wt, "resume --last --model o3")
+        call("codex", &wt, &format!("resume {id} --model o3"))
     );
     // --fresh is for agents, and not with a command of its own.
     env.bullpen(&["spawn", "plain", "--", "true"]).ok();
@@ -391,16 +379,20 @@ fn an_agent_with_no_conversation_to_continue_is_reported_not_restarted() {
     env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
     let wt = env.worktree_of("a");
     env.forget_conversations();
+    let uuid = env.conversation_id("a");
     let run: Run = env.bullpen(&["resume", "a"]);
     assert_eq!(run.code(), 1, "{}", run.stderr);
-    assert_contains(&run.stderr, "No conversation found to continue");
+    assert_contains(&run.stderr, "No conversation found with session ID");
     assert_contains(
         &run.stderr,
-        "hint: agent claude exited 1; if it had no conversation to continue in this worktree, \
-         start a new one: git bullpen resume a --fresh",
+        "hint: agent claude exited 1 and has no conversation of session a to continue; start a \
+         new one: git bullpen resume a --fresh",
     );
     // One run, not a second one unasked.
-    assert_eq!(env.last_call(), call("claude", &wt, "--continue"));
+    assert_eq!(
+        env.last_call(),
+        call("claude", &wt, &format!("--resume {uuid}"))
+    );
     assert_eq!(
         env.calls().iter().filter(|c| c.cwd == wt).count(),
         2,
@@ -408,7 +400,12 @@ fn an_agent_with_no_conversation_to_continue_is_reported_not_restarted() {
     );
     env.bullpen(&["resume", "a", "--fresh"]).ok();
     env.bullpen(&["resume", "a"]).ok();
-    assert_eq!(env.last_call(), call("claude", &wt, "--continue"));
+    let fresh = env.conversation_id("a");
+    assert_ne!(fresh, uuid);
+    assert_eq!(
+        env.last_call(),
+        call("claude", &wt, &format!("--resume {fresh}"))
+    );
 }
 
 #[test]
@@ -478,7 +475,9 @@ fn a_session_that_never_ran_starts_its_agent_and_bg_takes_the_default_agent() {
     env.bullpen(&["spawn", "--agent", "claude", "a"]).ok();
     let wt = env.worktree_of("a");
     // As a spawn interrupted between its `ready` record and its run leaves it:
-    // no conversation can have been saved, so a plain resume starts one.
+    // no conversation can have been saved, so a plain resume starts the one
+    // spawn chose.
+    env.forget_conversations();
     env.edit_record("a", |r| {
         r["state"] = "ready".into();
         r["process"] = Value::Null;
@@ -486,7 +485,11 @@ fn a_session_that_never_ran_starts_its_agent_and_bg_takes_the_default_agent() {
     });
     let run = env.bullpen(&["resume", "a"]).ok();
     assert_contains(&run.stderr, "agent claude, a new conversation");
-    assert_eq!(env.last_call(), call("claude", &wt, ""));
+    let uuid = env.conversation_id("a");
+    assert_eq!(
+        env.last_call(),
+        call("claude", &wt, &format!("--session-id {uuid} --name a"))
+    );
     // `spawn --bg` with no command runs git config bullpen.agent.
     env.git_out(&["config", "bullpen.agent", "codex"]);
     let run = env.bullpen(&["spawn", "--bg", "b"]).ok();

@@ -5,6 +5,7 @@
 mod hermetic;
 mod support;
 
+mod agent_conversation;
 mod agents;
 mod at_act;
 mod attach;

@@ -537,7 +537,7 @@ fn agent_and_ready_worktree_messages() {
     exit 1
     --- stderr
     bullpen: resuming session a-agent on bullpen/a-agent in [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-agent: agent claude, continuing its conversation
-    hint: agent claude exited 1; if it had no conversation to continue in this worktree, start a new one: git bullpen resume a-agent --fresh
+    hint: agent claude exited 1 and has no conversation of session a-agent to continue; start a new one: git bullpen resume a-agent --fresh
 
     $ git bullpen resume b-forged
     exit 3
