@@ -89,18 +89,24 @@ fn make(session: Option<&SessionId>, msg: String) -> Error {
 /// This machine's profile of `name`; why not, as an error people can act on.
 pub fn require(ctx: &Ctx, name: &AgentName, session: Option<&SessionId>) -> Result<Profile> {
     let Some(profile) = profile(ctx, name)? else {
-        return Err(make(
+        let known = names(&ctx.repo);
+        let known: Vec<&str> = known.iter().map(AgentName::as_str).collect();
+        let mut err = make(
             session,
             format!("no agent profile named '{name}' on this machine"),
-        )
-        .hint(format!(
-            "define one: git config {} '<how to start it>' and git config {} '<how to \
+        );
+        if let Some(near) = crate::model::suggest::did_you_mean(name.as_str(), &known) {
+            err = err.hint(near);
+        }
+        return Err(err
+            .hint(format!(
+                "define one: git config {} '<how to start it>' and git config {} '<how to \
                  continue its conversation>' (built in: {})",
-            config::agent_key(name.as_str(), Form::Start),
-            config::agent_key(name.as_str(), Form::Resume),
-            builtin_names()
-        ))
-        .into());
+                config::agent_key(name.as_str(), Form::Start),
+                config::agent_key(name.as_str(), Form::Resume),
+                builtin_names()
+            ))
+            .into());
     };
     Ok(profile)
 }

@@ -325,9 +325,16 @@ pub fn fetched_remotes(repo: &Repo) -> Result<Vec<RemoteName>> {
 /// The record of an existing session, or an error that says how to find the
 /// right id.
 pub fn require(repo: &Repo, id: &SessionId) -> Result<Stored> {
-    load(repo, id)?.ok_or_else(|| {
-        crate::model::Error::failed(format!("no session named '{id}'"))
-            .hint("see `git bullpen ls --all` for the sessions there are")
-            .into()
-    })
+    if let Some(stored) = load(repo, id)? {
+        return Ok(stored);
+    }
+    let names = repo.ref_names_under(RECORD_PREFIX).unwrap_or_default();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut err = crate::model::Error::failed(format!("no session named '{id}'"));
+    if let Some(near) = crate::model::suggest::did_you_mean(id.as_str(), &names) {
+        err = err.hint(near);
+    }
+    Err(err
+        .hint("see `git bullpen ls --all` for the sessions there are")
+        .into())
 }

@@ -3,6 +3,7 @@
 
 #[path = "../common/hermetic.rs"]
 mod hermetic;
+mod suggest;
 mod support;
 
 mod agent_conversation;
