@@ -10,6 +10,7 @@ use crate::model::agent::{AgentName, Form};
 use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session, Spec};
+use crate::trust::decide::typed;
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
@@ -129,7 +130,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         )),
     }
     if bg {
-        return spawn::start_background(&ctx, created, &command);
+        return spawn::start_background(&ctx, created, &typed(command));
     }
-    run::run_foreground(&ctx, created.stored, &command, "running")
+    run::run_foreground(&ctx, created.stored, &typed(command), "running")
 }

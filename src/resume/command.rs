@@ -8,13 +8,13 @@ use crate::model::agent::{plain_form, AgentName, Form};
 use crate::model::command::{escaped, quoted, render_command};
 use crate::model::local::LocalCommand;
 use crate::model::{Error, Record};
-use crate::trust::decide::{may_run_agent, may_run_recorded, Distrust};
+use crate::trust::decide::{may_run_agent, may_run_recorded, Distrust, Runnable};
 use crate::trust::local::Local;
 
 /// What a plain `resume` runs, and which form of which agent that is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plain {
-    pub argv: Vec<String>,
+    pub run: Runnable,
     /// The agent and the form of its profile (`None`: a plain session's own command).
     pub agent: Option<(AgentName, Form)>,
 }
@@ -78,13 +78,9 @@ fn choose(
             ))
             .into());
         }
-        if let Err(why) = may_run_recorded(&record.command, local) {
-            return Err(distrusted_command(record, &why, id).into());
-        }
-        return Ok(Plain {
-            argv: record.command.clone(),
-            agent: None,
-        });
+        let run = may_run_recorded(&record.command, local)
+            .map_err(|why| distrusted_command(record, &why, id))?;
+        return Ok(Plain { run, agent: None });
     };
     let name: AgentName = agent.parse().map_err(|_| {
         Error::refused(format!(
@@ -95,7 +91,7 @@ fn choose(
             "name the command to run: git bullpen resume {id} -- <command>"
         ))
     })?;
-    if let Err(why) = may_run_agent(agent, &record.agent_args, local) {
+    let allowed = may_run_agent(agent, &record.agent_args, local).map_err(|why| {
         let with = match record.agent_args.is_empty() {
             true => String::new(),
             false => format!(
@@ -103,15 +99,14 @@ fn choose(
                 quoted(&render_command(&record.agent_args))
             ),
         };
-        return Err(Error::refused(format!(
+        Error::refused(format!(
             "not running agent '{name}'{with} for session {id}: {}",
             why.describe()
         ))
         .hint(format!(
             "name the command to run: git bullpen resume {id} -- <command>"
         ))
-        .into());
-    }
+    })?;
     let ever_ran = record.process.is_some() || record.exit.is_some();
     let form = plain_form(fresh, ever_ran);
     let argv = crate::agent::argv(ctx, &name, form, &record.agent_args, Some(&record.id)).map_err(
@@ -122,7 +117,7 @@ fn choose(
         },
     )?;
     Ok(Plain {
-        argv,
+        run: allowed.with_profile(argv),
         agent: Some((name, form)),
     })
 }

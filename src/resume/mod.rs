@@ -51,15 +51,15 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
     run::liveness::ensure_provisioned(ctx, &stored.record)?;
     run::liveness::ensure_not_running(ctx, &stored)?;
     note_lost(ctx, &stored);
-    let (argv, agent) = if req.command.is_empty() {
+    let (run, agent) = if req.command.is_empty() {
         let plain = plain_command(ctx, &stored.record, req.fresh)?;
-        (plain.argv, plain.agent)
+        (plain.run, plain.agent)
     } else {
-        (req.command, None)
+        (crate::trust::decide::typed(req.command), None)
     };
     let mut stored = place(ctx, stored, req.setup)?;
     if req.save {
-        stored = save_command(ctx, stored, &argv)?;
+        stored = save_command(ctx, stored, run.argv())?;
     }
     let id = stored.record.id.clone();
     match &agent {
@@ -78,9 +78,9 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
         )),
     }
     if req.bg {
-        return run::run_background(ctx, stored, &argv, "resumed");
+        return run::run_background(ctx, stored, &run, "resumed");
     }
-    let status = run::run_foreground(ctx, stored, &argv, "resumed")?;
+    let status = run::run_foreground(ctx, stored, &run, "resumed")?;
     // Not after a signal (Ctrl-C ends the agent with 128 + 2): that is no failure to find.
     if let (Some((name, Form::Resume)), true) = (&agent, status != 0 && status < 128) {
         // The agent may have found no conversation to continue (Claude Code:

@@ -22,6 +22,7 @@ use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::decide::Runnable;
 use crate::trust::local::Local;
 
 /// A session [`create_session`] made: its `ready` record, and the directories it
@@ -450,7 +451,7 @@ fn undo_worktree(ctx: &Ctx, branch_ref: &str, made: &undo::Made, base: Oid) {
 /// say, could not execute the command: `exited` 127) moved it, and then
 /// everything stays, as for any run that started. A supervisor still on its way
 /// loses the race instead: its claim finds no record, and it runs nothing.
-pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> Result<i32> {
+pub fn start_background(ctx: &Ctx, created: Provisioned, command: &Runnable) -> Result<i32> {
     let Provisioned {
         stored,
         base,
