@@ -26,6 +26,7 @@ use crate::model::usage::Busy;
 use crate::model::{time, Error, Evidence, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::confined::ConfinedPath;
 use crate::trust::local::Local;
 
 /// The hint for an entry left for the next gc because of `e`: what the error
@@ -708,6 +709,13 @@ impl Gc<'_> {
 
     fn remove(&mut self, fresh: Stored, facts: &AtAct, via: Via, tip: Oid) -> Step {
         let repo = &self.ctx.repo;
+        // The plan removes only what is not untrusted, so it is confined.
+        let Some(confined) = facts.confined() else {
+            return self.kept(
+                &fresh.record,
+                "internal: its worktree path is not confined to the worktree root".to_owned(),
+            );
+        };
         let admin_id = match (via, &facts.registration, &facts.link, &facts.marker) {
             (Via::GitWorktreeRemove, Some(reg), _, _) => reg.admin_id.clone(),
             (Via::AdminEntryGone, _, Link::Ours { admin_id, .. }, _) => admin_id.clone(),
@@ -753,15 +761,14 @@ impl Gc<'_> {
                 }
             }
         };
-        let path = PathBuf::from(&stored.record.worktree);
+        let path = confined.path().to_path_buf();
         let watch = self.seen_busy.contains(&stored.record.id);
         // `rm --force` too: the teardown removes with `git worktree remove
         // --force` once the plan (here, the forced one) let it.
         let outcome = teardown::remove_worktree(
             repo,
-            &crate::trust::session_layout(&self.ctx.layout, &stored.record),
             &Target {
-                path: &path,
+                confined,
                 admin_id: &admin_id,
                 via,
                 tip,
@@ -1206,7 +1213,10 @@ impl Gc<'_> {
         match plan::plan_orphan(&orphan_facts(self.ctx, path, &scan)) {
             OrphanDecision::Keep(why) => Ok(Some(why)),
             OrphanDecision::Remove(_) => {
-                teardown::remove_dir_confined(&self.ctx.layout.worktree_root, path).map(|()| None)
+                let root = &self.ctx.layout.worktree_root;
+                let confined =
+                    ConfinedPath::new(root, path).map_err(|why| why.describe(path, root))?;
+                teardown::remove_dir_confined(&confined).map(|()| None)
             }
         }
     }

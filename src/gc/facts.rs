@@ -30,6 +30,7 @@ use crate::model::{time, Error, Evidence, Oid, Process, Record, SessionId, State
 use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::procfs::{self, Scan};
 use crate::sys::{copy, paths};
+use crate::trust::confined::ConfinedPath;
 use crate::trust::{self, local::Local};
 
 /// The key paths are compared under ([`paths::comparable`]).
@@ -82,12 +83,25 @@ fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
 /// A session's facts as re-read at the act, under the lock: what can change
 /// cheaply read again, and who uses its directory scanned again. Only
 /// [`Gatherer::recheck`] makes one; the removal takes nothing else.
-pub(crate) struct AtAct(SessionFacts);
+/// It alone carries the recorded path as a [`ConfinedPath`], checked right
+/// then: what the teardown removes.
+pub(crate) struct AtAct {
+    facts: SessionFacts,
+    confined: Option<ConfinedPath>,
+}
+
+impl AtAct {
+    /// The session's worktree path, confined to its root as checked at the
+    /// act (`None`: it is not, and the plan keeps the session as untrusted).
+    pub(crate) fn confined(&self) -> Option<&ConfinedPath> {
+        self.confined.as_ref()
+    }
+}
 
 impl std::ops::Deref for AtAct {
     type Target = SessionFacts;
     fn deref(&self) -> &SessionFacts {
-        &self.0
+        &self.facts
     }
 }
 
@@ -192,7 +206,9 @@ impl<'a> Gatherer<'a> {
         let states = self.branch_states(sessions, &tips)?;
         let mut partial = Vec::with_capacity(sessions.len());
         for (s, branch) in sessions.iter().zip(states) {
-            partial.push(branch.and_then(|branch| self.session_facts(s, branch, &known)));
+            partial.push(
+                branch.and_then(|branch| self.session_facts(s, branch, &known).map(|(f, _)| f)),
+            );
         }
         let dirs: Vec<PathBuf> = partial
             .iter()
@@ -276,20 +292,20 @@ impl<'a> Gatherer<'a> {
             }
         }
         let known = Known::new(&entries);
-        let mut f = self.session_facts(fresh, branch, &known)?;
+        let (mut f, confined) = self.session_facts(fresh, branch, &known)?;
         f.checked_out_elsewhere = before.checked_out_elsewhere.clone();
         if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
             let scan = procfs::scan(std::slice::from_ref(&path));
             f.busy = strangers(scan.busy(&path), r, f.liveness);
         }
-        Ok(AtAct(f))
+        Ok(AtAct { facts: f, confined })
     }
 
     /// Status, then (where nothing else keeps it) nested repositories and what
     /// is ignored, of one session: what a real gc computes right before
     /// removing, under the lock, once.
     pub(crate) fn complete(&self, f: &mut AtAct) {
-        let f = &mut f.0;
+        let f = &mut f.facts;
         let wants = plan::wants_status(f);
         let mut one = vec![Ok(std::mem::replace(f, placeholder()))];
         if wants {
@@ -496,14 +512,14 @@ impl<'a> Gatherer<'a> {
     }
 
     /// Every fact about one session except who uses its directory, status and
-    /// nested repositories.
+    /// nested repositories; and its path, confined, if it is.
     fn session_facts(
         &self,
         s: &Stored,
         branch_state: Branch,
         known: &Known,
-    ) -> Result<SessionFacts> {
-        let mut f = session_facts(
+    ) -> Result<(SessionFacts, Option<ConfinedPath>)> {
+        let (mut f, confined) = session_facts(
             self.ctx,
             s,
             branch_state,
@@ -515,7 +531,7 @@ impl<'a> Gatherer<'a> {
         if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
             f.edited_copies = edited_copies(self.ctx, &s.record);
         }
-        Ok(f)
+        Ok((f, confined))
     }
 
     /// The conversation of an agent session that ran: the record's agent, or the
@@ -735,7 +751,8 @@ impl<'a> Known<'a> {
     }
 }
 
-/// Every fact about one session except who uses its directory.
+/// Every fact about one session except who uses its directory; and its path,
+/// confined to its root, if it is.
 fn session_facts(
     ctx: &Ctx,
     s: &Stored,
@@ -743,7 +760,7 @@ fn session_facts(
     known: &Known,
     lexical: &PlacePaths,
     canonical: &PlacePaths,
-) -> Result<SessionFacts> {
+) -> Result<(SessionFacts, Option<ConfinedPath>)> {
     let repo = &ctx.repo;
     let r = &s.record;
     let path = PathBuf::from(&r.worktree);
@@ -761,10 +778,12 @@ fn session_facts(
         (&own_places.0, &own_places.1)
     };
     let canonical_places = canonical.places();
+    let confined = ConfinedPath::new(&own.worktree_root, &path);
     let mut untrusted = plan::untrusted(
         &path,
         &lexical.places(),
         resolved.as_deref().map(|c| (c, &canonical_places)),
+        confined.as_ref().map(|_| ()),
     );
     if untrusted.is_none() && r.branch != r.id.branch() {
         untrusted = Some(format!(
@@ -808,7 +827,7 @@ fn session_facts(
         Link::Absent
     };
     let marker = marker(r);
-    Ok(SessionFacts {
+    let facts = SessionFacts {
         id: r.id.to_string(),
         state: r.state,
         worktree: r.worktree.clone(),
@@ -830,7 +849,9 @@ fn session_facts(
         spawner_alive: live_spawner(ctx, r),
         conversation: None,
         edited_copies: Ok(Vec::new()),
-    })
+    };
+    let confined = confined.ok().filter(|_| facts.untrusted.is_none());
+    Ok((facts, confined))
 }
 
 /// The empty directory a spawn made here, exclusively, just before its `git

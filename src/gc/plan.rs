@@ -4,15 +4,15 @@
 //! `gc --dry-run` and `gc` print and do what these return; the real run asks
 //! again, with fresh facts, right before it removes anything.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use crate::model::command::quoted;
 use crate::model::config::{GC_AGENT_GRACE, WORKTREE_INCLUDE};
-use crate::model::paths::is_strictly_inside;
 use crate::model::status::{dirt_words, nested_words, nested_work, Ignored};
 use crate::model::time::{self, Expire};
 use crate::model::usage::{describe_users, Busy, User};
 use crate::model::{Dirt, Evidence, Nested, Oid, State, Unmerged};
+use crate::trust::confined::Unconfined;
 
 /// What is on disk at a session's recorded worktree path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -774,54 +774,49 @@ pub struct Places<'a> {
     pub git_dir: &'a Path,
 }
 
-/// Pure: why a recorded worktree path must never be acted on, or `None`.
-/// Checked on the path as recorded and, when it exists, as resolved
-/// (`canonical`, against the canonical worktree root in `canonical_places`).
+/// Pure: why a recorded worktree path must never be acted on, or `None`:
+/// its confinement to the worktree root (`trust::confined::ConfinedPath`,
+/// `confined`), and the places it must never be, as recorded and, when it
+/// exists, as resolved (`canonical`, against the canonical places).
 pub fn untrusted(
     path: &Path,
     places: &Places,
     canonical: Option<(&Path, &Places)>,
+    confined: Result<(), &Unconfined>,
 ) -> Option<String> {
-    if !path.is_absolute()
-        || path
-            .components()
-            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
-    {
-        return Some(format!(
-            "{} is not an absolute, normalised path",
-            path.display()
-        ));
+    let shown = path.display();
+    if let Err(Unconfined::NotNormal) = confined {
+        return Some(format!("{shown} is not an absolute, normalised path"));
     }
     if let Some(why) = special(path, places) {
         return Some(why);
     }
-    if !is_strictly_inside(path, places.worktree_root) {
+    let root = places.worktree_root;
+    if let Err(Unconfined::Outside) = confined {
         return Some(format!(
-            "{} is outside the worktree root {} (did bullpen.worktreeRoot change?)",
-            path.display(),
-            places.worktree_root.display()
+            "{shown} is outside the worktree root {} (did bullpen.worktreeRoot change?)",
+            root.display()
         ));
     }
     if let Some((resolved, cplaces)) = canonical {
         if resolved != path {
             if let Some(why) = special(resolved, cplaces) {
-                return Some(format!(
-                    "{} resolves to {}: {why}",
-                    path.display(),
-                    resolved.display()
-                ));
-            }
-            if !is_strictly_inside(resolved, cplaces.worktree_root) {
-                return Some(format!(
-                    "{} resolves to {}, outside the worktree root {}",
-                    path.display(),
-                    resolved.display(),
-                    cplaces.worktree_root.display()
-                ));
+                return Some(format!("{shown} resolves to {}: {why}", resolved.display()));
             }
         }
     }
-    None
+    match confined {
+        Ok(()) => None,
+        Err(Unconfined::Resolves(to)) => {
+            let croot = canonical.map_or(root, |(_, c)| c.worktree_root);
+            Some(format!(
+                "{shown} resolves to {}, outside the worktree root {}",
+                to.display(),
+                croot.display()
+            ))
+        }
+        Err(why) => Some(why.describe(path, root)),
+    }
 }
 
 fn special(path: &Path, places: &Places) -> Option<String> {

@@ -164,7 +164,7 @@ fn revive(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     };
     remove_stale_entries(ctx, r, &path, stale_entries)?;
     // Made here, exclusively (see `spawn::undo`): only that is the undo's to remove.
-    let made = Made::create(ctx, &path)?;
+    let made = Made::create(ctx, &facts::confined(ctx, r)?)?;
     let added = match (new_branch, tip) {
         (true, Some(tip)) => {
             ctx.ui.info(format!(
@@ -322,7 +322,7 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
         f.branch
     ));
     // Made here, exclusively (see `spawn::undo`): only that is the undo's to remove.
-    let made = Made::create(ctx, &path)?;
+    let made = Made::create(ctx, &facts::confined(ctx, &stored.record)?)?;
     if let Err(e) = ctx.repo.worktree_add_existing(&path, &f.branch) {
         crate::spawn::undo::undo_failed_add(ctx, &made);
         return Err(e.context(format!(
