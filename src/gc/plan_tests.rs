@@ -1,10 +1,13 @@
 //! The table of gc's decisions: every rule of `plan.rs` as rows of facts and
 //! the decision they must give.
 
+use std::path::Path;
+
 use super::*;
+use crate::model::time;
 use crate::model::usage::Use;
 use crate::model::{NestedKind, Since};
-use crate::trust::confined::ConfinedPath;
+use crate::trust::confined::{ConfinedPath, Unconfined};
 
 fn tip() -> Oid {
     "1111111111111111111111111111111111111111".parse().unwrap()
