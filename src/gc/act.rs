@@ -131,11 +131,13 @@ impl Gc<'_> {
 
     pub(super) fn remove(&mut self, fresh: Stored, facts: &AtAct, via: Via, tip: Oid) -> Step {
         let repo = &self.ctx.repo;
-        // The plan removes only what is not untrusted, so it is confined.
-        let Some(confined) = facts.confined() else {
+        // The plan removes only what is confined and created here.
+        let (Some(confined), Some(created)) = (facts.confined(), facts.created_here()) else {
             return self.kept(
                 &fresh.record,
-                "internal: its worktree path is not confined to the worktree root".to_owned(),
+                "internal: its worktree path is not confined to the worktree root, or nothing \
+                 on this machine shows bullpen created it"
+                    .to_owned(),
             );
         };
         let admin_id = match (via, &facts.registration, &facts.link, &facts.marker) {
@@ -189,6 +191,7 @@ impl Gc<'_> {
         // --force` once the plan (here, the forced one) let it.
         let outcome = teardown::remove_worktree(
             repo,
+            created,
             &Target {
                 confined,
                 admin_id: &admin_id,

@@ -40,7 +40,7 @@ mod session;
 pub(crate) use at_act::AtAct;
 pub(crate) use orphan::orphan_facts;
 pub(crate) use session::created_here_at;
-use session::{edited_copies, last_active, link, marker, session_facts, strangers, Known};
+use session::{edited_copies, last_active, link, marker, session_facts, strangers, Acting, Known};
 
 /// The key paths are compared under ([`paths::comparable`]).
 pub(crate) fn key(path: &Path) -> PathBuf {
@@ -428,8 +428,8 @@ impl<'a> Gatherer<'a> {
         s: &Stored,
         branch_state: Branch,
         known: &Known,
-    ) -> Result<(SessionFacts, Option<ConfinedPath>)> {
-        let (mut f, confined) = session_facts(
+    ) -> Result<(SessionFacts, Acting)> {
+        let (mut f, acting) = session_facts(
             self.ctx,
             s,
             branch_state,
@@ -441,7 +441,7 @@ impl<'a> Gatherer<'a> {
         if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
             f.edited_copies = edited_copies(self.ctx, &s.record);
         }
-        Ok((f, confined))
+        Ok((f, acting))
     }
 
     /// The conversation of an agent session that ran: the record's agent, or the

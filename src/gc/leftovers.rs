@@ -44,6 +44,7 @@ impl Gc<'_> {
                 let created_here = match &session {
                     Some(id) => {
                         created_here_at(self.ctx, id, &layout.worktree_path(id).to_string_lossy())
+                            .map(|_| ())
                     }
                     None => Err("not a session's".to_owned()),
                 };
@@ -131,7 +132,9 @@ impl Gc<'_> {
                 _ => None,
             };
             let created_here = match (&session, &path) {
-                (Some(id), Some(p)) => created_here_at(self.ctx, id, &p.to_string_lossy()),
+                (Some(id), Some(p)) => {
+                    created_here_at(self.ctx, id, &p.to_string_lossy()).map(|_| ())
+                }
                 _ => Err("not a session's".to_owned()),
             };
             let f = plan::HalfRemovedFacts {

@@ -16,6 +16,7 @@ use crate::model::{Dirt, Oid};
 use crate::sys::procfs;
 use crate::sys::remove::{remove_tree, Stopped};
 use crate::trust::confined::ConfinedPath;
+use crate::trust::decide::CreatedHere;
 
 /// How many times a directory that refuses to go is removed again.
 const ATTEMPTS: usize = 5;
@@ -81,8 +82,9 @@ enum Before {
 }
 
 /// Take the worktree down. Call with the repository lock held, after the gc
-/// plan (with fresh facts) said to remove it.
-pub fn remove_worktree(repo: &Repo, t: &Target) -> Outcome {
+/// plan (with fresh facts) said to remove it; only with the local proof that
+/// bullpen created it here (`trust::decide::created_here`).
+pub fn remove_worktree(repo: &Repo, _created: &CreatedHere, t: &Target) -> Outcome {
     let mut notes = Vec::new();
     let before = match t.via {
         // The plan checked the tree under this lock a moment ago, more

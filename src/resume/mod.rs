@@ -126,7 +126,9 @@ fn proof(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
         .as_ref()
         .map(Option::as_ref)
         .map_err(|e| format!("{e:#}"));
-    created_here(&r.worktree, created).map_err(|why| why.describe())
+    created_here(&r.worktree, created)
+        .map(|_| ())
+        .map_err(|why| why.describe())
 }
 
 /// A collected session: its worktree recreated at its recorded path (so an

@@ -378,16 +378,27 @@ pub fn may_run_agent(
     }
 }
 
+/// The authority to delete a session's worktree (after every other gc rule):
+/// local proof that bullpen created it here, at the recorded path. Only
+/// [`created_here`] makes one, and gc's teardown takes it.
+///
+/// ```compile_fail
+/// use bullpen::trust::decide::CreatedHere;
+/// let forged = CreatedHere(());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreatedHere(());
+
 /// Pure: did bullpen create the worktree the record names, here? The authority
 /// to delete it (after every other gc rule) and the session's branch.
 pub fn created_here(
     record_worktree: &str,
     created: Result<Option<&Created>, String>,
-) -> Result<(), Distrust> {
+) -> Result<CreatedHere, Distrust> {
     match created {
         Err(why) => Err(Distrust::NotCreatedHere(Some(why))),
         Ok(None) => Err(Distrust::NotCreatedHere(None)),
-        Ok(Some(c)) if c.worktree == record_worktree => Ok(()),
+        Ok(Some(c)) if c.worktree == record_worktree => Ok(CreatedHere(())),
         Ok(Some(c)) => Err(Distrust::CreatedElsewhere {
             path: c.worktree.clone(),
         }),
@@ -717,7 +728,7 @@ mod tests {
             created_at: String::new(),
             spawner: pref(5, 5),
         };
-        assert_eq!(created_here("/r/x", Ok(Some(&c))), Ok(()));
+        assert_eq!(created_here("/r/x", Ok(Some(&c))), Ok(CreatedHere(())));
         assert_eq!(
             created_here("/r/y", Ok(Some(&c))),
             Err(Distrust::CreatedElsewhere {

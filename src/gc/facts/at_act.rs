@@ -2,22 +2,30 @@
 //! their own, which only [`Gatherer::recheck`] makes and the removal takes.
 
 use super::*;
+use crate::trust::decide::CreatedHere;
 
 /// A session's facts as re-read at the act, under the lock: what can change
 /// cheaply read again, and who uses its directory scanned again. Only
 /// [`Gatherer::recheck`] makes one; the removal takes nothing else.
 /// It alone carries the recorded path as a [`ConfinedPath`], checked right
 /// then: what the teardown removes.
+/// With it, the local proof that bullpen created the worktree here.
 pub(crate) struct AtAct {
     facts: SessionFacts,
-    confined: Option<ConfinedPath>,
+    acting: Acting,
 }
 
 impl AtAct {
     /// The session's worktree path, confined to its root as checked at the
     /// act (`None`: it is not, and the plan keeps the session as untrusted).
     pub(crate) fn confined(&self) -> Option<&ConfinedPath> {
-        self.confined.as_ref()
+        self.acting.confined.as_ref()
+    }
+
+    /// The local proof that bullpen created the worktree here, at its path
+    /// (`None`: there is none, and the plan keeps the session).
+    pub(crate) fn created_here(&self) -> Option<&CreatedHere> {
+        self.acting.created.as_ref()
     }
 }
 
@@ -76,13 +84,13 @@ impl Gatherer<'_> {
             }
         }
         let known = Known::new(&entries);
-        let (mut f, confined) = self.session_facts(fresh, branch, &known)?;
+        let (mut f, acting) = self.session_facts(fresh, branch, &known)?;
         f.checked_out_elsewhere = before.checked_out_elsewhere.clone();
         if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
             let scan = procfs::scan(std::slice::from_ref(&path));
             f.busy = strangers(scan.busy(&path), r, f.liveness);
         }
-        Ok(AtAct { facts: f, confined })
+        Ok(AtAct { facts: f, acting })
     }
 
     /// Status, then (where nothing else keeps it) nested repositories and what

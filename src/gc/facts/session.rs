@@ -3,9 +3,17 @@
 //! its registration, liveness, local proof and teardown note.
 
 use super::*;
+use crate::trust::decide::CreatedHere;
 
 /// The registered worktrees, indexed once per gathering (so 1,000 sessions do
 /// not resolve 1,000 paths each).
+/// What a removal needs besides the plan's word, as gathered with the facts:
+/// the path confined to its root, and the local proof that bullpen created it.
+pub(super) struct Acting {
+    pub(super) confined: Option<ConfinedPath>,
+    pub(super) created: Option<CreatedHere>,
+}
+
 pub(super) struct Known<'a> {
     /// Linked and main worktrees by [`key`] of their path.
     pub(super) by_key: HashMap<PathBuf, &'a Worktree>,
@@ -144,7 +152,7 @@ pub(super) fn session_facts(
     known: &Known,
     lexical: &PlacePaths,
     canonical: &PlacePaths,
-) -> Result<(SessionFacts, Option<ConfinedPath>)> {
+) -> Result<(SessionFacts, Acting)> {
     let repo = &ctx.repo;
     let r = &s.record;
     let path = PathBuf::from(&r.worktree);
@@ -211,6 +219,7 @@ pub(super) fn session_facts(
         Link::Absent
     };
     let marker = marker(r);
+    let proof = created_here(ctx, r);
     let facts = SessionFacts {
         id: r.id.to_string(),
         state: r.state,
@@ -229,13 +238,16 @@ pub(super) fn session_facts(
         left_behind: left_behind(ctx, r),
         marker,
         checked_out_elsewhere,
-        created_here: created_here(ctx, r),
+        created_here: proof.as_ref().map(|_| ()).map_err(Clone::clone),
         spawner_alive: live_spawner(ctx, r),
         conversation: None,
         edited_copies: Ok(Vec::new()),
     };
-    let confined = confined.ok().filter(|_| facts.untrusted.is_none());
-    Ok((facts, confined))
+    let acting = Acting {
+        confined: confined.ok().filter(|_| facts.untrusted.is_none()),
+        created: proof.ok(),
+    };
+    Ok((facts, acting))
 }
 
 /// The empty directory a spawn made here, exclusively, just before its `git
@@ -260,7 +272,7 @@ fn left_behind(ctx: &Ctx, r: &Record) -> Vec<u32> {
 }
 
 /// The local proof that bullpen created the session's worktree here.
-fn created_here(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
+fn created_here(ctx: &Ctx, r: &Record) -> std::result::Result<CreatedHere, String> {
     created_here_at(ctx, &r.id, &r.worktree)
 }
 
@@ -269,7 +281,7 @@ pub(crate) fn created_here_at(
     ctx: &Ctx,
     id: &SessionId,
     worktree: &str,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<CreatedHere, String> {
     let created = Local::of(&ctx.layout, id).created();
     let created = created
         .as_ref()
