@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::trust::confined::Unconfined;
+use crate::model::paths::Unconfined;
 
 /// Places a recorded worktree path must never be, besides outside the root.
 pub struct Places<'a> {
