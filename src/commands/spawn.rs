@@ -12,6 +12,7 @@ use crate::model::local::Conversation;
 use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session, Spec};
+use crate::trust::decide::typed;
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
@@ -148,10 +149,10 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         )),
     }
     if bg {
-        return spawn::start_background(&ctx, created, &command);
+        return spawn::start_background(&ctx, created, &typed(command));
     }
     let record = created.stored.record.clone();
-    let status = run::run_foreground(&ctx, created.stored, &command, "running")?;
+    let status = run::run_foreground(&ctx, created.stored, &typed(command), "running")?;
     crate::agent::learn_after_run(&ctx, &record);
     Ok(status)
 }

@@ -49,7 +49,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             ready_fd: args.ready_fd,
             size: args.size.unwrap_or(crate::run::pty::DEFAULT_SIZE),
             scrollback: args.scrollback,
-            argv: args.command,
+            run: crate::trust::decide::handed_over(args.command),
         },
         cwd,
         ui,

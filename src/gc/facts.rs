@@ -30,7 +30,17 @@ use crate::model::{time, Error, Evidence, Oid, Process, Record, SessionId, State
 use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::procfs::{self, Scan};
 use crate::sys::{copy, paths};
+use crate::trust::confined::ConfinedPath;
 use crate::trust::{self, local::Local};
+
+mod at_act;
+mod orphan;
+mod session;
+
+pub(crate) use at_act::AtAct;
+pub(crate) use orphan::orphan_facts;
+pub(crate) use session::created_here_at;
+use session::{edited_copies, last_active, link, marker, session_facts, strangers, Acting, Known};
 
 /// The key paths are compared under ([`paths::comparable`]).
 pub(crate) fn key(path: &Path) -> PathBuf {
@@ -79,18 +89,6 @@ fn place_paths(ctx: &Ctx, root: &Path) -> (PlacePaths, PlacePaths) {
 
 /// What one gc gathers once and uses for every session: the places a path
 /// must never be, the remote-tracking refs and the integration refs.
-/// A session's facts as re-read at the act, under the lock: what can change
-/// cheaply read again, and who uses its directory scanned again. Only
-/// [`Gatherer::recheck`] makes one; the removal takes nothing else.
-pub(crate) struct AtAct(SessionFacts);
-
-impl std::ops::Deref for AtAct {
-    type Target = SessionFacts;
-    fn deref(&self) -> &SessionFacts {
-        &self.0
-    }
-}
-
 pub(crate) struct Gatherer<'a> {
     ctx: &'a Ctx<'a>,
     /// Where the costly facts (status, nested repositories) are needed: as gc's
@@ -192,7 +190,9 @@ impl<'a> Gatherer<'a> {
         let states = self.branch_states(sessions, &tips)?;
         let mut partial = Vec::with_capacity(sessions.len());
         for (s, branch) in sessions.iter().zip(states) {
-            partial.push(branch.and_then(|branch| self.session_facts(s, branch, &known)));
+            partial.push(
+                branch.and_then(|branch| self.session_facts(s, branch, &known).map(|(f, _)| f)),
+            );
         }
         let dirs: Vec<PathBuf> = partial
             .iter()
@@ -227,80 +227,6 @@ impl<'a> Gatherer<'a> {
             self.nested(&mut partial, &wanted);
         }
         Ok(partial)
-    }
-
-    /// One session again, right before acting on it (with the lock held): its
-    /// record as read just now (`fresh`), and what can change cheaply read again
-    /// — its branch tip, its own worktree entry (not the whole list), its `.git`,
-    /// its process, the local proof, and who uses its directory (one directory's
-    /// `/proc` scan: a process may have entered it since the gather). The
-    /// remote-tracking refs and other worktrees' branches are taken from `before`
-    /// (the gather of this gc); status and nested repositories are left to
-    /// [`Gatherer::complete`].
-    pub(crate) fn recheck(&self, fresh: &Stored, before: &SessionFacts) -> Result<AtAct> {
-        let repo = &self.ctx.repo;
-        let r = &fresh.record;
-        let tip = repo.ref_target(&r.id.branch_ref())?;
-        let branch = if tip == before.branch_state.tip() && r.state == before.state {
-            before.branch_state.clone()
-        } else {
-            // The branch moved: what the gather proved was for another tip.
-            self.branch_states(std::slice::from_ref(fresh), &[Ok(tip)])?
-                .pop()
-                .unwrap_or(Ok(Branch::Missing))?
-        };
-        let path = PathBuf::from(&r.worktree);
-        let k = key(&path);
-        let mut candidates: Vec<String> = Vec::new();
-        if let Some(reg) = &before.registration {
-            candidates.push(reg.admin_id.clone());
-        }
-        if let DotGit::Ours { admin_id, .. } = repo.dot_git(&path) {
-            candidates.push(admin_id);
-        }
-        if let Some(m) = marker(r) {
-            candidates.push(m.admin_id);
-        }
-        let mut entries = Vec::new();
-        for c in candidates {
-            if entries
-                .iter()
-                .any(|w: &Worktree| w.admin_id.as_deref() == Some(c.as_str()))
-            {
-                continue;
-            }
-            if let Some(w) = repo.worktree_entry(&c)? {
-                if key(&w.path) == k {
-                    entries.push(w);
-                }
-            }
-        }
-        let known = Known::new(&entries);
-        let mut f = self.session_facts(fresh, branch, &known)?;
-        f.checked_out_elsewhere = before.checked_out_elsewhere.clone();
-        if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
-            let scan = procfs::scan(std::slice::from_ref(&path));
-            f.busy = strangers(scan.busy(&path), r, f.liveness);
-        }
-        Ok(AtAct(f))
-    }
-
-    /// Status, then (where nothing else keeps it) nested repositories and what
-    /// is ignored, of one session: what a real gc computes right before
-    /// removing, under the lock, once.
-    pub(crate) fn complete(&self, f: &mut AtAct) {
-        let f = &mut f.0;
-        let wants = plan::wants_status(f);
-        let mut one = vec![Ok(std::mem::replace(f, placeholder()))];
-        if wants {
-            self.status(&mut one, &[0]);
-        }
-        if one[0].as_ref().is_ok_and(|f| (self.plan)(f).needs_nested()) {
-            self.nested(&mut one, &[0]);
-        }
-        if let Some(Ok(done)) = one.pop() {
-            *f = done;
-        }
     }
 
     /// Status is the costly fact: registered worktrees on a few threads.
@@ -496,14 +422,14 @@ impl<'a> Gatherer<'a> {
     }
 
     /// Every fact about one session except who uses its directory, status and
-    /// nested repositories.
+    /// nested repositories; and its path, confined, if it is.
     fn session_facts(
         &self,
         s: &Stored,
         branch_state: Branch,
         known: &Known,
-    ) -> Result<SessionFacts> {
-        let mut f = session_facts(
+    ) -> Result<(SessionFacts, Acting)> {
+        let (mut f, acting) = session_facts(
             self.ctx,
             s,
             branch_state,
@@ -515,7 +441,7 @@ impl<'a> Gatherer<'a> {
         if f.untrusted.is_none() && f.on_disk == OnDisk::Directory {
             f.edited_copies = edited_copies(self.ctx, &s.record);
         }
-        Ok(f)
+        Ok((f, acting))
     }
 
     /// The conversation of an agent session that ran: the record's agent, or the
@@ -578,113 +504,6 @@ fn placeholder() -> SessionFacts {
     }
 }
 
-/// The files bullpen copied into the session's worktree (its local state says
-/// which, and what they held) that changed since: another content, or another
-/// kind of file. One deleted loses nothing (the main worktree has it); one
-/// whose stat is as copied (`IncludedFile::unchanged`) is not read again.
-fn edited_copies(ctx: &Ctx, r: &Record) -> std::result::Result<Vec<String>, String> {
-    let included = Local::of(&ctx.layout, &r.id)
-        .included()
-        .map_err(|e| format!("{e:#}"))?;
-    let Some(included) = included else {
-        return Ok(Vec::new());
-    };
-    let worktree = Path::new(&r.worktree);
-    let mut edited = Vec::new();
-    for f in included.files {
-        let rel = Path::new(&f.path);
-        let through_real_dirs = copy::is_plain_relative(rel)
-            && copy::real_dirs_to(worktree, rel, false)
-                .map_err(|e| format!("cannot inspect {}: {e}", worktree.join(rel).display()))?;
-        if !through_real_dirs {
-            edited.push(f.path);
-            continue;
-        }
-        let path = worktree.join(rel);
-        let meta = match path.symlink_metadata() {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("cannot inspect {}: {e}", path.display())),
-        };
-        if !meta.is_file() {
-            edited.push(f.path);
-            continue;
-        }
-        let mtime = (meta.mtime(), meta.mtime_nsec());
-        if f.unchanged(
-            meta.len(),
-            mtime,
-            (meta.ctime(), meta.ctime_nsec()),
-            meta.ino(),
-        ) {
-            continue;
-        }
-        let now = ctx.repo.hash_file(&path).map_err(|e| format!("{e:#}"))?;
-        if now.map(|o| o.to_string()).as_deref() != Some(f.blob.as_str()) {
-            edited.push(f.path);
-        }
-    }
-    Ok(edited)
-}
-
-/// When a session was last active, as its record says: the latest of its
-/// creation, its run's start and its end (not `updated_at`: gc's own notes in
-/// the record move that).
-fn last_active(r: &Record) -> Option<i64> {
-    let p = r.process.as_ref();
-    [
-        Some(r.created_at.as_str()),
-        p.map(|p| p.started_at.as_str()),
-        r.exit.as_ref().map(|e| e.at.as_str()),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(time::parse_rfc3339)
-    .max()
-}
-
-/// Who uses a session's directory, less the session's own processes while it
-/// runs (its command, its supervisor, its process group): those are named once,
-/// as "the session's process is running", never as strangers. Only when the run
-/// is alive as recorded: a record naming a stranger's pid hides nobody otherwise.
-fn strangers(busy: Busy, r: &Record, liveness: Liveness) -> Busy {
-    let (Busy::InUse(users), Liveness::Alive { .. }, Some(p)) = (&busy, liveness, &r.process)
-    else {
-        return busy;
-    };
-    let left: Vec<User> = users
-        .iter()
-        .filter(|u| !own_process(p, u.pid))
-        .cloned()
-        .collect();
-    if left.is_empty() {
-        Busy::Idle
-    } else {
-        Busy::InUse(left)
-    }
-}
-
-/// Is `pid` the recorded run's command, its supervisor, or in its process group?
-fn own_process(p: &Process, pid: u32) -> bool {
-    let now = procfs::identity(pid);
-    if pid == p.pid && same_process(p, &now) {
-        return true;
-    }
-    if Some(pid) == p.supervisor_pid && p.supervisor_start_time.is_some() {
-        let supervisor = Process {
-            start_time: p.supervisor_start_time,
-            ..p.clone()
-        };
-        if same_process(&supervisor, &now) {
-            return true;
-        }
-    }
-    match (Group::of(p), procfs::stat(pid)) {
-        (Some(g), Some(stat)) => g.has_member(&stat),
-        _ => false,
-    }
-}
-
 /// Gather the facts of these sessions, everything included (see
 /// [`Gatherer::all`] with [`Depth::Whole`]): for commands that ask gc's
 /// questions about a few sessions (`rm`).
@@ -708,276 +527,5 @@ fn status_via(f: &SessionFacts) -> StatusVia {
         // the branch tip (its index may be gone).
         (Some(Via::AdminEntryGone | Via::FinishTeardown), Some(tip)) => StatusVia::AgainstTip(tip),
         _ => StatusVia::None,
-    }
-}
-
-/// The registered worktrees, indexed once per gathering (so 1,000 sessions do
-/// not resolve 1,000 paths each).
-struct Known<'a> {
-    /// Linked and main worktrees by [`key`] of their path.
-    by_key: HashMap<PathBuf, &'a Worktree>,
-    /// Worktrees by the ref their HEAD is on, with their key.
-    by_head: HashMap<&'a str, Vec<(PathBuf, &'a Worktree)>>,
-}
-
-impl<'a> Known<'a> {
-    fn new(worktrees: &'a [Worktree]) -> Known<'a> {
-        let mut by_key = HashMap::new();
-        let mut by_head: HashMap<&str, Vec<(PathBuf, &Worktree)>> = HashMap::new();
-        for w in worktrees {
-            let k = key(&w.path);
-            if let Some(head) = w.head_ref.as_deref() {
-                by_head.entry(head).or_default().push((k.clone(), w));
-            }
-            by_key.entry(k).or_insert(w);
-        }
-        Known { by_key, by_head }
-    }
-}
-
-/// Every fact about one session except who uses its directory.
-fn session_facts(
-    ctx: &Ctx,
-    s: &Stored,
-    branch_state: Branch,
-    known: &Known,
-    lexical: &PlacePaths,
-    canonical: &PlacePaths,
-) -> Result<SessionFacts> {
-    let repo = &ctx.repo;
-    let r = &s.record;
-    let path = PathBuf::from(&r.worktree);
-    let branch_ref = r.id.branch_ref();
-    let resolved = std::fs::canonicalize(&path).ok();
-    // A session this machine created under an earlier worktree root is checked
-    // against that root (`trust::session_layout`); any other record against the
-    // current one.
-    let own = crate::trust::session_layout(&ctx.layout, r);
-    let own_places;
-    let (lexical, canonical) = if own.worktree_root == ctx.layout.worktree_root {
-        (lexical, canonical)
-    } else {
-        own_places = place_paths(ctx, &own.worktree_root);
-        (&own_places.0, &own_places.1)
-    };
-    let canonical_places = canonical.places();
-    let mut untrusted = plan::untrusted(
-        &path,
-        &lexical.places(),
-        resolved.as_deref().map(|c| (c, &canonical_places)),
-    );
-    if untrusted.is_none() && r.branch != r.id.branch() {
-        untrusted = Some(format!(
-            "it names branch {}, but the session's branch is {}",
-            quoted(&r.branch),
-            r.id.branch()
-        ));
-    }
-    let on_disk = match path.symlink_metadata() {
-        Ok(m) if m.is_dir() && interrupted_before_add(ctx, r, &path) => OnDisk::Missing,
-        Ok(m) if m.is_dir() => OnDisk::Directory,
-        Ok(m) if m.file_type().is_symlink() => OnDisk::Other("a symlink".to_owned()),
-        Ok(m) if m.is_file() => OnDisk::Other("a file".to_owned()),
-        Ok(_) => OnDisk::Other("not a directory".to_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => OnDisk::Missing,
-        Err(e) => OnDisk::Other(format!("unreadable ({e})")),
-    };
-    let k = key(&path);
-    let registration = known
-        .by_key
-        .get(&k)
-        .filter(|w| w.admin_id.is_some())
-        .and_then(|w| {
-            Some(Registration {
-                admin_id: w.admin_id.clone()?,
-                head_ref: w.head_ref.clone(),
-                locked: w.locked,
-            })
-        });
-    let checked_out_elsewhere = known
-        .by_head
-        .get(branch_ref.as_str())
-        .into_iter()
-        .flatten()
-        .filter(|(wk, _)| *wk != k)
-        .map(|(_, w)| w.path.to_string_lossy().into_owned())
-        .collect();
-    let link = if on_disk == OnDisk::Directory && untrusted.is_none() {
-        link(repo.dot_git(&path))
-    } else {
-        Link::Absent
-    };
-    let marker = marker(r);
-    Ok(SessionFacts {
-        id: r.id.to_string(),
-        state: r.state,
-        worktree: r.worktree.clone(),
-        branch: r.id.branch(),
-        untrusted,
-        on_disk,
-        registration,
-        link,
-        branch_state,
-        dirt: None,
-        nested: None,
-        ignored: None,
-        liveness: liveness(r),
-        busy: Busy::Idle,
-        left_behind: left_behind(ctx, r),
-        marker,
-        checked_out_elsewhere,
-        created_here: created_here(ctx, r),
-        spawner_alive: live_spawner(ctx, r),
-        conversation: None,
-        edited_copies: Ok(Vec::new()),
-    })
-}
-
-/// The empty directory a spawn made here, exclusively, just before its `git
-/// worktree add`, when the spawn died there: nothing of a worktree, no work.
-fn interrupted_before_add(ctx: &Ctx, r: &Record, path: &Path) -> bool {
-    r.state == State::Provisioning
-        && live_spawner(ctx, r).is_none()
-        && created_here(ctx, r).is_ok()
-        && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
-}
-
-/// What the session's ended run left behind, proven its own: what descends
-/// from the supervisor that wrote `leftovers.json` here, while it lives as recorded.
-fn left_behind(ctx: &Ctx, r: &Record) -> Vec<u32> {
-    let Ok(Some(proof)) = Local::of(&ctx.layout, &r.id).leftovers() else {
-        return Vec::new();
-    };
-    match trust::decide::leftover_authority(&proof, &procfs::identity(proof.supervisor.pid)) {
-        Some(a) => procfs::descendants(a.supervisor()),
-        None => Vec::new(),
-    }
-}
-
-/// The local proof that bullpen created the session's worktree here.
-fn created_here(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
-    created_here_at(ctx, &r.id, &r.worktree)
-}
-
-/// The local proof that bullpen created session `id`'s worktree here, at `worktree`.
-pub(crate) fn created_here_at(
-    ctx: &Ctx,
-    id: &SessionId,
-    worktree: &str,
-) -> std::result::Result<(), String> {
-    let created = Local::of(&ctx.layout, id).created();
-    let created = created
-        .as_ref()
-        .map(Option::as_ref)
-        .map_err(|e| format!("{e:#}"));
-    trust::decide::created_here(worktree, created).map_err(|why| why.describe())
-}
-
-/// Is the session's own process alive? Only asked for records in `running`.
-/// A recorded process whose identity cannot be verified (no start time or boot
-/// id) is unknown while its pid exists: gc keeps what it cannot tell, and never
-/// names that pid as the session's.
-fn liveness(r: &Record) -> Liveness {
-    if r.state != State::Running {
-        return Liveness::NotRunning;
-    }
-    let Some(p) = &r.process else {
-        return Liveness::Unknown;
-    };
-    let unverifiable = p.start_time.is_none() || p.boot_id.is_none();
-    // Kept, but never named as the session's: whoever has that pid may be anyone.
-    if unverifiable && procfs::pid_exists(p.pid) {
-        return Liveness::Unknown;
-    }
-    // The command, its supervisor, or anything left in its process group.
-    match live_process(r) {
-        Some(pid) => Liveness::Alive { pid },
-        None => Liveness::NotRunning,
-    }
-}
-
-fn marker(r: &Record) -> Option<Marker> {
-    let m = r.extra.get(MARKER_KEY)?;
-    Some(Marker {
-        admin_id: m.get("admin_id")?.as_str()?.to_owned(),
-        tip: m.get("tip")?.as_str()?.parse().ok()?,
-    })
-}
-
-/// What a directory's `.git` entry says, in the plan's words.
-fn link(dot_git: DotGit) -> Link {
-    match dot_git {
-        DotGit::Absent => Link::Absent,
-        DotGit::Directory => Link::Repository,
-        DotGit::Ours {
-            admin_id,
-            admin_exists,
-        } => Link::Ours {
-            admin_id,
-            admin_exists,
-        },
-        DotGit::Foreign { description } => Link::Foreign(description),
-    }
-}
-
-pub(crate) fn orphan_facts(ctx: &Ctx, path: &Path, scan: &Scan) -> OrphanFacts {
-    let contents = match ctx.repo.dot_git(path) {
-        DotGit::Directory => Contents::Repository,
-        dot_git => match count_files(path) {
-            Ok(0) => Contents::NoWork {
-                dot_git: link(dot_git),
-            },
-            Ok(n) => Contents::Files(n),
-            Err(e) => Contents::Unreadable(e),
-        },
-    };
-    OrphanFacts {
-        path: path.to_string_lossy().into_owned(),
-        contents,
-        busy: scan.busy(path),
-    }
-}
-
-/// Files and symlinks under `dir` (never following symlinks), not counting a
-/// top-level `.git` file. Stops counting at a cap: any count is "has work".
-fn count_files(dir: &Path) -> std::result::Result<usize, String> {
-    const CAP: usize = 10_000;
-    let mut n = 0;
-    let mut stack = vec![(dir.to_path_buf(), true)];
-    while let Some((d, top)) = stack.pop() {
-        let rd = std::fs::read_dir(&d).map_err(|e| format!("cannot list {}: {e}", d.display()))?;
-        for entry in rd {
-            let entry = entry.map_err(|e| format!("cannot list {}: {e}", d.display()))?;
-            let ft = entry
-                .file_type()
-                .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
-            if ft.is_dir() {
-                stack.push((entry.path(), false));
-            } else if !(top && entry.file_name() == ".git" && ft.is_file()) {
-                n += 1;
-                if n >= CAP {
-                    return Ok(n);
-                }
-            }
-        }
-    }
-    Ok(n)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_files_but_not_the_top_dot_git_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let d = tmp.path();
-        std::fs::write(d.join(".git"), "gitdir: /nowhere\n").unwrap();
-        std::fs::create_dir_all(d.join("a/b")).unwrap();
-        assert_eq!(count_files(d).unwrap(), 0);
-        std::fs::write(d.join("a/b/.git"), "x").unwrap();
-        assert_eq!(count_files(d).unwrap(), 1);
-        std::os::unix::fs::symlink("/etc", d.join("l")).unwrap();
-        assert_eq!(count_files(d).unwrap(), 2);
     }
 }

@@ -2,12 +2,18 @@
 //! repair leftovers, and report everything it kept and why.
 //!
 //! Three layers: `facts` gathers (one publish walk for all sessions, one `/proc`
-//! scan), `plan` decides (pure, table-tested), `execute` acts (and asks the plan
-//! again with fresh facts right before each removal); `teardown` takes one
-//! worktree down so that it cannot crash, `report` says what happened.
+//! scan), `plan` decides (pure, table-tested), `execute` runs the session loop
+//! and `act` carries out one decision (asking the plan again with fresh facts
+//! right before each removal); `notes`, `expire` and `leftovers` are gc's other
+//! jobs; `teardown` takes one worktree down so that it cannot crash, `report`
+//! says what happened.
 
+mod act;
 pub mod execute;
+mod expire;
 pub mod facts;
+mod leftovers;
+mod notes;
 pub mod plan;
 pub mod report;
 pub mod teardown;

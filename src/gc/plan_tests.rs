@@ -1,9 +1,13 @@
 //! The table of gc's decisions: every rule of `plan.rs` as rows of facts and
 //! the decision they must give.
 
+use std::path::Path;
+
 use super::*;
+use crate::model::time;
 use crate::model::usage::Use;
 use crate::model::{NestedKind, Since};
+use crate::trust::confined::{ConfinedPath, Unconfined};
 
 fn tip() -> Oid {
     "1111111111111111111111111111111111111111".parse().unwrap()
@@ -920,7 +924,13 @@ fn untrusted_paths() {
         ("/home/u/src/app/.worktrees/x", None),
     ];
     for (path, want) in cases {
-        let got = untrusted(Path::new(path), &p, None);
+        // Confined to this broad root (which `trust::confined` itself would
+        // refuse) unless it is not normalised.
+        let confined = match ConfinedPath::new(Path::new("/data"), Path::new(path)) {
+            Err(Unconfined::NotNormal) => Err(Unconfined::NotNormal),
+            _ => Ok(()),
+        };
+        let got = untrusted(Path::new(path), &p, None, confined.as_ref().copied());
         match (want, &got) {
             (None, None) => {}
             (Some(w), Some(g)) if g.contains(w) => {}
@@ -938,24 +948,30 @@ fn untrusted_outside_root_and_through_symlinks() {
         Path::new("/src/app"),
         Path::new("/src/app/.git"),
     );
-    assert_eq!(untrusted(Path::new("/data/wt/x"), &p, None), None);
-    assert!(untrusted(Path::new("/data/wt"), &p, None)
-        .unwrap()
-        .contains("outside the worktree root"));
-    assert!(untrusted(Path::new("/data/wtx/a"), &p, None)
-        .unwrap()
-        .contains("outside the worktree root"));
-    assert!(untrusted(Path::new("/tmp/a"), &p, None)
-        .unwrap()
-        .contains("outside the worktree root"));
+    // Nothing of these exists: confinement is lexical here.
+    let confined = |path: &str| ConfinedPath::new(root, Path::new(path)).map(|_| ());
+    let plain = |path: &str| untrusted(Path::new(path), &p, None, confined(path).as_ref().copied());
+    assert_eq!(plain("/data/wt/x"), None);
+    for outside in ["/data/wt", "/data/wtx/a", "/tmp/a"] {
+        assert!(plain(outside)
+            .unwrap()
+            .contains("outside the worktree root"));
+    }
     // Confined as written, but a symlink makes it resolve elsewhere.
     let escaped = untrusted(
         Path::new("/data/wt/x"),
         &p,
         Some((Path::new("/home/u"), &p)),
+        Ok(()),
     );
     assert!(escaped.unwrap().contains("home directory"));
-    let escaped = untrusted(Path::new("/data/wt/x"), &p, Some((Path::new("/etc"), &p)));
+    let etc = Unconfined::Resolves("/etc".into());
+    let escaped = untrusted(
+        Path::new("/data/wt/x"),
+        &p,
+        Some((Path::new("/etc"), &p)),
+        Err(&etc),
+    );
     assert!(escaped.unwrap().contains("outside the worktree root"));
 }
 

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use super::plan::{Reason, Via};
 use crate::git::{DotGit, EntryRemoval, Repo, WorktreeRemoval};
-use crate::model::paths::is_strictly_inside;
 use crate::model::status::nested_work;
 use crate::model::usage::{describe_users, Busy};
 use crate::model::{Dirt, Oid};
-use crate::sys::layout::Layout;
 use crate::sys::procfs;
 use crate::sys::remove::{remove_tree, Stopped};
+use crate::trust::confined::ConfinedPath;
+use crate::trust::decide::CreatedHere;
 
 /// How many times a directory that refuses to go is removed again.
 const ATTEMPTS: usize = 5;
@@ -33,7 +33,8 @@ const BACKOFF: [Duration; ATTEMPTS] = [
 
 /// What to take down.
 pub struct Target<'a> {
-    pub path: &'a Path,
+    /// The worktree, confined to its root as checked at the act (`AtAct`).
+    pub confined: &'a ConfinedPath,
     /// The admin entry (`<common>/worktrees/<admin_id>`) the worktree had.
     pub admin_id: &'a str,
     pub via: Via,
@@ -44,6 +45,12 @@ pub struct Target<'a> {
     /// process in it. Otherwise the caller looks once, after all its removals
     /// (see `execute`). A fallback is always watched.
     pub watch: bool,
+}
+
+impl Target<'_> {
+    fn path(&self) -> &Path {
+        self.confined.path()
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -75,18 +82,18 @@ enum Before {
 }
 
 /// Take the worktree down. Call with the repository lock held, after the gc
-/// plan (with fresh facts) said to remove it.
-pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
-    let root = layout.worktree_root.as_path();
+/// plan (with fresh facts) said to remove it; only with the local proof that
+/// bullpen created it here (`trust::decide::created_here`).
+pub fn remove_worktree(repo: &Repo, _created: &CreatedHere, t: &Target) -> Outcome {
     let mut notes = Vec::new();
     let before = match t.via {
         // The plan checked the tree under this lock a moment ago, more
         // strictly than git's own check: no second status in git.
-        Via::GitWorktreeRemove => match repo.worktree_remove(t.path, true) {
-            WorktreeRemoval::Removed if !t.watch && t.path.symlink_metadata().is_err() => {
+        Via::GitWorktreeRemove => match repo.worktree_remove(t.path(), true) {
+            WorktreeRemoval::Removed if !t.watch && t.path().symlink_metadata().is_err() => {
                 return Outcome::Removed { notes }
             }
-            WorktreeRemoval::Removed if t.watch && stays_gone(t.path) => {
+            WorktreeRemoval::Removed if t.watch && stays_gone(t.path()) => {
                 return Outcome::Removed { notes }
             }
             WorktreeRemoval::Removed => {
@@ -144,7 +151,7 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
             Outcome::Degraded { what: why, hint }
         }
     };
-    if let Err(why) = still_ours(repo, root, t, registered_here) {
+    if let Err(why) = still_ours(repo, t, registered_here) {
         // Not (or no longer provably) the session's: nothing of it is gc's to finish.
         return Outcome::Kept(format!("not removed: {why}"));
     }
@@ -154,29 +161,29 @@ pub fn remove_worktree(repo: &Repo, layout: &Layout, t: &Target) -> Outcome {
             format!(
                 "look at {p}: keep what you need elsewhere, remove the directory, then run \
                  `git bullpen gc` again",
-                p = t.path.display()
+                p = t.path().display()
             ),
         );
     }
-    match procfs::scan(&[t.path.to_path_buf()]).busy(t.path) {
+    match procfs::scan(&[t.path().to_path_buf()]).busy(t.path()) {
         Busy::Idle => {}
         Busy::InUse(users) => {
-            return stop(format!("busy: {}", describe_users(&users)), hint(t.path))
+            return stop(format!("busy: {}", describe_users(&users)), hint(t.path()))
         }
         Busy::CannotTell(why) => {
             return stop(
                 format!("cannot tell whether it is in use: {why}"),
-                hint(t.path),
+                hint(t.path()),
             )
         }
     }
-    if let Err(why) = remove_dir_confined(root, t.path) {
+    if let Err(why) = remove_dir_confined(t.confined) {
         return Outcome::Degraded {
             what: why,
-            hint: hint(t.path),
+            hint: hint(t.path()),
         };
     }
-    match repo.remove_admin_entry(t.admin_id, t.path) {
+    match repo.remove_admin_entry(t.admin_id, t.path()) {
         Ok(EntryRemoval::Removed | EntryRemoval::AlreadyGone) => Outcome::Removed { notes },
         Ok(EntryRemoval::Refused(why)) => Outcome::Degraded {
             what: format!(
@@ -204,10 +211,10 @@ fn holds_nothing_new(
     let dirt: Dirt = match before {
         Before::Planned => return Ok(()),
         Before::Whole => repo
-            .dirt(t.path)
+            .dirt(t.path())
             .map_err(|e| format!("cannot tell whether it is clean: {e:#}"))?,
         Before::GitStarted | Before::EntryGone => repo
-            .dirt_against(t.path, t.tip)
+            .dirt_against(t.path(), t.tip)
             .map_err(|e| format!("cannot tell whether it is clean: {e:#}"))?,
     };
     let ok = match before {
@@ -221,9 +228,11 @@ fn holds_nothing_new(
         ));
     }
     let admin = registered.then_some(t.admin_id);
-    let nested = repo.nested_repositories(Some(t.path), admin).map_err(|e| {
-        format!("cannot tell whether the repositories nested in it hold work: {e:#}")
-    })?;
+    let nested = repo
+        .nested_repositories(Some(t.path()), admin)
+        .map_err(|e| {
+            format!("cannot tell whether the repositories nested in it hold work: {e:#}")
+        })?;
     if let Some(work) = nested_work(&nested) {
         return Err(format!("changed during gc: {work}"));
     }
@@ -235,13 +244,13 @@ fn holds_nothing_new(
 /// that `git status` would not show.
 fn is_whole(repo: &Repo, t: &Target) -> bool {
     let linked = matches!(
-        repo.dot_git(t.path),
+        repo.dot_git(t.path()),
         DotGit::Ours { admin_id, admin_exists: true } if admin_id == t.admin_id
     );
     linked
         && repo.worktrees().is_ok_and(|wts| {
             wts.iter()
-                .any(|w| w.admin_id.as_deref() == Some(t.admin_id) && same_path(&w.path, t.path))
+                .any(|w| w.admin_id.as_deref() == Some(t.admin_id) && same_path(&w.path, t.path()))
         })
 }
 
@@ -275,20 +284,15 @@ fn admin_entry_is_here(repo: &Repo, t: &Target) -> Option<bool> {
 /// The re-check before the fallback removes anything by itself: strictly inside
 /// the worktree root (as written and as resolved), a real directory (not a
 /// symlink), and nothing says it belongs to anyone else.
-fn still_ours(
-    repo: &Repo,
-    root: &Path,
-    t: &Target,
-    registered_here: Option<bool>,
-) -> Result<(), String> {
-    check_confined(root, t.path)?;
-    match repo.dot_git(t.path) {
+fn still_ours(repo: &Repo, t: &Target, registered_here: Option<bool>) -> Result<(), String> {
+    check_confined(t.confined)?;
+    match repo.dot_git(t.path()) {
         DotGit::Absent if t.via != Via::AdminEntryGone => {}
         DotGit::Ours { admin_id, .. } if admin_id == t.admin_id => {}
         other => {
             return Err(format!(
                 "{} no longer looks like the session's worktree ({})",
-                t.path.display(),
+                t.path().display(),
                 other.describe()
             ))
         }
@@ -312,7 +316,7 @@ fn still_ours(
         if w.admin_id.as_deref() != Some(t.admin_id) {
             continue;
         }
-        if !same_path(&w.path, t.path) {
+        if !same_path(&w.path, t.path()) {
             return Err(format!(
                 "its worktree entry {} is now registered for {}",
                 t.admin_id,
@@ -330,30 +334,16 @@ fn same_path(a: &Path, b: &Path) -> bool {
     crate::sys::paths::same(a, b)
 }
 
-/// Strictly inside the worktree root as written and as resolved, and a real directory.
-pub fn check_confined(root: &Path, path: &Path) -> Result<(), String> {
-    if !is_strictly_inside(path, root) {
-        return Err(format!(
-            "{} is not strictly inside the worktree root {}",
-            path.display(),
-            root.display()
-        ));
-    }
+/// Still strictly inside the worktree root as written and as resolved, reached
+/// through no symlink (checked again now), and a real directory.
+fn check_confined(c: &ConfinedPath) -> Result<(), String> {
+    let path = c.path();
+    c.recheck().map_err(|why| why.describe(path, c.root()))?;
     let meta = path
         .symlink_metadata()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if !meta.is_dir() {
         return Err(format!("{} is not a directory", path.display()));
-    }
-    let resolved = std::fs::canonicalize(path)
-        .map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
-    let croot = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    if !is_strictly_inside(&resolved, &croot) {
-        return Err(format!(
-            "{} resolves to {}, outside the worktree root",
-            path.display(),
-            resolved.display()
-        ));
     }
     Ok(())
 }
@@ -383,11 +373,12 @@ fn mounted_below(path: &Path) -> Result<(), String> {
 /// something keeps refilling it. Succeeds only when it is gone and stays gone
 /// for a moment. Never across a file system boundary: a mount point below it
 /// (listed in `mountinfo`, or a directory on another device) stops it.
-pub fn remove_dir_confined(root: &Path, path: &Path) -> Result<(), String> {
+pub fn remove_dir_confined(confined: &ConfinedPath) -> Result<(), String> {
+    let path = confined.path();
     let mut last = String::new();
     for pause in BACKOFF {
         if path.symlink_metadata().is_ok() {
-            check_confined(root, path)?;
+            check_confined(confined)?;
             mounted_below(path)?;
             match remove_tree(path) {
                 Ok(()) => {}
@@ -427,7 +418,8 @@ mod tests {
         let dir = root.join("s");
         std::fs::create_dir_all(dir.join("a/b")).unwrap();
         std::fs::write(dir.join("a/b/f"), "x").unwrap();
-        remove_dir_confined(&root, &dir).unwrap();
+        let confined = ConfinedPath::new(&root, &dir).unwrap();
+        remove_dir_confined(&confined).unwrap();
         assert!(!dir.exists());
     }
 
@@ -440,14 +432,21 @@ mod tests {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("keep"), "x").unwrap();
-        let l = root.clone();
-        assert!(remove_dir_confined(&l, &outside).is_err());
-        assert!(remove_dir_confined(&l, &root).is_err());
-        assert!(remove_dir_confined(&l, &root.join("../outside")).is_err());
-        let link = root.join("link");
-        std::os::unix::fs::symlink(&outside, &link).unwrap();
-        assert!(remove_dir_confined(&l, &link).is_err());
+        // What cannot be confined cannot be removed (`trust::confined` says
+        // why); what was confined and is now a symlink is refused right before.
+        let dir = root.join("dir");
+        std::fs::create_dir_all(&dir).unwrap();
+        let confined = ConfinedPath::new(&root, &dir).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&outside, &dir).unwrap();
+        let err = remove_dir_confined(&confined).unwrap_err();
+        assert!(err.contains("is a symlink"), "{err}");
         assert!(outside.join("keep").exists());
+        // And a file where the directory was.
+        std::fs::remove_file(&dir).unwrap();
+        std::fs::write(&dir, "x").unwrap();
+        let err = remove_dir_confined(&confined).unwrap_err();
+        assert!(err.contains("not a directory"), "{err}");
     }
 
     #[test]
@@ -468,7 +467,7 @@ mod tests {
                 }
             })
         };
-        let result = remove_dir_confined(&root, &dir);
+        let result = remove_dir_confined(&ConfinedPath::new(&root, &dir).unwrap());
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         writer.join().unwrap();
         let err = result.unwrap_err();

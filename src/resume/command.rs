@@ -9,13 +9,14 @@ use crate::model::agent::{plain_form, AgentName, Form, Ids, Words};
 use crate::model::command::{escaped, quoted, render_command};
 use crate::model::local::{Conversation, LocalCommand};
 use crate::model::{Error, Record};
-use crate::trust::decide::{may_run_agent, may_run_recorded, Distrust};
+use crate::trust::decide::{may_run_agent, may_run_recorded, AgentRun, Distrust, Runnable};
 use crate::trust::local::Local;
 
 /// What a plain `resume` runs, and which form of which agent that is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plain {
-    pub argv: Vec<String>,
+    /// What runs, with the trust decision that it may.
+    pub run: Runnable,
     /// The agent and the form of its profile (`None`: a plain session's own command).
     pub agent: Option<(AgentName, Form)>,
     /// The conversation to record as the session's own before the run: a new
@@ -88,11 +89,10 @@ fn choose(
             ))
             .into());
         }
-        if let Err(why) = may_run_recorded(&record.command, local) {
-            return Err(distrusted_command(record, &why, id).into());
-        }
+        let run = may_run_recorded(&record.command, local)
+            .map_err(|why| distrusted_command(record, &why, id))?;
         return Ok(Plain {
-            argv: record.command.clone(),
+            run,
             agent: None,
             record: None,
             conversation: None,
@@ -108,7 +108,7 @@ fn choose(
             "name the command to run: git bullpen resume {id} -- <command>"
         ))
     })?;
-    if let Err(why) = may_run_agent(agent, &record.agent_args, local) {
+    let allowed = may_run_agent(agent, &record.agent_args, local).map_err(|why| {
         let with = match record.agent_args.is_empty() {
             true => String::new(),
             false => format!(
@@ -116,16 +116,38 @@ fn choose(
                 quoted(&render_command(&record.agent_args))
             ),
         };
-        return Err(Error::refused(format!(
+        Error::refused(format!(
             "not running agent '{name}'{with} for session {id}: {}",
             why.describe()
         ))
         .hint(format!(
             "name the command to run: git bullpen resume {id} -- <command>"
         ))
-        .into());
+    })?;
+    Ok(agent_plain(ctx, record, &name, fresh, id)?.allowed(allowed))
+}
+
+/// What [`agent_plain`] chose, before the trust check: its argv and the rest of
+/// a [`Plain`].
+struct AgentPlain {
+    argv: Vec<String>,
+    agent: (AgentName, Form),
+    record: Option<Conversation>,
+    conversation: Option<String>,
+    note: Option<String>,
+}
+
+impl AgentPlain {
+    /// The [`Plain`] it is, with the trust decision that it may run.
+    fn allowed(self, allowed: AgentRun) -> Plain {
+        Plain {
+            run: allowed.with_profile(self.argv),
+            agent: Some(self.agent),
+            record: self.record,
+            conversation: self.conversation,
+            note: self.note,
+        }
     }
-    agent_plain(ctx, record, &name, fresh, id)
 }
 
 /// What a plain `resume` runs for an agent session, without the trust checks:
@@ -138,7 +160,7 @@ fn agent_plain(
     name: &AgentName,
     fresh: bool,
     id: &str,
-) -> Result<Plain> {
+) -> Result<AgentPlain> {
     let cannot = |e: anyhow::Error| {
         e.context(format!(
             "cannot resume session {id}, which runs agent '{name}'; nothing was run"
@@ -184,13 +206,13 @@ fn agent_plain(
         words: &words,
         conversation: conversation.as_deref(),
     };
-    let run = invoke(&profile, &how).map_err(cannot)?;
-    Ok(Plain {
-        argv: run.argv,
-        agent: Some((name.clone(), form)),
+    let invoked = invoke(&profile, &how).map_err(cannot)?;
+    Ok(AgentPlain {
+        argv: invoked.argv,
+        agent: (name.clone(), form),
         record: to_record,
-        conversation: conversation.filter(|_| run.exact),
-        note: note.filter(|_| !run.exact),
+        conversation: conversation.filter(|_| invoked.exact),
+        note: note.filter(|_| !invoked.exact),
     })
 }
 
@@ -234,7 +256,9 @@ pub fn shown_command(ctx: &Ctx, record: &Record) -> Vec<String> {
 /// What a plain `resume <id>` runs now, exactly, trust checks included
 /// (`ls --json`'s `resume_command`); `None` where it would refuse or fail.
 pub fn resume_command(ctx: &Ctx, record: &Record) -> Option<Vec<String>> {
-    plain_command(ctx, record, false).ok().map(|p| p.argv)
+    plain_command(ctx, record, false)
+        .ok()
+        .map(|p| p.run.argv().to_vec())
 }
 
 /// A plain session's recorded command that this machine did not record: say

@@ -8,7 +8,23 @@ use anyhow::{Context, Result};
 use super::decide::{AtPath, DirKind, Facts, Place};
 use crate::context::Ctx;
 use crate::git::PathRepo;
-use crate::model::Record;
+use crate::model::{Error, Record};
+use crate::trust::confined::{ConfinedPath, Unconfined};
+
+/// The recorded worktree path, confined to the session's root: what resume
+/// recreates its worktree at (`Made`), checked under the lock before it does.
+pub fn confined(ctx: &Ctx, record: &Record) -> Result<ConfinedPath> {
+    let layout = crate::trust::session_layout(&ctx.layout, record);
+    let path = PathBuf::from(&record.worktree);
+    ConfinedPath::new(&layout.worktree_root, &path).map_err(|why| {
+        Error::refused(format!(
+            "cannot recreate the worktree of session {}: {}",
+            record.id,
+            why.describe(&path, &layout.worktree_root)
+        ))
+        .into()
+    })
+}
 
 /// Gather the facts for [`super::decide::decide`]. Read-only: it changes nothing on disk.
 pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
@@ -17,7 +33,12 @@ pub fn inspect(ctx: &Ctx, record: &Record) -> Result<Facts> {
     // the one it created; else the current one.
     let layout = crate::trust::session_layout(&ctx.layout, record);
     let root = &layout.worktree_root;
-    let place = if !layout.is_confined(&path) {
+    // A symlink at the path itself is there to be named: occupied.
+    let confined = match ConfinedPath::new(root, &path) {
+        Err(Unconfined::Symlink(at)) => at == path,
+        other => other.is_ok(),
+    };
+    let place = if !confined {
         Place::OutsideRoot
     } else if path == layout.worktree_path(&record.id) {
         Place::Expected

@@ -55,13 +55,13 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
         true => Some(plain_command(ctx, &stored.record, req.fresh)?),
         false => None,
     };
-    let (argv, agent) = match &plain {
-        Some(p) => (p.argv.clone(), p.agent.clone()),
-        None => (req.command, None),
+    let (run, agent) = match &plain {
+        Some(p) => (p.run.clone(), p.agent.clone()),
+        None => (crate::trust::decide::typed(req.command), None),
     };
     let mut stored = place(ctx, stored, req.setup)?;
     if req.save {
-        stored = save_command(ctx, stored, &argv)?;
+        stored = save_command(ctx, stored, run.argv())?;
     }
     let id = stored.record.id.clone();
     match &agent {
@@ -83,9 +83,9 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
         own_conversation(ctx, &id, p)?;
     }
     if req.bg {
-        return run::run_background(ctx, stored, &argv, "resumed");
+        return run::run_background(ctx, stored, &run, "resumed");
     }
-    let status = run::run_foreground(ctx, stored.clone(), &argv, "resumed")?;
+    let status = run::run_foreground(ctx, stored.clone(), &run, "resumed")?;
     crate::agent::learn_after_run(ctx, &stored.record);
     // Not after a signal (Ctrl-C ends the agent with 128 + 2): that is no failure to find.
     if let (Some((name, Form::Resume)), true) = (&agent, status != 0 && status < 128) {
@@ -167,7 +167,9 @@ fn proof(ctx: &Ctx, r: &Record) -> std::result::Result<(), String> {
         .as_ref()
         .map(Option::as_ref)
         .map_err(|e| format!("{e:#}"));
-    created_here(&r.worktree, created).map_err(|why| why.describe())
+    created_here(&r.worktree, created)
+        .map(|_| ())
+        .map_err(|why| why.describe())
 }
 
 /// A collected session: its worktree recreated at its recorded path (so an
@@ -205,7 +207,7 @@ fn revive(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
     };
     remove_stale_entries(ctx, r, &path, stale_entries)?;
     // Made here, exclusively (see `spawn::undo`): only that is the undo's to remove.
-    let made = Made::create(ctx, &path)?;
+    let made = Made::create(ctx, &facts::confined(ctx, r)?)?;
     let added = match (new_branch, tip) {
         (true, Some(tip)) => {
             ctx.ui.info(format!(
@@ -363,7 +365,7 @@ fn recreate(ctx: &Ctx, stored: Stored, setup: bool) -> Result<Stored> {
         f.branch
     ));
     // Made here, exclusively (see `spawn::undo`): only that is the undo's to remove.
-    let made = Made::create(ctx, &path)?;
+    let made = Made::create(ctx, &facts::confined(ctx, &stored.record)?)?;
     if let Err(e) = ctx.repo.worktree_add_existing(&path, &f.branch) {
         crate::spawn::undo::undo_failed_add(ctx, &made);
         return Err(e.context(format!(

@@ -26,6 +26,7 @@ use crate::model::remote::{branch_destination, tracking_branch, RemoteSession};
 use crate::model::{time, Error, Oid, Record, SessionId, State};
 use crate::run;
 use crate::spawn::{self, include::Include, Seed, Spec};
+use crate::trust::decide::Runnable;
 
 /// What to continue, and how.
 pub struct RemoteRequest {
@@ -45,7 +46,7 @@ pub struct RemoteRequest {
 /// What the new session runs now, and what it records as its own.
 struct Chosen {
     /// What runs now.
-    argv: Vec<String>,
+    run: Runnable,
     /// The session's own command (for an agent: its profile's start form).
     own: Vec<String>,
     /// The agent and the form that runs now.
@@ -140,10 +141,10 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
     ));
     let id = stored.id.clone();
     if req.bg {
-        return spawn::start_background(ctx, created, &chosen.argv);
+        return spawn::start_background(ctx, created, &chosen.run);
     }
     let record = created.stored.record.clone();
-    let status = run::run_foreground(ctx, created.stored, &chosen.argv, "resumed")?;
+    let status = run::run_foreground(ctx, created.stored, &chosen.run, "resumed")?;
     crate::agent::learn_after_run(ctx, &record);
     // As after a plain resume: the agent may have found no conversation to
     // continue here (it was saved on the other machine).
@@ -170,7 +171,7 @@ fn choose(ctx: &Ctx, req: &RemoteRequest, local_id: &SessionId, r: &Record) -> R
     let from = &req.from;
     if !req.command.is_empty() {
         return Ok(Chosen {
-            argv: req.command.clone(),
+            run: crate::trust::decide::typed(req.command.clone()),
             own: req.command.clone(),
             agent: None,
             conversation: None,
@@ -218,20 +219,17 @@ fn choose(ctx: &Ctx, req: &RemoteRequest, local_id: &SessionId, r: &Record) -> R
         });
     }
     let Plain {
-        argv,
-        agent,
-        record,
-        ..
+        run, agent, record, ..
     } = chosen?;
     let Some((name, form)) = agent else {
         // The chooser runs an agent's profile for a record that names one.
         anyhow::bail!("internal: no agent profile chosen for {from}");
     };
     // The session's own command, as spawn --agent records it: the start form.
-    let own =
-        crate::agent::argv(ctx, &name, Form::Start, &[], local_id).unwrap_or_else(|_| argv.clone());
+    let own = crate::agent::argv(ctx, &name, Form::Start, &[], local_id)
+        .unwrap_or_else(|_| run.argv().to_vec());
     Ok(Chosen {
-        argv,
+        run,
         own,
         agent: Some((name, form)),
         conversation: record,

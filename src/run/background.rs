@@ -22,14 +22,15 @@ use crate::context::Ctx;
 use crate::git::store::Stored;
 use crate::model::command::quoted;
 use crate::model::SessionId;
+use crate::trust::decide::Runnable;
 
 /// Run `argv` in the session's worktree in the background: a detached supervisor
 /// runs it, records it and its end. Returns once the record shows it running
 /// (so `ls` right after says `running`); prints the session id on stdout.
-pub fn run_background(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -> Result<i32> {
+pub fn run_background(ctx: &Ctx, stored: Stored, run: &Runnable, event: &str) -> Result<i32> {
     ensure_not_running(ctx, &stored)?;
     let id = stored.record.id.clone();
-    let pid = dispatch(ctx, &stored, argv, event)?;
+    let pid = dispatch(ctx, &stored, run, event)?;
     writeln!(ctx.ui.out(), "{id}").context("cannot write to stdout")?;
     ctx.ui.flush()?;
     ctx.ui.info(format!(
@@ -43,8 +44,9 @@ pub const SUBCOMMAND: &str = "__supervise";
 
 /// Start a detached supervisor for `stored` running `argv`, and wait until it
 /// reports the command running. Returns the command's pid.
-pub fn dispatch(ctx: &Ctx, stored: &Stored, argv: &[String], event: &str) -> Result<u32> {
+pub fn dispatch(ctx: &Ctx, stored: &Stored, run: &Runnable, event: &str) -> Result<u32> {
     let id = &stored.record.id;
+    let argv = run.argv();
     if argv.is_empty() {
         bail!("the session's command is empty");
     }

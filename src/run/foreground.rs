@@ -12,15 +12,16 @@ use crate::context::Ctx;
 use crate::git::store::Stored;
 use crate::model::{time, Exit, Process, State};
 use crate::sys::procfs;
+use crate::trust::decide::Runnable;
 
 /// Run `argv` in the session's worktree in the foreground, record running/exited,
 /// write provenance notes, and return the shell-style exit status.
-pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -> Result<i32> {
+pub fn run_foreground(ctx: &Ctx, stored: Stored, run: &Runnable, event: &str) -> Result<i32> {
     let id = stored.record.id.clone();
     let worktree = Path::new(&stored.record.worktree).to_path_buf();
     let run_start = ctx.repo.ref_target(&id.branch_ref())?;
     let spec = Spec {
-        argv,
+        run,
         cwd: &worktree,
         env: super::env::session_env(ctx, &stored.record),
     };
@@ -36,7 +37,7 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, argv: &[String], event: &str) -
             &stored,
             Claim {
                 event,
-                argv,
+                argv: run.argv(),
                 process: foreground_process(pid),
                 run_start,
                 log: None,

@@ -9,10 +9,12 @@ use std::process::{Command, ExitStatus};
 use anyhow::{Context, Result};
 
 use crate::model::command::quoted;
+use crate::trust::decide::Runnable;
 
 /// How the session's command is run.
 pub struct Spec<'a> {
-    pub argv: &'a [String],
+    /// What runs, as the trust decisions allowed it.
+    pub run: &'a Runnable,
     pub cwd: &'a Path,
     pub env: Vec<(&'static str, OsString)>,
 }
@@ -178,7 +180,8 @@ pub fn start_gated<T>(
     use std::os::fd::AsRawFd;
 
     let (program, args) = spec
-        .argv
+        .run
+        .argv()
         .split_first()
         .context("the session's command is empty")?;
     let (pid_r, pid_w) = pipe()?;

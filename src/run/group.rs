@@ -4,16 +4,16 @@
 use anyhow::{Context, Result};
 
 use crate::sys::procfs;
-use crate::trust::decide::{Authority, LeftoverAuthority};
+use crate::trust::decide::{Authority, LeftoverAuthority, Reach};
 
 /// Send `signal` as `authority` allows: the whole group while its leader lives
 /// exactly as started, else each process still in the group and in the
 /// supervisor's session, checked right before. Returns whether anything was
 /// signalled.
 pub fn signal(authority: Authority, signal: i32) -> Result<bool> {
-    match authority {
-        Authority::Nothing | Authority::Unproven(_) => Ok(false),
-        Authority::Group(group) => {
+    match authority.reach() {
+        Reach::Nothing | Reach::Unproven(_) => Ok(false),
+        Reach::Group(group) => {
             if procfs::group_members(&group).is_empty() {
                 return Ok(false);
             }
@@ -21,7 +21,7 @@ pub fn signal(authority: Authority, signal: i32) -> Result<bool> {
                 .with_context(|| format!("process group {} is out of range", group.pgid))?;
             kill(-pgid, signal).with_context(|| format!("cannot signal process group {pgid}"))
         }
-        Authority::Members(group) => {
+        Reach::Members(group) => {
             let mut sent = false;
             for pid in procfs::group_members(&group) {
                 let pid = libc::pid_t::try_from(pid)

@@ -40,6 +40,7 @@ use crate::model::command::quoted;
 use crate::model::local::{Attached, Leftovers, LOCAL_SCHEMA};
 use crate::model::{time, Exit, Oid, Process, SessionId, State};
 use crate::sys::{procfs, socket};
+use crate::trust::decide::Runnable;
 use crate::trust::local::Local;
 use crate::ui::Ui;
 
@@ -54,7 +55,7 @@ pub struct Request {
     pub size: (u16, u16),
     /// Lines of scrollback the terminal model keeps (`bullpen.scrollback`).
     pub scrollback: usize,
-    pub argv: Vec<String>,
+    pub run: Runnable,
 }
 
 /// The supervisor's report pipe to the dispatcher (absent when run by hand).
@@ -301,7 +302,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let socket_file = SocketFile(socket_path.clone());
     let pty = super::pty::open(req.size.0, req.size.1)?;
     let spec = Spec {
-        argv: &req.argv,
+        run: &req.run,
         cwd: &worktree,
         env: super::env::session_env(&ctx, &stored.record),
     };
@@ -325,7 +326,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
             &stored,
             Claim {
                 event: &req.event,
-                argv: &req.argv,
+                argv: req.run.argv(),
                 process: proc_rec,
                 run_start,
                 log: Some(log.clone()),

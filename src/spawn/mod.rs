@@ -22,6 +22,8 @@ use crate::model::record::SCHEMA;
 use crate::model::{names, time, Error, Oid, Record, SessionId, State};
 use crate::sys::lock::Lock;
 use crate::sys::procfs;
+use crate::trust::confined::{ConfinedPath, Unconfined};
+use crate::trust::decide::Runnable;
 use crate::trust::local::Local;
 
 /// A session [`create_session`] made: its `ready` record, and the directories it
@@ -253,13 +255,22 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
     } = seed;
     let id = &record.id.clone();
     let path = ctx.layout.worktree_path(id);
-    if !ctx.layout.is_confined(&path) {
-        bail!(
-            "{} is not inside the worktree root {}",
+    let root = &ctx.layout.worktree_root;
+    // Anything at the path itself is refused as `Made::create` does.
+    let confined = match ConfinedPath::new(root, &path) {
+        Ok(confined) => confined,
+        Err(Unconfined::Symlink(at)) if at == path => {
+            return Err(Error::refused(format!("{} already exists", path.display()))
+                .hint("pick another id, or remove it")
+                .into())
+        }
+        Err(why) => bail!(
+            "{} is not inside the worktree root {}: {}",
             path.display(),
-            ctx.layout.worktree_root.display()
-        );
-    }
+            root.display(),
+            why.describe(&path, root)
+        ),
+    };
     let spawner = record.spawner.clone();
     let command = record.command.clone();
     let agent = record.agent.clone().map(|a| (a, record.agent_args.clone()));
@@ -297,7 +308,7 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
             None => Ok(()),
         });
     let (created_dirs, made) =
-        match written.and_then(|()| add_worktree(ctx, id, &path, base, upstream)) {
+        match written.and_then(|()| add_worktree(ctx, id, &confined, base, upstream)) {
             Ok(made) => made,
             Err(e) => {
                 forget(ctx, &stored, &local);
@@ -371,15 +382,16 @@ fn forget(ctx: &Ctx, stored: &Stored, local: &Local) {
 fn add_worktree(
     ctx: &Ctx,
     id: &SessionId,
-    path: &Path,
+    confined: &ConfinedPath,
     base: Oid,
     upstream: Option<&str>,
 ) -> Result<(Vec<PathBuf>, undo::Made)> {
+    let path = confined.path();
     let parent = path
         .parent()
         .ok_or_else(|| anyhow!("{} has no parent directory", path.display()))?;
     let created_dirs = create_dirs(parent)?;
-    match add_worktree_locked(ctx, id, path, base, upstream) {
+    match add_worktree_locked(ctx, id, confined, base, upstream) {
         Ok(made) => Ok((created_dirs, made)),
         Err(e) => {
             remove_empty_dirs(&created_dirs);
@@ -410,10 +422,11 @@ fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
 fn add_worktree_locked(
     ctx: &Ctx,
     id: &SessionId,
-    path: &Path,
+    confined: &ConfinedPath,
     base: Oid,
     upstream: Option<&str>,
 ) -> Result<undo::Made> {
+    let path = confined.path();
     let _lock = Lock::acquire(&ctx.layout.lock_path())?;
     // Re-check under the lock: another process may have taken the branch or path.
     let branch_ref = id.branch_ref();
@@ -422,7 +435,7 @@ fn add_worktree_locked(
     }
     // Made here, exclusively: a directory someone else made (another repository
     // sharing the worktree root has a lock of its own) is never this spawn's.
-    let made = undo::Made::create(ctx, path)?;
+    let made = undo::Made::create(ctx, confined)?;
     let added = match upstream {
         None => ctx.repo.worktree_add_new_branch(path, &id.branch(), base),
         Some(upstream) => ctx.repo.worktree_add_tracking(path, &id.branch(), upstream),
@@ -471,7 +484,7 @@ fn undo_worktree(ctx: &Ctx, branch_ref: &str, made: &undo::Made, base: Oid) {
 /// say, could not execute the command: `exited` 127) moved it, and then
 /// everything stays, as for any run that started. A supervisor still on its way
 /// loses the race instead: its claim finds no record, and it runs nothing.
-pub fn start_background(ctx: &Ctx, created: Provisioned, command: &[String]) -> Result<i32> {
+pub fn start_background(ctx: &Ctx, created: Provisioned, command: &Runnable) -> Result<i32> {
     let Provisioned {
         stored,
         base,

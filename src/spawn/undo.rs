@@ -2,13 +2,14 @@
 //! what this process made.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::{DotGit, EntryRemoval};
 use crate::model::Error;
+use crate::trust::confined::{ConfinedPath, Unconfined};
 
 /// The worktree directory this process created itself, empty and exclusively
 /// (so it was nobody else's), just before its `git worktree add`; and git's
@@ -16,7 +17,7 @@ use crate::model::Error;
 /// [`Made::create`] makes one, and only a `Made` may be undone.
 #[derive(Debug)]
 pub struct Made {
-    path: PathBuf,
+    path: ConfinedPath,
     dev: u64,
     ino: u64,
     entries_before: Vec<String>,
@@ -26,7 +27,16 @@ impl Made {
     /// Create `path` (its parent exists) exclusively: fails when anything is
     /// there already, another repository's worktree in a shared root included.
     /// Call with the worktree lock held.
-    pub fn create(ctx: &Ctx, path: &Path) -> Result<Made> {
+    pub fn create(ctx: &Ctx, confined: &ConfinedPath) -> Result<Made> {
+        let path = confined.path();
+        // Checked again under the lock; what is at the path itself is refused below.
+        match confined.recheck() {
+            Err(Unconfined::Symlink(at)) if at == path => {}
+            Err(why) => return Err(Error::refused(why.describe(path, confined.root()))
+                .hint("records can arrive from a fetch or a hand edit; bullpen does not act there")
+                .into()),
+            Ok(()) => {}
+        }
         let entries_before = ctx.repo.admin_entries_for(path)?;
         match std::fs::create_dir(path) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -44,7 +54,7 @@ impl Made {
             .symlink_metadata()
             .with_context(|| format!("cannot look at {}", path.display()))?;
         Ok(Made {
-            path: path.to_path_buf(),
+            path: confined.clone(),
             dev: meta.dev(),
             ino: meta.ino(),
             entries_before,
@@ -52,17 +62,17 @@ impl Made {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.path.path()
     }
 
     /// Is what is at the path now the directory [`Made::create`] made (the
     /// same inode, not a symlink)? `None`: nothing is there.
     fn still_ours(&self) -> Result<Option<bool>> {
-        match self.path.symlink_metadata() {
+        match self.path().symlink_metadata() {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => {
                 Err(anyhow::Error::new(e)
-                    .context(format!("cannot look at {}", self.path.display())))
+                    .context(format!("cannot look at {}", self.path().display())))
             }
             Ok(m) => Ok(Some(
                 m.is_dir() && m.dev() == self.dev && m.ino() == self.ino,
@@ -91,9 +101,11 @@ pub fn undo_failed_add(ctx: &Ctx, made: &Made) {
     };
     match made.still_ours() {
         Ok(None) => {}
-        Ok(Some(true)) if ctx.layout.is_confined(path) => match ctx.repo.dot_git(path) {
-            DotGit::Absent => remove(ctx, path),
-            DotGit::Ours { admin_id, .. } if new_entries.contains(&admin_id) => remove(ctx, path),
+        Ok(Some(true)) if made.path.recheck().is_ok() => match ctx.repo.dot_git(path) {
+            DotGit::Absent => remove(ctx, &made.path),
+            DotGit::Ours { admin_id, .. } if new_entries.contains(&admin_id) => {
+                remove(ctx, &made.path)
+            }
             other => ctx.ui.warn(format!(
                 "left {} in place: it holds {}, not the worktree this attempt made",
                 path.display(),
@@ -118,7 +130,8 @@ pub fn undo_failed_add(ctx: &Ctx, made: &Made) {
     }
 }
 
-fn remove(ctx: &Ctx, path: &Path) {
+fn remove(ctx: &Ctx, confined: &ConfinedPath) {
+    let path = confined.path();
     if let Err(e) = std::fs::remove_dir_all(path) {
         ctx.ui
             .warn(format!("could not remove {}: {e}", path.display()));

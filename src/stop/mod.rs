@@ -17,7 +17,8 @@ use crate::run::finish::finish;
 use crate::run::group;
 use crate::sys::procfs;
 use crate::trust::{
-    self, decide::signal_authority, decide::Authority, decide::Distrust, local::Local,
+    self, decide::signal_authority, decide::Authority, decide::Distrust, decide::Reach,
+    local::Local,
 };
 use plan::{plan, Facts, Plan};
 
@@ -67,7 +68,7 @@ pub fn stop(ctx: &Ctx, id: &SessionId, timeout: Duration) -> Result<i32> {
         Plan::Orphaned { background } => {
             let authority = match background {
                 true => authority(ctx, &stored)?,
-                false => Authority::Nothing,
+                false => Authority::nothing(),
             };
             stop_orphaned(ctx, stored, authority, timeout)
         }
@@ -240,9 +241,9 @@ fn request_stop(ctx: &Ctx, stored: Stored) -> Result<Option<Stored>> {
 /// End what `authority` allows as closing a terminal does ([`escalate`]);
 /// return the signals sent once every member of the group is gone.
 fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<Vec<i32>> {
-    let group = match authority {
-        Authority::Nothing => return Ok(Vec::new()),
-        Authority::Unproven(g) => {
+    let group = match authority.reach() {
+        Reach::Nothing => return Ok(Vec::new()),
+        Reach::Unproven(g) => {
             let left = procfs::group_members(&g);
             if left.is_empty() {
                 return Ok(Vec::new());
@@ -263,7 +264,7 @@ fn terminate(id: &SessionId, authority: Authority, timeout: Duration) -> Result<
             ))
             .into());
         }
-        Authority::Group(g) | Authority::Members(g) => g,
+        Reach::Group(g) | Reach::Members(g) => g,
     };
     let gone = || procfs::group_members(&group).is_empty();
     if let Some(sent) = escalate(timeout, |signal| group::signal(authority, signal), gone)? {

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use crate::git::Repo;
 use crate::model::command::quoted;
 use crate::model::config;
-use crate::model::paths::{is_strictly_inside, normalize};
+use crate::model::paths::normalize;
 use crate::model::{Error, SessionId};
 
 #[derive(Clone, Debug)]
@@ -80,12 +80,6 @@ impl Layout {
     /// The per-repository lock held around `git worktree add`.
     pub fn lock_path(&self) -> PathBuf {
         self.state_dir.join("worktree.lock")
-    }
-
-    /// Pure confinement check: `path` is absolute, has no `..`, and lies strictly
-    /// inside the worktree root (not the root itself).
-    pub fn is_confined(&self, path: &Path) -> bool {
-        is_strictly_inside(path, &self.worktree_root)
     }
 }
 

@@ -109,9 +109,34 @@ pub struct SignalFacts {
     pub own_pgrp: u32,
 }
 
-/// What bullpen may signal for a run.
+/// The authority to signal a run: what bullpen may signal for it. Only
+/// [`signal_authority`] makes one that reaches a process (its field is
+/// private), and `run::group::signal` takes nothing else, so no signal is sent
+/// without the decision.
+///
+/// ```compile_fail
+/// use bullpen::trust::decide::{Authority, Reach};
+/// let forged = Authority(Reach::Nothing);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Authority {
+pub struct Authority(Reach);
+
+impl Authority {
+    /// Nothing may be signalled (a run this machine cannot reach, a foreground
+    /// run of another terminal): the one authority anyone may hold.
+    pub fn nothing() -> Authority {
+        Authority(Reach::Nothing)
+    }
+
+    /// What it reaches.
+    pub fn reach(&self) -> Reach {
+        self.0
+    }
+}
+
+/// What an [`Authority`] reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
     /// The whole group (`kill(-pgid)`): its leader, the command, lives exactly as
     /// started, so the group id is still the run's.
     Group(Group),
@@ -142,7 +167,7 @@ pub fn signal_authority(
         return Err(Distrust::RunMismatch);
     }
     if local.command.boot_id != f.boot_id {
-        return Ok(Authority::Nothing);
+        return Ok(Authority(Reach::Nothing));
     }
     let pgid = local.command.pid;
     if pgid <= 1 || pgid == f.own_pgrp {
@@ -164,7 +189,7 @@ pub fn signal_authority(
         ancestor: None,
     };
     if local.command.is(&f.command_now) {
-        Ok(Authority::Group(group))
+        Ok(Authority(Reach::Group(group)))
     } else if f
         .supervisor_now
         .as_ref()
@@ -174,12 +199,12 @@ pub fn signal_authority(
         // its descendants can be; in the command's own session, whose id is the
         // dead command's pid and so may be reused, a member must also descend
         // from the living supervisor (a subreaper: the run's orphans are its).
-        Ok(Authority::Members(Group {
+        Ok(Authority(Reach::Members(Group {
             ancestor: local.terminal.then_some(supervisor.pid),
             ..group
-        }))
+        })))
     } else {
-        Ok(Authority::Unproven(group))
+        Ok(Authority(Reach::Unproven(group)))
     }
 }
 
@@ -263,19 +288,68 @@ pub fn attach_target(
     }
 }
 
+/// The authority to run a command in a session's worktree: the command, with
+/// the decision that it may run. Only the decisions here make one (its field
+/// is private), and the run gate (`run::gate::Spec`) takes nothing else, so a
+/// command is never run from a record without [`may_run_recorded`] or
+/// [`may_run_agent`].
+///
+/// ```compile_fail
+/// use bullpen::trust::decide::Runnable;
+/// let forged = Runnable { argv: vec!["rm".to_owned()] };
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Runnable {
+    argv: Vec<String>,
+}
+
+impl Runnable {
+    pub fn argv(&self) -> &[String] {
+        &self.argv
+    }
+}
+
+/// A command this invocation chose itself: what the user typed (after `--`, or
+/// spawn's), this machine's default command or an agent profile from this
+/// machine's git config. Never a record's command.
+pub fn typed(argv: Vec<String>) -> Runnable {
+    Runnable { argv }
+}
+
+/// What a supervisor runs: the command on its own command line, which only
+/// the bullpen that decided it writes (`run::background::dispatch`).
+pub fn handed_over(argv: Vec<String>) -> Runnable {
+    Runnable { argv }
+}
+
 /// Pure: may a plain `resume` (no command given) run the record's command? Only
 /// when this machine recorded exactly that command.
 pub fn may_run_recorded(
     recorded: &[String],
     local: Result<Option<&LocalCommand>, String>,
-) -> Result<(), Distrust> {
+) -> Result<Runnable, Distrust> {
     match local {
         Err(why) => Err(Distrust::NoLocalCommand(Some(why))),
         Ok(None) => Err(Distrust::NoLocalCommand(None)),
-        Ok(Some(l)) if l.argv == recorded => Ok(()),
+        Ok(Some(l)) if l.argv == recorded => Ok(Runnable {
+            argv: recorded.to_vec(),
+        }),
         Ok(Some(l)) => Err(Distrust::CommandDiffers {
             local: l.argv.clone(),
         }),
+    }
+}
+
+/// The authority to run this machine's profile of an agent a record names,
+/// with the record's extra arguments: only [`may_run_agent`] makes one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct AgentRun(());
+
+impl AgentRun {
+    /// The command of this machine's profile (`agent::argv`, from its git
+    /// config), with the arguments [`may_run_agent`] allowed.
+    pub fn with_profile(self, argv: Vec<String>) -> Runnable {
+        Runnable { argv }
     }
 }
 
@@ -290,28 +364,41 @@ pub fn may_run_agent(
     agent: &str,
     args: &[String],
     local: Result<Option<&LocalCommand>, String>,
-) -> Result<(), Distrust> {
+) -> Result<AgentRun, Distrust> {
     match local {
         Err(why) => Err(Distrust::NoLocalCommand(Some(why))),
-        Ok(Some(l)) if l.agent.as_deref() == Some(agent) && l.agent_args == args => Ok(()),
+        Ok(Some(l)) if l.agent.as_deref() == Some(agent) && l.agent_args == args => {
+            Ok(AgentRun(()))
+        }
         Ok(Some(l)) => Err(Distrust::AgentDiffers {
             local: l.agent.clone(),
         }),
-        Ok(None) if args.is_empty() => Ok(()),
+        Ok(None) if args.is_empty() => Ok(AgentRun(())),
         Ok(None) => Err(Distrust::NoLocalAgentArgs),
     }
 }
+
+/// The authority to delete a session's worktree (after every other gc rule):
+/// local proof that bullpen created it here, at the recorded path. Only
+/// [`created_here`] makes one, and gc's teardown takes it.
+///
+/// ```compile_fail
+/// use bullpen::trust::decide::CreatedHere;
+/// let forged = CreatedHere(());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreatedHere(());
 
 /// Pure: did bullpen create the worktree the record names, here? The authority
 /// to delete it (after every other gc rule) and the session's branch.
 pub fn created_here(
     record_worktree: &str,
     created: Result<Option<&Created>, String>,
-) -> Result<(), Distrust> {
+) -> Result<CreatedHere, Distrust> {
     match created {
         Err(why) => Err(Distrust::NotCreatedHere(Some(why))),
         Ok(None) => Err(Distrust::NotCreatedHere(None)),
-        Ok(Some(c)) if c.worktree == record_worktree => Ok(()),
+        Ok(Some(c)) if c.worktree == record_worktree => Ok(CreatedHere(())),
         Ok(Some(c)) => Err(Distrust::CreatedElsewhere {
             path: c.worktree.clone(),
         }),
@@ -447,20 +534,20 @@ mod tests {
             ..GROUP
         };
         assert_eq!(
-            signal_authority(&r, Some(&l), &facts(Some(50), Some(40))),
-            Ok(Authority::Group(own))
+            signal_authority(&r, Some(&l), &facts(Some(50), Some(40))).map(|a| a.reach()),
+            Ok(Reach::Group(own))
         );
         // Leader gone: members one by one, each descending from the supervisor.
         assert_eq!(
-            signal_authority(&r, Some(&l), &facts(None, Some(40))),
-            Ok(Authority::Members(Group {
+            signal_authority(&r, Some(&l), &facts(None, Some(40))).map(|a| a.reach()),
+            Ok(Reach::Members(Group {
                 ancestor: Some(99),
                 ..own
             }))
         );
         assert_eq!(
-            signal_authority(&r, Some(&l), &facts(None, None)),
-            Ok(Authority::Unproven(own))
+            signal_authority(&r, Some(&l), &facts(None, None)).map(|a| a.reach()),
+            Ok(Reach::Unproven(own))
         );
         // The record and the local proof must agree on the terminal.
         let mut plain = r.clone();
@@ -503,26 +590,26 @@ mod tests {
         let l = local();
         let r = recorded();
         assert_eq!(
-            signal_authority(&r, Some(&l), &facts(Some(50), Some(40))),
-            Ok(Authority::Group(GROUP))
+            signal_authority(&r, Some(&l), &facts(Some(50), Some(40))).map(|a| a.reach()),
+            Ok(Reach::Group(GROUP))
         );
         // The leader is gone, the supervisor lives: members one by one.
         assert_eq!(
-            signal_authority(&r, Some(&l), &facts(None, Some(40))),
-            Ok(Authority::Members(GROUP))
+            signal_authority(&r, Some(&l), &facts(None, Some(40))).map(|a| a.reach()),
+            Ok(Reach::Members(GROUP))
         );
         // The leader's pid reused by another process, supervisor gone: nothing
         // can be proven.
         assert_eq!(
-            signal_authority(&r, Some(&l), &facts(Some(51), None)),
-            Ok(Authority::Unproven(GROUP))
+            signal_authority(&r, Some(&l), &facts(Some(51), None)).map(|a| a.reach()),
+            Ok(Reach::Unproven(GROUP))
         );
         // After a reboot nothing of the run lives.
         let mut rebooted = facts(Some(50), Some(40));
         rebooted.boot_id = Some("other".into());
         assert_eq!(
-            signal_authority(&r, Some(&l), &rebooted),
-            Ok(Authority::Nothing)
+            signal_authority(&r, Some(&l), &rebooted).map(|a| a.reach()),
+            Ok(Reach::Nothing)
         );
     }
 
@@ -578,7 +665,10 @@ mod tests {
             agent_args: Vec::new(),
             recorded_at: String::new(),
         };
-        assert_eq!(may_run_recorded(&["claude".into()], Ok(Some(&l))), Ok(()));
+        assert_eq!(
+            may_run_recorded(&["claude".into()], Ok(Some(&l))).map(|r| r.argv().to_vec()),
+            Ok(vec!["claude".to_owned()])
+        );
         assert_eq!(
             may_run_recorded(&["rm".into(), "-rf".into()], Ok(Some(&l))),
             Err(Distrust::CommandDiffers {
@@ -603,7 +693,10 @@ mod tests {
         };
         let args = ["--model".to_owned(), "opus".to_owned()];
         let l = here(Some("claude"), &["--model", "opus"]);
-        assert_eq!(may_run_agent("claude", &args, Ok(Some(&l))), Ok(()));
+        assert_eq!(
+            may_run_agent("claude", &args, Ok(Some(&l))),
+            Ok(AgentRun(()))
+        );
         // Another agent, other arguments, no agent at all: not what was recorded.
         assert!(may_run_agent("codex", &args, Ok(Some(&l))).is_err());
         assert_eq!(
@@ -618,7 +711,7 @@ mod tests {
         );
         // A session from elsewhere: the profile is this machine's, its name alone
         // is the record's; arguments would be the record's.
-        assert_eq!(may_run_agent("claude", &[], Ok(None)), Ok(()));
+        assert_eq!(may_run_agent("claude", &[], Ok(None)), Ok(AgentRun(())));
         assert_eq!(
             may_run_agent("claude", &args, Ok(None)),
             Err(Distrust::NoLocalAgentArgs)
@@ -635,7 +728,7 @@ mod tests {
             created_at: String::new(),
             spawner: pref(5, 5),
         };
-        assert_eq!(created_here("/r/x", Ok(Some(&c))), Ok(()));
+        assert_eq!(created_here("/r/x", Ok(Some(&c))), Ok(CreatedHere(())));
         assert_eq!(
             created_here("/r/y", Ok(Some(&c))),
             Err(Distrust::CreatedElsewhere {

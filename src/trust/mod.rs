@@ -3,6 +3,7 @@
 //! directory comes from local proof (`local`), checked against the live system.
 //! `decide` holds the decisions (pure); this file gathers their facts.
 
+pub mod confined;
 pub mod decide;
 pub mod local;
 
