@@ -102,7 +102,10 @@ pub fn argv(
         }
         return Err(e.into());
     };
-    Ok(agent::argv(line, name, args))
+    // The agent's hooks first, then the session's own arguments.
+    let mut all = crate::hook::wire::extra_args(ctx, name)?;
+    all.extend(args.iter().cloned());
+    Ok(agent::argv(line, name, &all))
 }
 
 fn builtin_names() -> String {

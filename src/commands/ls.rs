@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use std::io::Write;
+
 use anyhow::{Context, Result};
 
 use crate::context::Ctx;
@@ -101,12 +103,25 @@ pub struct Args {
     )]
     pub remote: Option<Option<RemoteName>>,
 
+    /// The sessions that need you first: needs input (longest waiting first),
+    /// then idle, then the rest.
+    #[arg(long)]
+    pub attention: bool,
+
+    /// List the sessions of every repository with worktrees under the worktree
+    /// roots bullpen knows, each with its repository.
+    #[arg(long, conflicts_with_all = ["remote", "ids"])]
+    pub all_repos: bool,
+
     /// Only these sessions.
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
     pub ids: Vec<SessionId>,
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    if args.all_repos {
+        return run_all_repos(&args, cwd, ui);
+    }
     let ctx = Ctx::discover_records(cwd, ui)?;
     if let Some(remote) = &args.remote {
         return run_remote(&ctx, remote.as_ref(), &args);
@@ -119,7 +134,10 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         ObjectCache::none()
     };
     let (sessions, hidden) = sessions(&ctx, &args.ids, args.all, &mut cache)?;
-    let rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+    let mut rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+    if args.attention {
+        crate::ls::attention::sort(&mut rows);
+    }
     // A cache that cannot be written is only read from the objects next time.
     let _ = cache.save();
     if args.json {
@@ -145,6 +163,66 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
                 "no sessions but {n} collected; `git bullpen ls --all` shows them"
             )),
         }
+    }
+    Ok(0)
+}
+
+/// `ls --all-repos`: each repository's sessions, under its name.
+fn run_all_repos(args: &Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let mut all = Vec::new();
+    let mut tables = Vec::new();
+    for ctx in crate::ls::repos::repositories(cwd, ui)? {
+        let mut cache = ObjectCache::open(&ctx.repo);
+        let (sessions, _hidden) = sessions(&ctx, &[], args.all, &mut cache)?;
+        let mut rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+        let _ = cache.save();
+        if rows.is_empty() {
+            continue;
+        }
+        let repository = ctx.repo.main_worktree().to_string_lossy().into_owned();
+        for r in &mut rows {
+            r.repository = Some(repository.clone());
+        }
+        if args.attention {
+            crate::ls::attention::sort(&mut rows);
+        }
+        if args.json {
+            all.extend(rows);
+        } else {
+            tables.push((repository, ctx.layout.worktree_root.clone(), rows));
+        }
+    }
+    if args.json {
+        if args.attention {
+            crate::ls::attention::sort(&mut all);
+        }
+        ui.write_json(&all)?;
+    } else {
+        for (i, (repository, root, rows)) in tables.iter().enumerate() {
+            let view = View {
+                now: time::now_unix(),
+                color: ui.color(),
+                width: ui.width(),
+                root,
+                home: home.as_deref(),
+            };
+            let mut out = ui.out();
+            let gap = if i == 0 { "" } else { "\n" };
+            writeln!(
+                out,
+                "{gap}repository: {}",
+                crate::model::command::escaped(repository)
+            )
+            .context("cannot write to stdout")?;
+            render_table(&mut *out, rows, &view).context("cannot write to stdout")?;
+        }
+    }
+    ui.flush()?;
+    if tables.is_empty() && all.is_empty() && !args.json {
+        ui.hint("no sessions in any repository under the worktree roots bullpen knows");
     }
     Ok(0)
 }
