@@ -66,6 +66,11 @@ echo turn >> '{conv}'/codex-$(printf '%s' "$PWD" | tr / _)
             make_executable(&path);
         }
         env.path_prefix.insert(0, bin);
+        // The argv of the profiles themselves; their hooks are attention.rs's.
+        for agent in ["claude", "codex"] {
+            let key = format!("bullpen.agent.{agent}.hooks");
+            env.git(&env.repo, &["config", &key, "false"]).ok();
+        }
         Agents { env }
     }
 

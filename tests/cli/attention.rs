@@ -311,12 +311,12 @@ fn a_hook_from_outside_the_session_s_run_is_not_taken() {
 fn ls_attention_puts_who_needs_you_first() {
     let env = Bg::new();
     env.spawn_bg(
-        "busy",
+        "a-busy",
         &["sh", "-c", "while :; do printf .; sleep 0.05; done"],
     );
-    env.spawn_bg("asks", &["sh", "-c", "printf 'go on? '; read x"]);
-    wait_activity(&env, "asks", "needs input");
-    wait_activity(&env, "busy", "working");
+    env.spawn_bg("b-asks", &["sh", "-c", "printf 'go on? '; read x"]);
+    wait_activity(&env, "b-asks", "needs input");
+    wait_activity(&env, "a-busy", "working");
     let json: Value =
         serde_json::from_str(&env.bullpen(&["ls", "--attention", "--json"]).ok().stdout).unwrap();
     let ids: Vec<&str> = json
@@ -325,14 +325,15 @@ fn ls_attention_puts_who_needs_you_first() {
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["asks", "busy"]);
+    // Listed by creation, then id: a-busy first, unless asked for attention.
+    assert_eq!(ids, ["b-asks", "a-busy"]);
     let plain: Value = serde_json::from_str(&env.bullpen(&["ls", "--json"]).ok().stdout).unwrap();
     assert_eq!(
-        plain[0]["id"], "busy",
+        plain[0]["id"], "a-busy",
         "without --attention, the usual order"
     );
-    stop(&env, "asks");
-    stop(&env, "busy");
+    stop(&env, "b-asks");
+    stop(&env, "a-busy");
 }
 
 /// A new repository `name` under the test's root, with one commit.
@@ -444,4 +445,54 @@ fn every_repository_at_once_and_waiting_for_input_across_them() {
     wait_for("notify", || (lines(&notified).len() == 1).then_some(()));
     env.bullpen_in(&two, &["stop", "asks"]);
     env.bullpen_in(&two, &["stop", "works"]);
+}
+
+#[test]
+fn codex_s_notify_program_ends_its_turn() {
+    let env = Bg::new();
+    let status = env.root().join("notify-status");
+    let codex = env.root().join("codex");
+    // Runs the program its `-c notify=[...]` names, with the JSON Codex passes
+    // as the last argument, then waits on its terminal (which alone would say
+    // `needs input`: the agent's word wins).
+    std::fs::write(
+        &codex,
+        format!(
+            r#"#!/bin/sh
+notify=
+while [ $# -gt 0 ]; do
+  case "$1" in -c) case "$2" in notify=*) notify=${{2#notify=}} ;; esac; shift ;; esac
+  shift
+done
+list=$(printf '%s' "$notify" | sed 's/^\[//; s/\]$//; s/","/" "/g')
+eval "set -- $list"
+"$@" '{{"type":"agent-turn-complete","turn-id":"1","input-messages":["fix it"],"last-assistant-message":"done"}}'
+echo $? > '{status}'
+read x
+"#,
+            status = status.display()
+        ),
+    )
+    .unwrap();
+    make_executable(&codex);
+    env.git(
+        &env.repo,
+        &[
+            "config",
+            "bullpen.agent.codex.command",
+            codex.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    env.bullpen(&["spawn", "--bg", "--agent", "codex", "a"])
+        .ok();
+    wait_for("the notify program", || {
+        std::fs::read_to_string(&status).ok()
+    })
+    .trim()
+    .eq("0")
+    .then_some(())
+    .expect("the hook took it");
+    wait_activity(&env, "a", "idle");
+    stop(&env, "a");
 }

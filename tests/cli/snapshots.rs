@@ -218,14 +218,14 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     $ git bullpen ls --all
     exit 0
     --- stdout
-      ID           STATE                       BRANCH  WORKTREE
+      ID           STATE                 BRANCH  WORKTREE
       a-done       exited 0 [T] ago  +1      a-done
       b-failed     exited 3 [T] ago  +0      b-failed
       c-killed     exited sig15 [T] ago  +0      c-killed
       d-missing    missing [T] ago  +0      d-missing
       e-no-branch  missing [T] ago  gone    e-no-branch
       f-collected  collected [T] ago  +0      f-collected
-      g-running    running [T] (no output yet)  +0      g-running
+      g-running    running [T] (working)  +0      g-running
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
 }
