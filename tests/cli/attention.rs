@@ -484,6 +484,8 @@ read x
         ],
     )
     .ok();
+    let notified = env.root().join("notified");
+    notify_into(&env, &env.repo, &notified);
     env.bullpen(&["spawn", "--bg", "--agent", "codex", "a"])
         .ok();
     wait_for("the notify program", || {
@@ -494,5 +496,15 @@ read x
     .then_some(())
     .expect("the hook took it");
     wait_activity(&env, "a", "idle");
+    // The terminal sees it wait on a read, but the agent reports for this run:
+    // its supervisor notifies nobody.
+    let terminal = env.repo.join(".git/bullpen/local/a/activity-terminal.json");
+    wait_for("the terminal's view", || {
+        std::fs::read_to_string(&terminal)
+            .ok()
+            .filter(|t| t.contains("needs_input"))
+    });
+    assert_eq!(env.row("a")["activity"], "idle");
+    assert_eq!(lines(&notified), Vec::<String>::new());
     stop(&env, "a");
 }
