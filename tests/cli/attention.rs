@@ -184,11 +184,25 @@ impl Agent {
             ],
         )
         .ok();
+        let resume = format!("{} --continue", claude.display());
+        env.git(
+            &env.repo,
+            &["config", "bullpen.agent.claude.resume", &resume],
+        )
+        .ok();
         env.bullpen(&["spawn", "--bg", "--agent", "claude", "a"])
             .ok();
         // Opening blocks until the agent has opened its end.
         let feed = std::fs::OpenOptions::new().write(true).open(&feed).unwrap();
         Agent { env, feed, acks }
+    }
+
+    /// Stop the run, and resume the session in the background (a new run).
+    fn restart(&mut self) {
+        self.env.bullpen(&["stop", "a"]).ok();
+        self.env.bullpen(&["resume", "--bg", "a"]).ok();
+        let feed = self.env.root().join("feed");
+        self.feed = std::fs::OpenOptions::new().write(true).open(&feed).unwrap();
     }
 
     /// Send one event; return once the hook has run, with its exit status.
@@ -266,6 +280,22 @@ fn claude_s_hooks_move_the_state_every_way_a_session_goes() {
     // Three moves into needs input, three notifications.
     let want = format!("a|needs input|{}", agent.env.repo.display());
     assert_eq!(lines(&notified), [want.clone(), want.clone(), want]);
+    stop(&agent.env, "a");
+}
+
+#[test]
+fn a_new_run_starts_from_nothing_whatever_the_last_one_left() {
+    let mut agent = Agent::start();
+    let notified = agent.env.root().join("notified");
+    notify_into(&agent.env, &agent.env.repo, &notified);
+    agent.send("PermissionRequest", tool("Bash"));
+    wait_activity(&agent.env, "a", "needs input");
+    agent.restart();
+    // The last run's `needs input` is not this run's: asking again is a new
+    // move into needs input, and calls for a person again.
+    agent.send("PermissionRequest", tool("Bash"));
+    wait_activity(&agent.env, "a", "needs input");
+    assert_eq!(lines(&notified).len(), 2, "{:?}", lines(&notified));
     stop(&agent.env, "a");
 }
 
