@@ -7,6 +7,12 @@ use anyhow::Result;
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
+Examples:
+  # in a session's run, as Claude Code's hooks call it:
+  echo '{\"tool_name\": \"Bash\"}' | git bullpen hook PermissionRequest
+  # as Codex's notify program:
+  git bullpen hook codex-notify '{\"type\": \"agent-turn-complete\"}'
+
 Run by an agent's hooks inside a session's run, not by people: the built-in profiles \
 wire it up (Claude Code through --settings with a file under the repository's \
 .git/bullpen/hooks/, Codex through -c notify=...), and nothing is written into the \

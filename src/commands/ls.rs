@@ -20,6 +20,7 @@ Examples:
   git bullpen ls --status            # what gc and rm would decide on
   git bullpen ls --all --json | jq -r '.[] | select(.state == \"exited\") | .id'
   git bullpen fetch && git bullpen ls --remote   # sessions pushed from elsewhere
+  git bullpen ls --attention --all-repos         # who needs you, in every repository
 
 The columns, and what their cells say:
   *          the session whose worktree the current directory is in
@@ -30,11 +31,13 @@ The columns, and what their cells say:
              never run); lost 5m ago (recorded running since then, but what
              records its end is gone); missing 2h ago (its worktree directory
              is gone); collected 1d ago (removed by gc or rm; with --all);
-             provisioning 2s ago (being created). A background run then
-             says what it is doing on its terminal: running 5m (attached,
-             idle 3m) while a terminal is attached (git bullpen attach),
-             running 5m (idle 12s) otherwise; idle: since it last wrote
-             output
+             provisioning 2s ago (being created). A running session then
+             says what it is doing: running 5m (needs input 2m), (idle 5m),
+             (working), after attached, while a terminal is attached
+             (git bullpen attach): from its agent's hooks where it reports,
+             else from its terminal (quiet and waiting on a read: needs
+             input); a run with neither says (idle 12s): since it last
+             wrote output
   BRANCH     +N: commits on bullpen/<id> since its base; -M (with --status):
              commits its base branch gained since, which bullpen/<id> lacks;
              gone: the branch does not exist
@@ -61,10 +64,18 @@ remote: the facts gc and rm decide on.
 worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
 log (the background log's path), session_command (what a plain resume runs), current, \
 run_started_at, run_ended_at, base_ref, attached (whether a terminal is attached to a \
-running background run), last_output_at (when its log was last written), and, with \
+running background run), last_output_at (when its log was last written), activity and \
+activity_since (what a running session is doing, since when), repository (with \
+--all-repos), and, with \
 --status, behind, modified, deleted, staged, untracked, published, unpublished (null \
 where unknown or not asked for), updated_at, clone_id, remote; see the README for the \
 contract.
+
+--attention lists the sessions that need input first (who waits longest first), then \
+the idle ones, then the rest. --all-repos lists every repository with worktrees under the \
+worktree roots bullpen knows (each default one under $BULLPEN_HOME/worktrees/, and the \
+current repository's), found from the worktrees' own .git files, each table under its \
+repository's name.
 
 --remote (or --remote=<remote>) lists instead the sessions fetched from remotes \
 (`git bullpen fetch`), as <remote>/<id>, with what their record says and when it said \
