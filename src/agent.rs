@@ -103,7 +103,7 @@ pub fn argv(
         return Err(e.into());
     };
     // The agent's hooks first, then the session's own arguments.
-    let mut all = crate::hook::wire::extra_args(ctx, name)?;
+    let mut all = crate::hook::wire::extra_args(ctx, name, line)?;
     all.extend(args.iter().cloned());
     Ok(agent::argv(line, name, &all))
 }

@@ -32,9 +32,14 @@ pub const CLAUDE_EVENTS: &[&str] = &[
 ];
 
 /// The arguments the profile of `name` gets so that the agent reports to
-/// `git bullpen hook` (none for an agent bullpen has no wiring for, or with
-/// `bullpen.agent.<name>.hooks` false).
-pub fn extra_args(ctx: &Ctx, name: &AgentName) -> Result<Vec<String>> {
+/// `git bullpen hook`: only where `line` (the form it runs) runs that agent's
+/// own program (`claude`, `/opt/bin/claude --model opus`), not a command of
+/// someone's own under its name; none for an agent bullpen has no wiring for,
+/// or with `bullpen.agent.<name>.hooks` false.
+pub fn extra_args(ctx: &Ctx, name: &AgentName, line: &str) -> Result<Vec<String>> {
+    if !runs_program(line, name.as_str()) {
+        return Ok(Vec::new());
+    }
     let key = format!("{}.{name}.hooks", crate::model::config::AGENT);
     if let Some(v) = ctx.repo.config_value(&key) {
         if matches!(
@@ -74,6 +79,14 @@ pub fn extra_args(ctx: &Ctx, name: &AgentName) -> Result<Vec<String>> {
     }
 }
 
+/// Pure: does the shell line `line` run `program` (its first word, by file name)?
+pub fn runs_program(line: &str, program: &str) -> bool {
+    line.split_whitespace()
+        .next()
+        .and_then(|w| w.rsplit('/').next())
+        .is_some_and(|w| w == program)
+}
+
 fn claude_settings_path(ctx: &Ctx) -> PathBuf {
     ctx.layout
         .state_dir
@@ -99,6 +112,16 @@ pub fn claude_settings(exe: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hooks_go_only_to_the_agent_s_own_program() {
+        assert!(runs_program("claude", "claude"));
+        assert!(runs_program("claude --continue", "claude"));
+        assert!(runs_program("/opt/bin/claude --model opus", "claude"));
+        assert!(!runs_program("echo start >> log", "claude"));
+        assert!(!runs_program("my-claude", "claude"));
+        assert!(!runs_program("", "claude"));
+    }
 
     #[test]
     fn claude_settings_run_the_hook_for_every_event() {

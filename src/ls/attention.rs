@@ -1,23 +1,9 @@
-//! What `ls` shows of a run's activity, and the `--attention` order (pure).
+//! The `--attention` order of `ls` (pure; the STATE cell's words are
+//! `model::activity::cell`).
 
 use super::table::Row;
 use crate::model::activity::Activity;
 use crate::model::time;
-
-/// Pure: `needs input 2m`, `idle 5m`, `working`, after `attached, ` when a
-/// terminal is attached.
-pub fn cell(r: &Row, now: i64) -> String {
-    let what = r.activity.as_deref().unwrap_or_default();
-    let since = r.activity_since.as_deref().and_then(time::parse_rfc3339);
-    let state = match (what, since) {
-        ("working", _) | (_, None) => what.to_owned(),
-        (_, Some(t)) => format!("{what} {}", time::age(now - t)),
-    };
-    match r.attached {
-        Some(true) => format!("attached, {state}"),
-        _ => state,
-    }
-}
 
 /// Pure: `--attention`: the sessions that need a person first (longest waiting
 /// first), then the idle ones, then the rest in their order.

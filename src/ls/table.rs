@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::model::activity::Stamped;
+use crate::model::activity::{self, Stamped};
 use crate::model::agent::AgentName;
 use crate::model::command::{escaped, quoted};
 use crate::model::record::observed_state;
@@ -254,7 +254,10 @@ fn state_cell(r: &Row, now: i64) -> String {
     };
     match r.observed {
         Some(Observed::Stored(State::Running)) if r.activity.is_some() => {
-            format!("{when} ({})", super::attention::cell(r, now))
+            let since = r.activity_since.as_deref().and_then(time::parse_rfc3339);
+            let what = r.activity.as_deref().unwrap_or_default();
+            let attached = r.attached == Some(true);
+            format!("{when} ({})", activity::cell(what, since, attached, now))
         }
         Some(Observed::Stored(State::Running)) if r.attached.is_some() => {
             format!("{when} ({})", activity(r, now))

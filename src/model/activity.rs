@@ -166,6 +166,22 @@ pub enum Awaited {
     Exit,
 }
 
+/// Pure: what `ls` says of an activity (`activity` as [`Activity::as_str`]
+/// words it, entered at `since`, unix seconds): `needs input 2m`, `idle 5m`,
+/// `working`, after `attached, ` while a terminal is attached.
+pub fn cell(activity: &str, since: Option<i64>, attached: bool, now: i64) -> String {
+    let state = match since {
+        Some(t) if activity != Activity::Working.as_str() => {
+            format!("{activity} {}", super::time::age(now - t))
+        }
+        _ => activity.to_owned(),
+    };
+    match attached {
+        true => format!("attached, {state}"),
+        false => state,
+    }
+}
+
 /// How a session stands for `wait --for`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {
@@ -498,6 +514,13 @@ mod tests {
         assert_eq!(arrived(A::Exit, Some(Working), true), Some(Reached));
         assert_eq!(arrived(A::Input, Some(NeedsInput), true), Some(Ended));
         assert_eq!(arrived(A::Idle, None, true), Some(Ended));
+    }
+
+    #[test]
+    fn ls_says_how_long_a_person_has_been_wanted() {
+        assert_eq!(cell("needs input", Some(100), false, 220), "needs input 2m");
+        assert_eq!(cell("idle", Some(0), true, 300), "attached, idle 5m");
+        assert_eq!(cell("working", Some(0), false, 300), "working");
     }
 
     #[test]

@@ -18,6 +18,9 @@ use crate::trust::local::Local;
 
 /// How often a quiet terminal is looked at.
 pub const LOOK_EVERY: Duration = Duration::from_millis(200);
+/// How often the look goes past the group's leader, to its other members (a
+/// scan of every process).
+const MEMBERS_EVERY: Duration = Duration::from_secs(1);
 
 pub struct Watch {
     id: SessionId,
@@ -29,6 +32,9 @@ pub struct Watch {
     cwd: PathBuf,
     notify: Option<Notify>,
     last_output: Instant,
+    last_members: Option<Instant>,
+    /// A member other than the leader was waiting on the terminal, at the last look.
+    member_waits: bool,
     now: Option<Activity>,
     /// What went wrong writing the state, said once.
     failed: Option<String>,
@@ -51,6 +57,8 @@ impl Watch {
             cwd,
             notify,
             last_output: Instant::now(),
+            last_members: None,
+            member_waits: false,
             now: None,
             failed: None,
         };
@@ -61,6 +69,8 @@ impl Watch {
     /// The program wrote to the terminal.
     pub fn output(&mut self) {
         self.last_output = Instant::now();
+        self.member_waits = false;
+        self.last_members = None;
         if self.now != Some(Activity::Working) {
             self.enter(Activity::Working);
         }
@@ -72,11 +82,25 @@ impl Watch {
         if quiet < activity::QUIET {
             return;
         }
-        let waiting = rustix::termios::tcgetpgrp(master).is_ok_and(|pgrp| {
-            let raw = rustix::termios::tcgetattr(master)
-                .is_ok_and(|t| !t.local_modes.contains(rustix::termios::LocalModes::ICANON));
-            procfs::waits_on_terminal(pgrp.as_raw_nonzero().get() as u32, self.tty, raw)
-        });
+        let Ok(pgrp) = rustix::termios::tcgetpgrp(master) else {
+            return;
+        };
+        let pgrp = pgrp.as_raw_nonzero().get() as u32;
+        let raw = rustix::termios::tcgetattr(master)
+            .is_ok_and(|t| !t.local_modes.contains(rustix::termios::LocalModes::ICANON));
+        let mut waiting = procfs::waits_on_terminal(pgrp, self.tty, raw, false);
+        if !waiting {
+            // The other members, at most every MEMBERS_EVERY; what they were
+            // doing holds in between (until the program writes again).
+            if self
+                .last_members
+                .is_none_or(|t| t.elapsed() >= MEMBERS_EVERY)
+            {
+                self.last_members = Some(Instant::now());
+                self.member_waits = procfs::waits_on_terminal(pgrp, self.tty, raw, true);
+            }
+            waiting = self.member_waits;
+        }
         let a = activity::from_terminal(quiet, waiting);
         if self.now != Some(a) {
             self.enter(a);

@@ -225,15 +225,18 @@ fn unescape(field: &[u8]) -> Vec<u8> {
 /// that has put the terminal in raw mode (`raw`: a full-screen program, which
 /// waits in an event loop), in a `poll`/`select`/`epoll` with the terminal
 /// open. `false` when it cannot be told (another user's process, no `/proc`).
-pub fn waits_on_terminal(pgrp: u32, tty: u64, raw: bool) -> bool {
+/// `members`: also look at the group's other members (a scan of `/proc`),
+/// where the leader alone does not wait.
+pub fn waits_on_terminal(pgrp: u32, tty: u64, raw: bool, members: bool) -> bool {
     // The leader first: most often the one that reads.
     if waits_on(pgrp, tty, raw) {
         return true;
     }
-    all_processes()
-        .iter()
-        .filter(|p| p.pgrp == pgrp && p.pid != pgrp && !p.is_dead())
-        .any(|p| waits_on(p.pid, tty, raw))
+    members
+        && all_processes()
+            .iter()
+            .filter(|p| p.pgrp == pgrp && p.pid != pgrp && !p.is_dead())
+            .any(|p| waits_on(p.pid, tty, raw))
 }
 
 fn waits_on(pid: u32, tty: u64, raw: bool) -> bool {
