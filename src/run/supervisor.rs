@@ -129,6 +129,16 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         socket,
         tty,
     } = started;
+    // Its first activity (working) is written before the dispatcher returns, so
+    // that `ls` right after shows it.
+    let watch = super::attention::Watch::new(
+        req.id.clone(),
+        Local::of(&ctx.layout, &req.id),
+        pid,
+        tty,
+        PathBuf::from(&running.record.worktree),
+        super::notify::Notify::configured(&ctx.repo),
+    );
     ready.send(&format!("running {pid}"));
     drop(ready);
     let began = std::time::Instant::now();
@@ -150,14 +160,6 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         }
     });
     let keep = super::keep::Keep::new(req.size.0, req.size.1, req.scrollback);
-    let watch = super::attention::Watch::new(
-        req.id.clone(),
-        Local::of(&ctx.layout, &req.id),
-        pid,
-        tty,
-        PathBuf::from(&running.record.worktree),
-        super::notify::Notify::configured(&ctx.repo),
-    );
     let relay = Relay::new(master, listener, log, pid, keep, on_attach)
         .context("cannot relay the session's terminal")?
         .watching(watch);
