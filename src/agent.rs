@@ -133,7 +133,7 @@ pub struct Invocation {
 /// bullpen's own words (the conversation), the session's options, and (start
 /// only) the task prompt. Fails, naming the program and the profile, when the
 /// program is not on PATH, before anything is made or run.
-pub fn invoke(profile: &Profile, how: &Invoke) -> Result<Invocation> {
+pub fn invoke(ctx: &Ctx, profile: &Profile, how: &Invoke) -> Result<Invocation> {
     let name = &profile.name;
     let session = how.existing.then_some(how.session);
     let Some(built) = agent::build(profile, how.form, how.session, how.conversation) else {
@@ -145,6 +145,8 @@ pub fn invoke(profile: &Profile, how: &Invoke) -> Result<Invocation> {
         }
     }
     let mut args = built.own;
+    // The agent's hooks (`git bullpen hook`), then the session's own options.
+    args.extend(crate::hook::wire::extra_args(ctx, name, &built.line)?);
     args.extend(how.words.options.iter().cloned());
     if how.form == Form::Start {
         args.extend(how.words.prompt.iter().cloned());
@@ -176,7 +178,7 @@ pub fn argv(
         words: &words,
         conversation: None,
     };
-    Ok(invoke(&profile, &how)?.argv)
+    Ok(invoke(ctx, &profile, &how)?.argv)
 }
 
 fn no_form(name: &AgentName, form: Form, session: Option<&SessionId>) -> Error {

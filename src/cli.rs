@@ -93,6 +93,7 @@ pub enum Command {
     Gc(commands::gc::Args),
     Push(commands::push::Args),
     Fetch(commands::fetch::Args),
+    Hook(commands::hook::Args),
     #[command(name = "__supervise", hide = true)]
     Supervise(commands::supervise::Args),
 }

@@ -9,6 +9,7 @@ pub mod complete;
 pub mod context;
 pub mod gc;
 pub mod git;
+pub mod hook;
 pub mod ls;
 pub mod model;
 pub mod remote;

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use std::io::Write;
+
 use anyhow::{Context, Result};
 
 use crate::context::Ctx;
@@ -22,6 +24,8 @@ Examples:
     jq -r '.[] | select(.state == \"exited\") | .id'
   # sessions pushed from elsewhere
   git bullpen fetch && git bullpen ls --remote
+  # who needs you, in every repository
+  git bullpen ls --attention --all-repos
 
 The columns, and what their cells say:
   *          the session whose worktree the current directory is in
@@ -32,11 +36,13 @@ The columns, and what their cells say:
              never run); lost 5m ago (recorded running since then, but what
              records its end is gone); missing 2h ago (its worktree directory
              is gone); collected 1d ago (removed by gc or rm; with --all);
-             provisioning 2s ago (being created). A background run then
-             says what it is doing on its terminal: running 5m (attached,
-             idle 3m) while a terminal is attached (git bullpen attach),
-             running 5m (idle 12s) otherwise; idle: since it last wrote
-             output
+             provisioning 2s ago (being created). A running session then
+             says what it is doing: running 5m (needs input 2m), (idle 5m),
+             (working), after attached, while a terminal is attached
+             (git bullpen attach): from its agent's hooks where it reports,
+             else from its terminal (quiet and waiting on a read: needs
+             input); a run with neither says (idle 12s): since it last
+             wrote output
   AGENT      the agent the session runs (spawn --agent, bullpen.agent); the
              column is there when some session has one
   BRANCH     +N: commits on bullpen/<id> since its base; -M (with --status):
@@ -70,11 +76,19 @@ log (the background log's path), session_command (what a plain resume runs), \
 resume_command (exactly what a plain resume runs now, null where it would refuse), agent \
 (the agent it runs, or null), current, \
 run_started_at, run_ended_at, base_ref, attached (whether a terminal is attached to a \
-running background run), last_output_at (when its log was last written), and, with \
+running background run), last_output_at (when its log was last written), activity and \
+activity_since (what a running session is doing, since when), repository (with \
+--all-repos), and, with \
 --status, behind, modified, deleted, staged, untracked, published, unpublished (null \
 where unknown or not asked for), updated_at, clone_id, remote. The keys are stable: \
 new ones may be added, none is renamed, removed or given another meaning; null means \
 unknown or not applicable.
+
+--attention lists the sessions that need input first (who waits longest first), then \
+the idle ones, then the rest. --all-repos lists every repository with worktrees under the \
+worktree roots bullpen knows (each default one under $BULLPEN_HOME/worktrees/, and the \
+current repository's), found from the worktrees' own .git files, each table under its \
+repository's name.
 
 --remote (or --remote=<remote>) lists instead the sessions fetched from remotes \
 (`git bullpen fetch`), as <remote>/<id>, with what their record says and when it said \
@@ -114,12 +128,25 @@ pub struct Args {
     )]
     pub remote: Option<Option<RemoteName>>,
 
+    /// The sessions that need you first: needs input (longest waiting first),
+    /// then idle, then the rest.
+    #[arg(long)]
+    pub attention: bool,
+
+    /// List the sessions of every repository with worktrees under the worktree
+    /// roots bullpen knows, each with its repository.
+    #[arg(long, conflicts_with_all = ["remote", "ids"])]
+    pub all_repos: bool,
+
     /// Only these sessions.
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
     pub ids: Vec<SessionId>,
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    if args.all_repos {
+        return run_all_repos(&args, cwd, ui);
+    }
     let ctx = Ctx::discover_records(cwd, ui)?;
     if let Some(remote) = &args.remote {
         return run_remote(&ctx, remote.as_ref(), &args);
@@ -132,7 +159,10 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         ObjectCache::none()
     };
     let (sessions, hidden) = sessions(&ctx, &args.ids, args.all, &mut cache)?;
-    let rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+    let mut rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+    if args.attention {
+        crate::ls::attention::sort(&mut rows);
+    }
     // A cache that cannot be written is only read from the objects next time.
     let _ = cache.save();
     if args.json {
@@ -158,6 +188,66 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
                 "no sessions but {n} collected; `git bullpen ls --all` shows them"
             )),
         }
+    }
+    Ok(0)
+}
+
+/// `ls --all-repos`: each repository's sessions, under its name.
+fn run_all_repos(args: &Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let mut all = Vec::new();
+    let mut tables = Vec::new();
+    for ctx in crate::ls::repos::repositories(cwd, ui)? {
+        let mut cache = ObjectCache::open(&ctx.repo);
+        let (sessions, _hidden) = sessions(&ctx, &[], args.all, &mut cache)?;
+        let mut rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+        let _ = cache.save();
+        if rows.is_empty() {
+            continue;
+        }
+        let repository = ctx.repo.main_worktree().to_string_lossy().into_owned();
+        for r in &mut rows {
+            r.repository = Some(repository.clone());
+        }
+        if args.attention {
+            crate::ls::attention::sort(&mut rows);
+        }
+        if args.json {
+            all.extend(rows);
+        } else {
+            tables.push((repository, ctx.layout.worktree_root.clone(), rows));
+        }
+    }
+    if args.json {
+        if args.attention {
+            crate::ls::attention::sort(&mut all);
+        }
+        ui.write_json(&all)?;
+    } else {
+        for (i, (repository, root, rows)) in tables.iter().enumerate() {
+            let view = View {
+                now: time::now_unix(),
+                color: ui.color(),
+                width: ui.width(),
+                root,
+                home: home.as_deref(),
+            };
+            let mut out = ui.out();
+            let gap = if i == 0 { "" } else { "\n" };
+            writeln!(
+                out,
+                "{gap}repository: {}",
+                crate::model::command::escaped(repository)
+            )
+            .context("cannot write to stdout")?;
+            render_table(&mut *out, rows, &view).context("cannot write to stdout")?;
+        }
+    }
+    ui.flush()?;
+    if tables.is_empty() && all.is_empty() && !args.json {
+        ui.hint("no sessions in any repository under the worktree roots bullpen knows");
     }
     Ok(0)
 }

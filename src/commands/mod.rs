@@ -11,6 +11,7 @@ use crate::ui::Ui;
 pub mod attach;
 pub mod fetch;
 pub mod gc;
+pub mod hook;
 pub mod logs;
 pub mod ls;
 pub mod path;
@@ -54,6 +55,7 @@ pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
         Command::Gc(args) => gc::run(args, cwd, ui),
         Command::Push(args) => push::run(args, cwd, ui),
         Command::Fetch(args) => fetch::run(args, cwd, ui),
+        Command::Hook(args) => hook::run(args, cwd, ui),
     }
 }
 

@@ -178,6 +178,6 @@ fn agent_start(
         words: &words,
         conversation: conversation.as_ref().and_then(|c| c.id.as_deref()),
     };
-    let run = crate::agent::invoke(&profile, &how)?;
+    let run = crate::agent::invoke(ctx, &profile, &how)?;
     Ok((run.argv, words.options, conversation))
 }

@@ -17,6 +17,7 @@ pub mod cache;
 mod cli;
 mod content;
 mod env;
+pub mod found;
 mod hash;
 mod history;
 mod made;

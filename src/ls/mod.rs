@@ -5,7 +5,9 @@
 //! publish walk for all sessions, and the status of every worktree, in
 //! parallel.
 
+pub mod attention;
 pub mod fit;
+pub mod repos;
 pub mod table;
 
 use std::collections::{HashMap, HashSet};
@@ -243,7 +245,21 @@ fn gather(ctx: &Ctx, s: &Stored, tips: &HashMap<String, Oid>, cache: &mut Object
         session_command,
         attached,
         last_output,
+        activity: r
+            .process
+            .as_ref()
+            .filter(|_| alive)
+            .and_then(|p| activity_of(ctx, &r.id, p.pid)),
     }
+}
+
+/// What the run of command `pid` is doing, from the session's local state.
+pub fn activity_of(ctx: &Ctx, id: &SessionId, pid: u32) -> Option<crate::model::activity::Stamped> {
+    use crate::model::activity::{shown, Source};
+    let local = Local::of(&ctx.layout, id);
+    let terminal = local.activity(Source::Terminal).ok().flatten();
+    let agent = local.activity(Source::Agent).ok().flatten();
+    shown(terminal.as_ref(), agent.as_ref(), pid).cloned()
 }
 
 /// Whether a terminal is attached to the run: the supervisor's `attached.json`

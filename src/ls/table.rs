@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::model::activity::{self, Stamped};
 use crate::model::agent::AgentName;
 use crate::model::command::quoted;
 use crate::model::record::observed_state;
@@ -69,6 +70,12 @@ pub struct Row {
     /// When the session's background log was last written (RFC 3339), i.e. the
     /// last time its command wrote output; null when it has no log, or an empty one.
     pub last_output_at: Option<String>,
+    /// What a running session is doing (`working`, `needs input`, `idle`,
+    /// `exited`) and since when (RFC 3339); null when not running or not known.
+    pub activity: Option<String>,
+    pub activity_since: Option<String>,
+    /// With `--all-repos`: the repository (its main worktree; null otherwise).
+    pub repository: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
     /// When the shown state began (unix seconds), for the table.
@@ -98,6 +105,8 @@ pub struct Facts {
     pub attached: Option<bool>,
     /// When the log was last written (unix seconds).
     pub last_output: Option<i64>,
+    /// What the run is doing, from its local state (`model::activity::shown`).
+    pub activity: Option<Stamped>,
 }
 
 /// What decides a clean-up (`ls --status`): each `None` when it cannot be told
@@ -164,11 +173,21 @@ pub fn row(r: &Record, f: &Facts) -> Row {
             .attached
             .filter(|_| observed == Observed::Stored(State::Running)),
         last_output_at: f.last_output.map(time::rfc3339),
+        activity: running_activity(f, observed).map(|a| a.activity.as_str().to_owned()),
+        activity_since: running_activity(f, observed).map(|a| a.since.clone()),
+        repository: None,
         observed: Some(observed),
         since,
         with_status: f.status.is_some(),
         host_label: None,
     }
+}
+
+/// The activity of a run that is alive, only.
+fn running_activity(f: &Facts, observed: Observed) -> Option<&Stamped> {
+    f.activity
+        .as_ref()
+        .filter(|_| observed == Observed::Stored(State::Running))
 }
 
 /// What is known here of a session fetched from a remote: nothing observed,
@@ -196,6 +215,7 @@ pub fn remote_row(r: &Record, f: &RemoteFacts) -> Row {
         session_command: None,
         attached: None,
         last_output: None,
+        activity: None,
     };
     let mut row = row(r, &local);
     row.observed = Some(Observed::Stored(r.state));
@@ -224,6 +244,12 @@ pub struct View<'a> {
 pub(crate) fn state_cell(r: &Row, now: i64) -> String {
     let when = state_cell_short(r, now);
     match r.observed {
+        Some(Observed::Stored(State::Running)) if r.activity.is_some() => {
+            let since = r.activity_since.as_deref().and_then(time::parse_rfc3339);
+            let what = r.activity.as_deref().unwrap_or_default();
+            let attached = r.attached == Some(true);
+            format!("{when} ({})", activity::cell(what, since, attached, now))
+        }
         Some(Observed::Stored(State::Running)) if r.attached.is_some() => {
             format!("{when} ({})", activity(r, now))
         }

@@ -53,6 +53,13 @@ pub const DETACH_KEY: &str = "bullpen.detachKey";
 /// Lines of scrollback a background run's terminal model keeps (read when the
 /// run starts).
 pub const SCROLLBACK: &str = "bullpen.scrollback";
+/// A command (`sh -c`) run on each transition of a session into `needs input`,
+/// by whoever sees it (the run's supervisor, or the agent's hook), once.
+pub const NOTIFY: &str = "bullpen.notify";
+/// Set for the `bullpen.notify` command: the repository (its main worktree)
+/// and the state entered (`needs input`), beside `BULLPEN_SESSION`.
+pub const ENV_REPOSITORY: &str = "BULLPEN_REPOSITORY";
+pub const ENV_STATE: &str = "BULLPEN_STATE";
 
 /// Pure: a git integer (`git config --type=int`: digits with an optional `k`,
 /// `m` or `g`), not negative; git's reason when it is not one.

@@ -3,6 +3,7 @@
 //! directory), config keys, time, errors with hints. Every plan and decision in
 //! the crate imports only this module (enforced by `tests/cli/layout.rs`).
 
+pub mod activity;
 pub mod agent;
 pub mod command;
 pub mod config;

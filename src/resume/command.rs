@@ -206,7 +206,7 @@ fn agent_plain(
         words: &words,
         conversation: conversation.as_deref(),
     };
-    let invoked = invoke(&profile, &how).map_err(cannot)?;
+    let invoked = invoke(ctx, &profile, &how).map_err(cannot)?;
     Ok(AgentPlain {
         argv: invoked.argv,
         agent: (name.clone(), form),

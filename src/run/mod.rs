@@ -3,6 +3,7 @@
 //! between fork and exec until its run is recorded; the end of a run and its
 //! provenance notes; what of a run still lives; signalling a run's group.
 
+pub mod attention;
 pub mod background;
 pub mod claim;
 pub mod env;
@@ -12,6 +13,7 @@ pub mod gate;
 pub mod group;
 pub mod keep;
 pub mod liveness;
+pub mod notify;
 pub mod pty;
 pub mod relay;
 pub mod screen;

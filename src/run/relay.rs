@@ -22,6 +22,7 @@ use rustix::event::{poll, PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::process::{Pid, WaitOptions, WaitStatus};
 
+use super::attention::{self, Watch};
 use super::keep::Keep;
 use super::pty;
 use super::wire::{self, Decoder, Msg};
@@ -133,6 +134,7 @@ pub struct Relay<'a> {
     uid: u32,
     keep: Keep,
     on_attach: OnAttach<'a>,
+    watch: Option<Watch>,
 }
 
 /// How the command ended, and the client attached at the end (it is told
@@ -172,7 +174,14 @@ impl<'a> Relay<'a> {
             uid: socket::my_uid(),
             keep,
             on_attach,
+            watch: None,
         })
+    }
+
+    /// Also keep the run's activity, as its terminal shows it.
+    pub fn watching(mut self, watch: Watch) -> Relay<'a> {
+        self.watch = Some(watch);
+        self
     }
 
     /// Relay until the command has ended and its last output is copied.
@@ -180,6 +189,10 @@ impl<'a> Relay<'a> {
         let tick = match self.pidfd {
             Some(_) => Duration::from_secs(1),
             None => Duration::from_millis(50),
+        };
+        let tick = match self.watch {
+            Some(_) => tick.min(attention::LOOK_EVERY),
+            None => tick,
         };
         let status = loop {
             if let Some(s) = self.reap() {
@@ -189,6 +202,16 @@ impl<'a> Relay<'a> {
                 // poll itself failed: nothing to relay with; wait for the end.
                 let _ = writeln!(self.log, "bullpen: the terminal relay failed: {e}");
                 break self.wait_blocking();
+            }
+            if let Some(w) = self.watch.as_mut() {
+                use std::os::fd::AsFd;
+                w.look(self.master.as_fd());
+                if let Some(why) = w.take_failure() {
+                    let _ = writeln!(
+                        self.log,
+                        "bullpen: cannot keep the session's activity: {why}"
+                    );
+                }
             }
         };
         self.drain();
@@ -343,6 +366,9 @@ impl<'a> Relay<'a> {
                     break;
                 }
                 Ok(n) => {
+                    if let Some(w) = self.watch.as_mut() {
+                        w.output();
+                    }
                     self.log_output(&buf[..n]);
                     self.keep.feed(&buf[..n]);
                     if let Some(c) = self.client.as_mut() {

@@ -105,6 +105,8 @@ struct Started<'ui> {
     master: OwnedFd,
     listener: std::os::unix::net::UnixListener,
     socket: SocketFile,
+    /// The terminal's device number.
+    tty: u64,
 }
 
 /// The supervisor: claim the record, run the command on its terminal, relay
@@ -126,7 +128,18 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         master,
         listener,
         socket,
+        tty,
     } = started;
+    // Its first activity (working) is written before the dispatcher returns, so
+    // that `ls` right after shows it.
+    let watch = super::attention::Watch::new(
+        req.id.clone(),
+        Local::of(&ctx.layout, &req.id),
+        pid,
+        tty,
+        PathBuf::from(&running.record.worktree),
+        super::notify::Notify::configured(&ctx.repo),
+    );
     ready.send(&format!("running {pid}"));
     drop(ready);
     let began = std::time::Instant::now();
@@ -149,7 +162,8 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     });
     let keep = super::keep::Keep::new(req.size.0, req.size.1, req.scrollback);
     let relay = Relay::new(master, listener, log, pid, keep, on_attach)
-        .context("cannot relay the session's terminal")?;
+        .context("cannot relay the session's terminal")?
+        .watching(watch);
     let ended = relay.run();
     // No new client from here on; the one attached hears how it ended below.
     drop(socket);
@@ -301,6 +315,9 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let listener = socket::listen(&socket_path)?;
     let socket_file = SocketFile(socket_path.clone());
     let pty = super::pty::open(req.size.0, req.size.1)?;
+    let tty = rustix::fs::fstat(&pty.slave)
+        .context("cannot read the pseudo-terminal's device")?
+        .st_rdev;
     let spec = Spec {
         run: &req.run,
         cwd: &worktree,
@@ -346,6 +363,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
             master: pty.master,
             listener,
             socket: socket_file,
+            tty,
         }),
         (Some(running), Err(e)) => {
             // Claimed, but the command could not be executed: a shell says 127.

@@ -83,6 +83,24 @@ impl Layout {
     }
 }
 
+/// The default worktree roots of every repository on this machine: the
+/// directories under `$BULLPEN_HOME/worktrees/` (`ls --all-repos`).
+pub fn default_roots() -> Result<Vec<PathBuf>> {
+    let dir = bullpen_home()?.join("worktrees");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot list {}", dir.display())),
+    };
+    let mut roots: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    roots.sort();
+    Ok(roots)
+}
+
 fn bullpen_home() -> Result<PathBuf> {
     if let Some(h) = std::env::var_os(config::ENV_HOME).filter(|h| !h.is_empty()) {
         let h = PathBuf::from(h);

@@ -219,6 +219,91 @@ fn unescape(field: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Whether a process of the terminal's foreground process group `pgrp` is
+/// blocked waiting on the terminal (`tty`: its device number): in a `read` of
+/// it (`/proc/<pid>/syscall`: the call and its descriptor), or, for a program
+/// that has put the terminal in raw mode (`raw`: a full-screen program, which
+/// waits in an event loop), in a `poll`/`select`/`epoll` with the terminal
+/// open. `false` when it cannot be told (another user's process, no `/proc`).
+/// `members`: also look at the group's other members (a scan of `/proc`),
+/// where the leader alone does not wait.
+pub fn waits_on_terminal(pgrp: u32, tty: u64, raw: bool, members: bool) -> bool {
+    // The leader first: most often the one that reads.
+    if waits_on(pgrp, tty, raw) {
+        return true;
+    }
+    members
+        && all_processes()
+            .iter()
+            .filter(|p| p.pgrp == pgrp && p.pid != pgrp && !p.is_dead())
+            .any(|p| waits_on(p.pid, tty, raw))
+}
+
+fn waits_on(pid: u32, tty: u64, raw: bool) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+        return false;
+    };
+    let mut fields = text.split_whitespace();
+    let Some(nr) = fields.next().and_then(|n| n.parse::<libc::c_long>().ok()) else {
+        return false; // "running", or "-1 ..." (not in a system call)
+    };
+    let is_tty = |fd: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|m| m.rdev() == tty)
+    };
+    if syscalls::READS.contains(&nr) {
+        let fd = fields
+            .next()
+            .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+        return fd.is_some_and(|fd| is_tty(&fd.to_string()));
+    }
+    raw && syscalls::WAITS.contains(&nr) && (0..3).any(|fd: u32| is_tty(&fd.to_string()))
+}
+
+/// The system calls that read a descriptor and those that wait on several.
+mod syscalls {
+    #[cfg(target_arch = "x86_64")]
+    pub const READS: &[libc::c_long] = &[libc::SYS_read, libc::SYS_readv, libc::SYS_pread64];
+    #[cfg(target_arch = "x86_64")]
+    pub const WAITS: &[libc::c_long] = &[
+        libc::SYS_poll,
+        libc::SYS_ppoll,
+        libc::SYS_select,
+        libc::SYS_pselect6,
+        libc::SYS_epoll_wait,
+        libc::SYS_epoll_pwait,
+        libc::SYS_epoll_pwait2,
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    pub const READS: &[libc::c_long] = &[libc::SYS_read, libc::SYS_readv, libc::SYS_pread64];
+    #[cfg(not(target_arch = "x86_64"))]
+    pub const WAITS: &[libc::c_long] = &[
+        libc::SYS_ppoll,
+        libc::SYS_pselect6,
+        libc::SYS_epoll_pwait,
+        libc::SYS_epoll_pwait2,
+    ];
+}
+
+/// Whether `pid` descends from the process `ancestor` (walking its parents in
+/// `/proc`; a chain that breaks or reaches pid 1 first does not).
+pub fn is_descendant(pid: u32, ancestor: u32) -> bool {
+    let mut at = pid;
+    for _ in 0..4096 {
+        let Some(s) = stat(at) else {
+            return false;
+        };
+        if s.ppid == ancestor {
+            return true;
+        }
+        if s.ppid <= 1 {
+            return false;
+        }
+        at = s.ppid;
+    }
+    false
+}
+
 /// Does any process exist with this pid (including ones we may not signal)?
 /// A pid of 0 or beyond `i32::MAX` (untrusted input) never exists.
 pub fn pid_exists(pid: u32) -> bool {

@@ -19,7 +19,10 @@
 //! atomically.
 //!
 //! Beside them, `attached.json` is status, not proof: the terminal attached to
-//! the run right now, written and removed by the run's supervisor.
+//! the run right now, written and removed by the run's supervisor; so are
+//! `activity-terminal.json` (what the supervisor reads from the run's terminal)
+//! and `activity-agent.json` (what the agent's hooks said, `git bullpen hook`,
+//! written under `activity.lock`), each naming the run it is of.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -28,6 +31,7 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::model::activity::{Source, Stamped};
 use crate::model::local::{
     Attached, Conversation, Created, Included, Leftovers, LocalCommand, LocalRun, LOCAL_SCHEMA,
 };
@@ -38,6 +42,7 @@ use crate::sys::layout::Layout;
 const ATTACHED: &str = "attached.json";
 const LEFTOVERS: &str = "leftovers.json";
 const CONVERSATION: &str = "conversation.json";
+const ACTIVITY_LOCK: &str = "activity.lock";
 
 /// This clone's id: 32 random hex digits in `<common>/bullpen/clone-id`, made on
 /// first use (of two racing first uses, one wins and both read it). Records
@@ -193,6 +198,21 @@ impl Local {
         self.remove_file(LEFTOVERS)
     }
 
+    /// What the run's terminal (`Source::Terminal`) or its agent said it is doing.
+    pub fn activity(&self, source: Source) -> Result<Option<Stamped>> {
+        self.read(activity_file(source))
+    }
+
+    pub fn write_activity(&self, stamped: &Stamped) -> Result<()> {
+        self.write(activity_file(stamped.source), stamped)
+    }
+
+    /// The lock the hook holds from reading the agent's activity to writing it.
+    pub fn activity_lock(&self) -> Result<crate::sys::lock::Lock> {
+        atomic::create_private_dir(&self.dir)?;
+        crate::sys::lock::Lock::acquire(&self.dir.join(ACTIVITY_LOCK))
+    }
+
     /// Remove one file of the session's; one already gone is fine.
     fn remove_file(&self, name: &str) -> Result<()> {
         let path = self.dir.join(name);
@@ -212,5 +232,12 @@ impl Local {
             }
             _ => Ok(()),
         }
+    }
+}
+
+fn activity_file(source: Source) -> &'static str {
+    match source {
+        Source::Terminal => "activity-terminal.json",
+        Source::Agent => "activity-agent.json",
     }
 }

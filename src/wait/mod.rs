@@ -1,6 +1,7 @@
 //! wait: until sessions' runs end, then how the last one ended. `decide` reads
 //! a record (pure); this file polls the records and `/proc`.
 
+pub mod attention;
 pub mod decide;
 
 use std::time::{Duration, Instant};

@@ -105,14 +105,17 @@ fn detach_leaves_the_run_going_and_attach_comes_back_to_it() {
     let row = wait_attached(&env, "a", true);
     assert!(row["last_output_at"].is_string(), "{row}");
     let table = env.bullpen(&["ls"]).ok().stdout;
-    assert_state_cell(&table, "a", "(attached, idle ");
+    assert_state_cell(&table, "a", "(attached, ");
     t.send(b"\x1c");
     t.expect("detached from session a; it keeps running");
     assert_eq!(t.wait().code(), Some(0), "{}", t.shown());
     wait_attached(&env, "a", false);
     assert_eq!(env.state("a"), "running");
-    let table = env.bullpen(&["ls"]).ok().stdout;
-    assert_state_cell(&table, "a", "(idle ");
+    // Detached, and waiting on its terminal for the next line.
+    wait_for("a to need input", || {
+        let table = env.bullpen(&["ls"]).ok().stdout;
+        table.contains("(needs input ").then_some(())
+    });
 
     // From another terminal, later: the same run, still there.
     let mut t = on_terminal(&env, &["attach", "a"]);

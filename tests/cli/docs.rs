@@ -316,7 +316,15 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
             "Set for a session's command and its setup commands: the session id, its branch \
              (bullpen/<id>), its worktree, the repository's main worktree and the commit the \
              session started from (full object id), so agents and scripts can tell where \
-             they are. bullpen does not read them.",
+             they are. bullpen reads them only in git bullpen hook.",
+        ));
+    }
+    if all || sub == Some("hook") {
+        entries.push((
+            format!("{}, {}", config::ENV_SESSION, config::ENV_WORKTREE),
+            "The session the hook reports for, and where its repository is found (else the \
+             current directory). Taken only from a process that descends from that \
+             session's running command.",
         ));
     }
     if all || matches!(sub, Some("spawn" | "resume" | "ls")) {
@@ -471,6 +479,23 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
              a cell: 1,000 lines of 200 columns are about 6 MiB. Read when the run starts.",
         ));
     }
+    if matches!(sub, None | Some("spawn" | "resume")) {
+        entries.push((
+            config::NOTIFY,
+            "A command run (with /bin/sh -c) each time a session moves into needs input \
+             (a permission prompt, a question), once, by whoever sees it: the agent's hook, \
+             or the supervisor of a background run; with BULLPEN_SESSION, \
+             BULLPEN_REPOSITORY (the main worktree) and BULLPEN_STATE in its environment.",
+        ));
+    }
+    if matches!(sub, None | Some("spawn" | "resume")) {
+        entries.push((
+            "bullpen.agent.<name>.hooks",
+            "false: start the agent without wiring its hooks to git bullpen hook (Claude \
+             Code's --settings, Codex's -c notify); its activity is then read from its \
+             terminal only.",
+        ));
+    }
     if matches!(sub, None | Some("attach")) {
         entries.push((
             config::DETACH_KEY,
@@ -615,7 +640,8 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
             tagged(
                 roff,
                 "wait",
-                "The exit status of the last session's run; 124 when --timeout ran out.",
+                "The exit status of the last session's run; 124 when --timeout ran out. With \
+                 --for: 0 when a session got there, 1 when every run ended first.",
             );
             tagged(
                 roff,
@@ -643,6 +669,12 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
                 "0 ... 255",
                 "The exit status of the last session's run (128+N when a signal N ended it); \
                  0 for a session that never ran.",
+            );
+            tagged(
+                roff,
+                "0, 1",
+                "With --for: a session got there (its id is on stdout); every run ended \
+                 before one did.",
             );
             tagged(
                 roff,

@@ -11,6 +11,7 @@ mod agents;
 mod at_act;
 mod attach;
 mod attacks;
+mod attention;
 mod bg;
 mod color;
 mod content;

@@ -218,14 +218,14 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     $ git bullpen ls --all
     exit 0
     --- stdout
-      ID           STATE                       BRANCH
+      ID           STATE                 BRANCH
       a-done       exited 0 [T] ago  +1
       b-failed     exited 3 [T] ago  +0
       c-killed     exited sig15 [T] ago  +0
       d-missing    missing [T] ago  +0
       e-no-branch  missing [T] ago  gone
       f-collected  collected [T] ago  +0
-      g-running    running [T] (no output yet)  +0
+      g-running    running [T] (working)  +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
 }
