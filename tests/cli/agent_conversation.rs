@@ -98,6 +98,12 @@ pub fn install_fakes(env: &mut Env) {
         make_executable(&path);
     }
     env.path_prefix.insert(0, bin);
+    // The argv of the profiles themselves; their hooks are attention.rs's (and
+    // `the_hooks_come_with_the_conversation_id` below).
+    for agent in ["claude", "codex"] {
+        let key = format!("bullpen.agent.{agent}.hooks");
+        env.git(&env.repo, &["config", &key, "false"]).ok();
+    }
 }
 
 /// What a fake agent did with a conversation.
@@ -426,4 +432,34 @@ fn an_agent_that_is_not_installed_fails_before_anything_is_created() {
     ]);
     env.bullpen(&["spawn", "--agent", "claude", "z"]).ok();
     assert_eq!(last_turn(&env).what, "started");
+}
+
+/// With its hooks wired (the default), Claude Code still starts exactly the
+/// session's conversation, and is resumed by it.
+#[test]
+fn the_hooks_come_with_the_conversation_id() {
+    let env = fakes();
+    env.git(
+        &env.repo,
+        &["config", "--unset", "bullpen.agent.claude.hooks"],
+    )
+    .ok();
+    env.bullpen(&[
+        "spawn", "--agent", "claude", "hk", "--", "--model", "opus", "go",
+    ])
+    .ok();
+    let uuid = conversation(&env, "hk")["id"].as_str().unwrap().to_owned();
+    let args = last_args(&env);
+    assert!(
+        args.starts_with(&format!("--session-id {uuid} --name hk --settings ")),
+        "{args}"
+    );
+    assert!(args.ends_with(" --model opus go"), "{args}");
+    env.bullpen(&["resume", "hk"]).ok();
+    let args = last_args(&env);
+    assert!(
+        args.starts_with(&format!("--resume {uuid} --settings ")),
+        "{args}"
+    );
+    assert!(args.ends_with(" --model opus"), "{args}");
 }

@@ -34,11 +34,6 @@ impl Agents {
     fn new() -> Agents {
         let mut env = Env::new();
         crate::agent_conversation::install_fakes(&mut env);
-        // The argv of the profiles themselves; their hooks are attention.rs's.
-        for agent in ["claude", "codex"] {
-            let key = format!("bullpen.agent.{agent}.hooks");
-            env.git(&env.repo, &["config", &key, "false"]).ok();
-        }
         Agents { env }
     }
 
