@@ -3,6 +3,7 @@
 //! between fork and exec until its run is recorded; the end of a run and its
 //! provenance notes; what of a run still lives; signalling a run's group.
 
+pub mod back;
 pub mod background;
 pub mod claim;
 pub mod env;
@@ -16,6 +17,7 @@ pub mod pty;
 pub mod relay;
 pub mod screen;
 pub mod setup;
+pub mod sizes;
 pub mod supervisor;
 pub mod wire;
 
