@@ -5,6 +5,7 @@
 //! publish walk for all sessions, and the status of every worktree, in
 //! parallel.
 
+pub mod screen_line;
 pub mod table;
 
 use std::collections::{HashMap, HashSet};

@@ -79,6 +79,34 @@ pub struct Row {
     /// With `--remote`: the host as the table shows it (`model::remote::host_label`).
     #[serde(skip)]
     pub host_label: Option<String>,
+    /// With `--screen` (else absent): the last non-empty line on the screen of
+    /// a running background run, null when it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<ScreenLine>,
+}
+
+/// What `ls --screen` found on a session's screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ScreenLine {
+    /// Its last non-empty line ("" when the screen is blank).
+    Line(String),
+    /// Not a running background run on a terminal.
+    NotRunning,
+    /// Its supervisor did not answer in time.
+    NoAnswer,
+    /// It could not be asked, or refused.
+    Unreadable,
+}
+
+/// The SCREEN cell.
+fn screen_cell(r: &Row) -> String {
+    match &r.screen {
+        Some(ScreenLine::Line(l)) => escaped(l),
+        Some(ScreenLine::NoAnswer) => "(no answer)".to_owned(),
+        Some(ScreenLine::Unreadable) => "(unreadable)".to_owned(),
+        Some(ScreenLine::NotRunning) | None => "-".to_owned(),
+    }
 }
 
 /// Facts gathered for one session.
@@ -166,6 +194,7 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         since,
         with_status: f.status.is_some(),
         host_label: None,
+        screen: None,
     }
 }
 
@@ -455,6 +484,14 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
         min: Some(8),
         from_start: true,
     });
+    let with_screen = rows.iter().any(|r| r.screen.is_some());
+    if with_screen {
+        columns.push(Column {
+            header: "SCREEN",
+            min: Some(8),
+            from_start: false,
+        });
+    }
     let relative = rows.iter().any(|r| {
         Path::new(&r.worktree).starts_with(view.root) && Path::new(&r.worktree) != view.root
     });
@@ -476,6 +513,9 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
                 view.root,
                 view.home,
             )));
+            if with_screen {
+                c.push(screen_cell(r));
+            }
             c
         })
         .collect();

@@ -183,6 +183,9 @@ impl<W: Write> Render<W> {
         while let Some(size) = self.sizes.front().filter(|s| s.offset <= self.at).copied() {
             self.sizes.pop_front();
             self.size = (size.rows, size.cols);
+            // The rows the cursor has left are printed as they were: a
+            // narrower terminal would cut them.
+            self.catch_up();
             // Rows that scrolled off were printed: a taller screen does not get
             // them back on top (vt100 would make room for them, blank).
             match self.parser.screen().alternate_screen() {

@@ -33,6 +33,7 @@ mod resume;
 mod reuse;
 mod run_leftovers;
 mod screen;
+mod screen_more;
 mod ship;
 mod snapshots;
 mod spawn;
