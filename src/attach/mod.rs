@@ -160,8 +160,19 @@ fn detach_key(ctx: &Ctx) -> Result<u8> {
 /// Connect to the run's socket, and make sure its supervisor is the one
 /// answering (nothing is sent before).
 fn connect(ctx: &Ctx, id: &SessionId, target: &AttachTarget, doing: &str) -> Result<UnixStream> {
+    connect_with(ctx, id, target, doing, |p: &Path| UnixStream::connect(p))
+}
+
+/// [`connect`], through `open`.
+fn connect_with(
+    ctx: &Ctx,
+    id: &SessionId,
+    target: &AttachTarget,
+    doing: &str,
+    open: impl FnOnce(&Path) -> std::io::Result<UnixStream>,
+) -> Result<UnixStream> {
     let path = Path::new(&target.socket);
-    let stream = match UnixStream::connect(path) {
+    let stream = match open(path) {
         Ok(s) => s,
         Err(e) => {
             // The run may have ended just now.

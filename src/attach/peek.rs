@@ -5,13 +5,15 @@
 //! supervisor's own pid and our uid answering on it.
 
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{connect, target};
+use super::{connect, connect_with, target};
 use crate::context::Ctx;
-use crate::git::store;
+use crate::git::store::{self, Stored};
 use crate::model::{Error, SessionId};
 use crate::run::keep::Shot;
 use crate::run::wire::{self, Decoder, Msg};
@@ -78,6 +80,115 @@ fn colored(formatted: &str) -> String {
     match body.is_empty() {
         true => String::new(),
         false => format!("{body}\x1b[m\n"),
+    }
+}
+
+/// What a supervisor answered a glance (`ls --screen`).
+#[derive(Debug)]
+pub enum Glance {
+    Shot(Shot),
+    /// Nothing by the deadline (a stopped or busy supervisor).
+    NoAnswer,
+    /// It could not be asked, or refused: why.
+    Failed(String),
+}
+
+/// The screens of `sessions` at once, for `ls --screen`: each checked as
+/// `peek` checks it and asked without waiting (a connection that would wait,
+/// its supervisor taking none, is not made), the answers read as they come
+/// until `deadline`. Never later: a supervisor that has not answered by then
+/// is `NoAnswer`.
+pub fn glance(ctx: &Ctx, sessions: &[&Stored], deadline: Instant) -> Vec<Glance> {
+    let doing = "reading the screen of";
+    let mut answers: Vec<Glance> = Vec::with_capacity(sessions.len());
+    let mut asked: Vec<(usize, UnixStream, Decoder)> = Vec::new();
+    for (i, stored) in sessions.iter().enumerate() {
+        let id = &stored.record.id;
+        let sent = target(ctx, stored, doing)
+            .and_then(|t| connect_with(ctx, id, &t, doing, connect_now))
+            .and_then(|stream| {
+                // A fresh connection's buffer takes these few bytes at once.
+                (&stream)
+                    .write_all(&wire::frame(&Msg::Peek { color: false }))
+                    .with_context(|| format!("cannot talk to the terminal of session {id}"))?;
+                Ok(stream)
+            });
+        match sent {
+            Ok(stream) => {
+                asked.push((i, stream, Decoder::default()));
+                answers.push(Glance::NoAnswer);
+            }
+            Err(e) => answers.push(Glance::Failed(crate::ui::one_line(&e))),
+        }
+    }
+    let mut buf = vec![0u8; wire::CHUNK];
+    while !asked.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let ready: Vec<bool> = {
+            use rustix::event::{poll, PollFd, PollFlags, Timespec};
+            let mut fds: Vec<PollFd> = asked
+                .iter()
+                .map(|(_, s, _)| PollFd::new(s, PollFlags::IN))
+                .collect();
+            let ts = Timespec {
+                tv_sec: left.as_secs() as _,
+                tv_nsec: left.subsec_nanos() as _,
+            };
+            match poll(&mut fds, Some(&ts)) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+            fds.iter().map(|f| !f.revents().is_empty()).collect()
+        };
+        let mut still = Vec::new();
+        for ((i, stream, mut dec), ready) in asked.into_iter().zip(ready) {
+            if !ready {
+                still.push((i, stream, dec));
+                continue;
+            }
+            match read_answer(&stream, &mut dec, &mut buf) {
+                Ok(None) => still.push((i, stream, dec)),
+                Ok(Some(Msg::Screen(shot))) => answers[i] = Glance::Shot(shot),
+                Ok(Some(Msg::Refused(why))) => answers[i] = Glance::Failed(why),
+                Ok(Some(_)) => answers[i] = Glance::Failed("an answer that is no screen".into()),
+                Err(e) => answers[i] = Glance::Failed(crate::ui::one_line(&e)),
+            }
+        }
+        asked = still;
+    }
+    answers
+}
+
+/// Connect without waiting: a supervisor whose queue of connections is full
+/// (it takes none: stopped) refuses at once (`EAGAIN`) instead of holding us.
+fn connect_now(path: &Path) -> std::io::Result<UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )?;
+    rustix::net::connect(&fd, &SocketAddrUnix::new(path)?)?;
+    Ok(UnixStream::from(fd))
+}
+
+/// What has arrived on a non-blocking `stream`: a whole answer, or `None` yet.
+fn read_answer(stream: &UnixStream, dec: &mut Decoder, buf: &mut [u8]) -> Result<Option<Msg>> {
+    loop {
+        if let Some(m) = dec.next_msg()? {
+            return Ok(Some(m));
+        }
+        match (&*stream).read(buf) {
+            Ok(0) => anyhow::bail!("the supervisor closed the connection without an answer"),
+            Ok(n) => dec.push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("cannot read the supervisor's answer"),
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use crate::context::Ctx;
 use crate::git::store;
 use crate::model::{Error, SessionId, State};
 use crate::run::screen::Render;
+use crate::run::sizes;
 use crate::sys::procfs;
 use crate::ui::Ui;
 
@@ -26,7 +27,8 @@ bullpen ls --json` shows the path). Foreground runs write no log: their output w
 to the terminal.
 
 logs prints the log as a terminal shows it: the bytes go through a terminal model \
-(24x80, the run's terminal unless it was started from a terminal or resized), so \
+of the size the run's terminal had (its supervisor records each size, and where in \
+the log it began; 24x80 for a run that recorded none), so \
 cursor motions leave spaces, a carriage return overwrites, erasing erases and a \
 progress bar shows its last state; a line the terminal wrapped stays one line; a \
 program that ended on the alternate screen (a full-screen program) shows its main \
@@ -88,7 +90,12 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         true => Sink::Raw(&mut **out),
         false => Sink::Screen(Box::new(Render::new(&mut **out, args.follow))),
     };
+    let sizes_path = sizes::path(&ctx.layout, id);
     let mut copy = |file: &mut File| -> Result<()> {
+        // The sizes first: each one is recorded before any byte written at it.
+        if let Sink::Screen(render) = &mut sink {
+            render.sizes(&sizes::read(&sizes_path, file)?);
+        }
         std::io::copy(file, &mut sink)
             .with_context(|| format!("cannot copy {} to stdout", path.display()))?;
         sink.flush().context("cannot write to stdout")

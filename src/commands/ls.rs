@@ -70,6 +70,13 @@ Plain ls reads the records and counts each branch's commits; --status also reads
 status of every worktree (the costly part, in parallel) and which branches are on a \
 remote: the facts gc and rm decide on.
 
+--screen adds a SCREEN column: the last non-empty line on the screen of each running \
+background session, asked of its supervisor as `git bullpen peek` asks (cut, as ID and \
+WORKTREE are, to fit the width); all are asked at once and waited for at most a second: (no answer) \
+for a supervisor that did not answer by then (stopped, or stuck), (unreadable) for \
+one that could not be asked, - for a session that is not running in the background. \
+With --json it is the key screen (null when not read).
+
 --json prints an array of objects with the stable keys id, state, branch, base, \
 worktree, command (of the latest run), created_at, exit_code, signal, pid, host, ahead, \
 log (the background log's path), session_command (what a plain resume runs), \
@@ -138,6 +145,11 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["remote", "ids"])]
     pub all_repos: bool,
 
+    /// Also show the last non-empty line on the screen of each running
+    /// background session (asked of its supervisor, as peek does).
+    #[arg(long, conflicts_with = "remote")]
+    pub screen: bool,
+
     /// Only these sessions.
     #[arg(value_name = "ID", add = clap_complete::ArgValueCandidates::new(crate::complete::any_session_id_candidates))]
     pub ids: Vec<SessionId>,
@@ -162,6 +174,9 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let mut rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
     if args.attention {
         crate::ls::attention::sort(&mut rows);
+    }
+    if args.screen {
+        crate::ls::screen_line::fill(&ctx, &sessions, &mut rows);
     }
     // A cache that cannot be written is only read from the objects next time.
     let _ = cache.save();

@@ -17,7 +17,7 @@ use std::path::Path;
 use crate::model::command::escaped;
 
 use super::table::{
-    agent_cell, branch_cell, changes_cell, color_of, published_cell, remote_state_cell,
+    agent_cell, branch_cell, changes_cell, color_of, published_cell, remote_state_cell, screen_cell,
     remote_state_what, shorten, state_cell, state_cell_short, tilde, truncate, Row, View,
 };
 
@@ -315,6 +315,13 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
             ..Column::hideable("WORKTREE", 1)
         });
     }
+    let with_screen = rows.iter().any(|r| r.screen.is_some());
+    if with_screen {
+        columns.push(Column {
+            min: Some(8),
+            ..Column::hideable("SCREEN", 0)
+        });
+    }
     let relative = rows.iter().any(|r| {
         Path::new(&r.worktree).starts_with(view.root) && Path::new(&r.worktree) != view.root
     });
@@ -337,6 +344,9 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
             }
             if with_place {
                 c.push(place.into());
+            }
+            if with_screen {
+                c.push(screen_cell(r).into());
             }
             c
         })

@@ -8,6 +8,7 @@
 pub mod attention;
 pub mod fit;
 pub mod repos;
+pub mod screen_line;
 pub mod table;
 
 use std::collections::{HashMap, HashSet};

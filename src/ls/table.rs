@@ -8,7 +8,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::model::activity::{self, Stamped};
 use crate::model::agent::AgentName;
-use crate::model::command::quoted;
+use crate::model::command::{escaped, quoted};
 use crate::model::record::observed_state;
 use crate::model::{time, Dirt, Observed, Record, State};
 
@@ -87,6 +87,34 @@ pub struct Row {
     /// With `--remote`: the host as the table shows it (`model::remote::host_label`).
     #[serde(skip)]
     pub host_label: Option<String>,
+    /// With `--screen` (else absent): the last non-empty line on the screen of
+    /// a running background run, null when it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<ScreenLine>,
+}
+
+/// What `ls --screen` found on a session's screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ScreenLine {
+    /// Its last non-empty line ("" when the screen is blank).
+    Line(String),
+    /// Not a running background run on a terminal.
+    NotRunning,
+    /// Its supervisor did not answer in time.
+    NoAnswer,
+    /// It could not be asked, or refused.
+    Unreadable,
+}
+
+/// The SCREEN cell.
+pub(crate) fn screen_cell(r: &Row) -> String {
+    match &r.screen {
+        Some(ScreenLine::Line(l)) => escaped(l),
+        Some(ScreenLine::NoAnswer) => "(no answer)".to_owned(),
+        Some(ScreenLine::Unreadable) => "(unreadable)".to_owned(),
+        Some(ScreenLine::NotRunning) | None => "-".to_owned(),
+    }
 }
 
 /// Facts gathered for one session.
@@ -180,6 +208,7 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         since,
         with_status: f.status.is_some(),
         host_label: None,
+        screen: None,
     }
 }
 

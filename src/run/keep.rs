@@ -1,7 +1,8 @@
 //! The supervisor's terminal model of a run (issue 24): everything the command
-//! writes is fed through vt100, which keeps the screen, the scrollback and the
-//! modes the program turned on, so that `attach` can draw the current screen at
-//! once and `peek` can read it without attaching.
+//! writes is fed through vt100, which keeps the screen and the modes the
+//! program turned on, so that `attach` can draw the current screen at once and
+//! `peek` can read it without attaching. The scrollback is kept beside it,
+//! compact ([`super::back`]); a taller terminal gets its rows back on top.
 //!
 //! vt100 does not track focus reporting (`CSI ? 1004 h`), the kitty keyboard
 //! protocol's flags (`CSI > flags u`, `CSI < n u`, `CSI = flags ; mode u`, one
@@ -12,6 +13,8 @@
 use std::num::NonZeroU16;
 
 use serde::{Deserialize, Serialize};
+
+use super::back::{self, Back};
 
 /// The modes vt100 leaves to its callbacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +46,14 @@ fn param(params: &[&[u16]], i: usize, default: u16) -> u16 {
         .unwrap_or(default)
 }
 
-impl vt100::Callbacks for Extra {
+/// What vt100 tells its callbacks: the modes it leaves to them, the rows
+/// that scroll off the main screen.
+struct Model {
+    extra: Extra,
+    back: Back,
+}
+
+impl vt100::Callbacks for Model {
     fn unhandled_csi(
         &mut self,
         screen: &mut vt100::Screen,
@@ -52,7 +62,20 @@ impl vt100::Callbacks for Extra {
         params: &[&[u16]],
         c: char,
     ) {
-        let stack = &mut self.kitty[usize::from(screen.alternate_screen())];
+        self.extra.csi(screen.alternate_screen(), i1, params, c);
+    }
+
+    fn on_scroll(&mut self, row: vt100::capture::RowContents<'_>, alternate: bool) {
+        // A terminal keeps no scrollback of its alternate screen.
+        if !alternate {
+            self.back.push(row);
+        }
+    }
+}
+
+impl Extra {
+    fn csi(&mut self, alternate: bool, i1: Option<u8>, params: &[&[u16]], c: char) {
+        let stack = &mut self.kitty[usize::from(alternate)];
         match (i1, c) {
             (Some(b'?'), 'h' | 'l') if params.iter().any(|p| p.first() == Some(&1004)) => {
                 self.focus = c == 'h';
@@ -97,13 +120,13 @@ impl vt100::Callbacks for Extra {
 }
 
 /// The default scrollback of a run's terminal, in lines (git config
-/// `bullpen.scrollback`): vt100 keeps 32 bytes a cell, so 1,000 lines of 200
-/// columns are about 6 MiB.
+/// `bullpen.scrollback`): a row costs its text and colour changes, so 1,000
+/// lines of 200 columns of text are about 240 KiB.
 pub const DEFAULT_SCROLLBACK: usize = 1000;
 
 /// A run's terminal as the supervisor sees it.
 pub struct Keep {
-    parser: vt100::Parser<Extra>,
+    parser: vt100::Parser<Model>,
 }
 
 /// What `peek` is sent: the screen as text, and where its cursor is.
@@ -130,11 +153,16 @@ fn size(n: u16) -> NonZeroU16 {
 impl Keep {
     pub fn new(rows: u16, cols: u16, scrollback: usize) -> Keep {
         Keep {
+            // No scrollback in vt100 itself: it would allocate a whole row
+            // for each line that scrolls; `Back` keeps them compact.
             parser: vt100::Parser::new_with_callbacks(
                 size(rows),
                 size(cols),
-                scrollback,
-                Extra::default(),
+                0,
+                Model {
+                    extra: Extra::default(),
+                    back: Back::new(scrollback),
+                },
             ),
         }
     }
@@ -144,9 +172,40 @@ impl Keep {
         self.parser.process(bytes);
     }
 
-    /// The terminal's new size (what the command's pty was given).
+    /// The terminal's new size (what the command's pty was given). Taller, the
+    /// main screen gets back on top the rows that scrolled off it, as a
+    /// terminal does (vt100 makes room for them, blank; they are drawn from
+    /// the scrollback, without their wrap marks).
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.parser.set_size(size(rows), size(cols));
+        let (old, _) = self.screen().size();
+        let (rows, cols) = (size(rows), size(cols));
+        if rows <= old {
+            self.parser.set_size(rows, cols);
+            return;
+        }
+        // The main screen's cursor tells how many rows vt100 made room for.
+        let alternate = self.screen().alternate_screen();
+        if alternate {
+            aside(&mut self.parser, b"\x1b[?47l");
+        }
+        let before = self.screen().cursor_position().0;
+        self.parser.set_size(rows, cols);
+        let (row, col) = self.screen().cursor_position();
+        let room = row.saturating_sub(before);
+        let lines = self
+            .parser
+            .callbacks_mut()
+            .back
+            .take_last(usize::from(room));
+        if !lines.is_empty() {
+            let top = room - u16::try_from(lines.len()).unwrap_or(room);
+            let attrs = self.screen().attributes_formatted();
+            let bytes = back::draw(&lines, top, cols.get(), &attrs, (row, col));
+            aside(&mut self.parser, bytes.as_bytes());
+        }
+        if alternate {
+            aside(&mut self.parser, b"\x1b[?47h");
+        }
     }
 
     pub fn screen(&self) -> &vt100::Screen {
@@ -154,7 +213,12 @@ impl Keep {
     }
 
     pub fn extra(&self) -> &Extra {
-        self.parser.callbacks()
+        &self.parser.callbacks().extra
+    }
+
+    /// The rows that scrolled off the main screen, oldest first.
+    pub fn scrollback(&self) -> impl Iterator<Item = &back::Line> {
+        self.parser.callbacks().back.iter()
     }
 
     /// The bytes that bring a terminal in its default state to this one: the
@@ -205,6 +269,16 @@ impl Keep {
             formatted: formatted.then(|| screen.contents_formatted_basic()),
         }
     }
+}
+
+/// Feed `bytes` to `parser`'s screen through a parser of their own: a sequence
+/// the program left unfinished (a read may end anywhere) stays unfinished in
+/// `parser`, not mixed with these.
+pub fn aside<CB: vt100::Callbacks>(parser: &mut vt100::Parser<CB>, bytes: &[u8]) {
+    let mut other = vt100::Parser::new(NonZeroU16::MIN, NonZeroU16::MIN, 0);
+    std::mem::swap(other.screen_mut(), parser.screen_mut());
+    other.process(bytes);
+    std::mem::swap(other.screen_mut(), parser.screen_mut());
 }
 
 /// The sequences that set a screen's kitty keyboard stack from empty.
@@ -288,6 +362,126 @@ mod tests {
         assert_eq!(k.extra().kitty, [vec![5], vec![0, 7]]);
         k.feed(b"\x1b[<9u");
         assert_eq!(k.extra().kitty, [vec![5], vec![0]]);
+    }
+
+    /// Each row of the screen: its text, and each cell's colours and attributes.
+    fn cells(screen: &vt100::Screen) -> Vec<(String, Vec<String>)> {
+        let (rows, cols) = screen.size();
+        (0..rows.get())
+            .map(|r| {
+                let attrs = (0..cols.get())
+                    .map(|c| {
+                        format!(
+                            "{:?}",
+                            screen
+                                .cell(r, c)
+                                .map(|c| (c.contents(), c.fgcolor(), c.bold()))
+                        )
+                    })
+                    .collect();
+                let text = screen
+                    .rows(0, cols.get())
+                    .nth(usize::from(r))
+                    .unwrap_or_default();
+                (text, attrs)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_taller_terminal_gets_the_rows_that_scrolled_off_as_vt100_would_give_them() {
+        let mut lines = String::new();
+        for i in 0..40 {
+            lines.push_str(&format!(
+                "\x1b[3{}mline {i}\x1b[m \u{4e16}\u{754c} end\r\n",
+                i % 8
+            ));
+        }
+        type Size = (u16, u16);
+        let cases: Vec<(String, Size, Size)> = vec![
+            // More rows scrolled off than the terminal grows, and fewer.
+            (lines.clone(), (10, 30), (25, 30)),
+            (lines[..lines.len() / 8].to_owned(), (10, 30), (40, 30)),
+            // Narrower: the rows are cut at the new width, as vt100 cuts its own.
+            (lines.clone(), (10, 30), (20, 12)),
+            (lines.clone(), (10, 30), (20, 50)),
+            // The cursor in the middle of the screen, with colours on.
+            (format!("{lines}\x1b[5;7H\x1b[1;32m"), (10, 30), (16, 30)),
+            // On the alternate screen: the main one underneath gets its rows.
+            (
+                format!("{lines}\x1b[?1049h\x1b[3;3Halt"),
+                (10, 30),
+                (16, 30),
+            ),
+        ];
+        for (bytes, (r0, c0), (r1, c1)) in cases {
+            let mut keep = Keep::new(r0, c0, 100);
+            let mut vt = vt100::Parser::new(size(r0), size(c0), 100);
+            keep.feed(bytes.as_bytes());
+            vt.process(bytes.as_bytes());
+            keep.resize(r1, c1);
+            vt.set_size(size(r1), size(c1));
+            let (k, v) = (keep.screen(), vt.screen());
+            assert_eq!(cells(k), cells(v), "{bytes:?} at {r1}x{c1}");
+            assert_eq!(k.cursor_position(), v.cursor_position());
+            assert_eq!(k.attributes_formatted(), v.attributes_formatted());
+            assert_eq!(k.alternate_screen(), v.alternate_screen());
+            // And the main screen under the alternate one.
+            let (mut k, mut v) = (keep, vt);
+            k.feed(b"\x1b[?1049lback");
+            v.process(b"\x1b[?1049lback");
+            assert_eq!(
+                cells(k.screen()),
+                cells(v.screen()),
+                "{bytes:?}: the main screen"
+            );
+            assert_eq!(k.screen().cursor_position(), v.screen().cursor_position());
+        }
+    }
+
+    #[test]
+    fn a_resize_between_two_halves_of_a_sequence_leaves_it_whole() {
+        let mut k = Keep::new(3, 20, 10);
+        k.feed(b"1\r\n2\r\n3\r\n4\r\n\x1b[3");
+        k.resize(6, 20);
+        k.feed(b"1mred");
+        let shot = k.shot(false);
+        assert_eq!(shot.lines, ["1", "2", "3", "4", "red", ""]);
+        assert_eq!(
+            k.screen().cell(4, 0).map(|c| c.fgcolor()),
+            Some(vt100::Color::Idx(1))
+        );
+    }
+
+    #[test]
+    fn the_scrollback_keeps_its_lines_compact_and_no_more_than_asked() {
+        let mut k = Keep::new(50, 200, 10_000);
+        let line = format!("{}\r\n", "7".repeat(200));
+        for _ in 0..12_000 {
+            k.feed(line.as_bytes());
+        }
+        assert_eq!(k.scrollback().count(), 10_000);
+        let bytes: usize = k.scrollback().map(|l| l.text.len()).sum();
+        assert_eq!(bytes, 10_000 * 200);
+        assert!(k.scrollback().all(|l| !l.wrapped));
+        // A row the terminal wrapped says so.
+        let mut k = Keep::new(2, 5, 10);
+        k.feed(b"abcdefgh\r\nx\r\ny\r\n");
+        let kept: Vec<_> = k
+            .scrollback()
+            .map(|l| (l.text.to_string(), l.wrapped))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("abcde".into(), true),
+                ("fgh".into(), false),
+                ("x".into(), false)
+            ]
+        );
+        let mut none = Keep::new(2, 5, 0);
+        none.feed(b"a\r\nb\r\nc\r\n");
+        assert_eq!(none.scrollback().count(), 0);
     }
 
     #[test]

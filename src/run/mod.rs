@@ -4,6 +4,7 @@
 //! provenance notes; what of a run still lives; signalling a run's group.
 
 pub mod attention;
+pub mod back;
 pub mod background;
 pub mod claim;
 pub mod env;
@@ -18,6 +19,7 @@ pub mod pty;
 pub mod relay;
 pub mod screen;
 pub mod setup;
+pub mod sizes;
 pub mod supervisor;
 pub mod wire;
 

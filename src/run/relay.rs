@@ -25,6 +25,7 @@ use rustix::process::{Pid, WaitOptions, WaitStatus};
 use super::attention::{self, Watch};
 use super::keep::Keep;
 use super::pty;
+use super::sizes::Recorder;
 use super::wire::{self, Decoder, Msg};
 use crate::model::Exit;
 use crate::sys::socket;
@@ -135,6 +136,7 @@ pub struct Relay<'a> {
     keep: Keep,
     on_attach: OnAttach<'a>,
     watch: Option<Watch>,
+    sizes: Recorder,
 }
 
 /// How the command ended, and the client attached at the end (it is told
@@ -153,6 +155,7 @@ impl<'a> Relay<'a> {
         pid: u32,
         keep: Keep,
         on_attach: OnAttach<'a>,
+        sizes: Recorder,
     ) -> std::io::Result<Relay<'a>> {
         rustix::io::ioctl_fionbio(&master, true)?;
         // A pollable handle on the command's end (Linux 5.3); without one the
@@ -175,6 +178,7 @@ impl<'a> Relay<'a> {
             keep,
             on_attach,
             watch: None,
+            sizes,
         })
     }
 
@@ -431,16 +435,25 @@ impl<'a> Relay<'a> {
                 }
             }
         }
-        if let Some((rows, cols)) = resize {
-            self.keep.resize(rows, cols);
-            let _ = pty::resize(&self.master, rows, cols);
-        }
         let flushed = c.flush_some().is_ok();
+        if let Some((rows, cols)) = resize {
+            self.resize(rows, cols);
+        }
         if !open || !flushed {
             self.detach();
         } else if !self.to_pty.is_empty() {
             self.write_master();
         }
+    }
+
+    /// The terminal's new size: the model's, the log's record of it, the
+    /// command's terminal (the kernel sends it SIGWINCH).
+    fn resize(&mut self, rows: u16, cols: u16) {
+        self.keep.resize(rows, cols);
+        // Before any output at the new size reaches the log. A size that
+        // cannot be recorded only leaves `logs` at the last one it knows.
+        let _ = self.sizes.record(&self.log, rows, cols);
+        let _ = pty::resize(&self.master, rows, cols);
     }
 
     fn accept(&mut self) {
@@ -504,7 +517,8 @@ impl<'a> Relay<'a> {
             current.last_word(&Msg::Stolen { pid: new.pid });
         }
         new.queue(&Msg::Welcome);
-        // The screen as it is, at the client's size, before anything live.
+        // The screen as it is, at the client's size, before anything live
+        // (the log's record and the command's terminal follow below).
         self.keep.resize(rows, cols);
         for chunk in self.keep.redraw().chunks(wire::CHUNK) {
             new.queue(&Msg::Output(chunk.to_vec()));
@@ -513,7 +527,7 @@ impl<'a> Relay<'a> {
             (self.on_attach)(None);
             return;
         }
-        let _ = pty::resize(&self.master, rows, cols);
+        self.resize(rows, cols);
         (self.on_attach)(Some((new.pid, &new.since)));
         self.client = Some(new);
     }

@@ -11,11 +11,18 @@
 //! one of [`OWN`]'s prefixes and ends in a bare `\n` (a terminal's lines end in
 //! `\r\n`). Such a line ends the screen before it (everything on it is printed),
 //! is printed as it is, and the next run starts on a fresh terminal.
+//!
+//! The model has the size the run's terminal had ([`super::sizes`]: where in
+//! the log each size began), 24x80 where none was recorded.
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::num::NonZeroU16;
 
 use vt100::capture::{basic_formatted_to_plain, BasicFormattedCaptureState, RowContents};
+
+use super::keep::aside;
+use super::sizes::Size;
 
 /// The prefixes of bullpen's own lines (`Ui`'s).
 const OWN: [&[u8]; 5] = [
@@ -29,7 +36,7 @@ const OWN: [&[u8]; 5] = [
 const OWN_MAX: usize = 64 * 1024;
 
 /// The run's terminal size when nothing else is known: the supervisor's
-/// default (`__supervise` without `--size`). The log does not record resizes.
+/// default (`__supervise` without `--size`).
 pub const ROWS: u16 = 24;
 pub const COLS: u16 = 80;
 
@@ -44,6 +51,13 @@ pub struct Render<W: Write> {
     /// Print a line as soon as the cursor has left it downwards (`--follow`),
     /// not only once it scrolls off or the run ends.
     follow: bool,
+    /// Bytes of the log taken so far.
+    at: u64,
+    /// The sizes recorded from `at` on, and how many were given in all.
+    sizes: VecDeque<Size>,
+    given: usize,
+    /// The size of the run's terminal (what a fresh model gets).
+    size: (u16, u16),
 }
 
 /// What vt100 scrolls off the top of the screen, as text lines.
@@ -108,11 +122,13 @@ impl Lines {
     }
 }
 
-fn parser() -> vt100::Parser<Rows> {
-    let rows = NonZeroU16::new(ROWS).unwrap_or(vt100::Parser::DEFAULT_ROWS);
-    let cols = NonZeroU16::new(COLS).unwrap_or(vt100::Parser::DEFAULT_COLS);
+fn nonzero(n: u16) -> NonZeroU16 {
+    NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN)
+}
+
+fn parser((rows, cols): (u16, u16)) -> vt100::Parser<Rows> {
     // No scrollback: each row leaves through `on_scroll` as it goes.
-    vt100::Parser::new_with_callbacks(rows, cols, 0, Rows::default())
+    vt100::Parser::new_with_callbacks(nonzero(rows), nonzero(cols), 0, Rows::default())
 }
 
 /// Whether `held` (from a line's start) is one of bullpen's own lines: `Some`
@@ -142,10 +158,41 @@ fn own_line(held: &[u8]) -> Option<bool> {
 impl<W: Write> Render<W> {
     pub fn new(out: W, follow: bool) -> Render<W> {
         Render {
-            parser: parser(),
+            parser: parser((ROWS, COLS)),
             out,
             held: Some(Vec::new()),
             follow,
+            at: 0,
+            sizes: VecDeque::new(),
+            given: 0,
+            size: (ROWS, COLS),
+        }
+    }
+
+    /// The sizes recorded for this log so far, all of them (`--follow` gives
+    /// them again as the file grows: only the new ones are taken).
+    pub fn sizes(&mut self, all: &[Size]) {
+        if let Some(new) = all.get(self.given..) {
+            self.sizes.extend(new.iter().copied());
+            self.given = all.len();
+        }
+    }
+
+    /// Take on every size that began at or before the log's byte `at`.
+    fn resize_to_date(&mut self) {
+        while let Some(size) = self.sizes.front().filter(|s| s.offset <= self.at).copied() {
+            self.sizes.pop_front();
+            self.size = (size.rows, size.cols);
+            // The rows the cursor has left are printed as they were: a
+            // narrower terminal would cut them.
+            self.catch_up();
+            // Rows that scrolled off were printed: a taller screen does not get
+            // them back on top (vt100 would make room for them, blank).
+            match self.parser.screen().alternate_screen() {
+                true => aside(&mut self.parser, b"\x1b[?47l\x1b[3J\x1b[?47h"),
+                false => aside(&mut self.parser, b"\x1b[3J"),
+            }
+            self.parser.set_size(nonzero(size.rows), nonzero(size.cols));
         }
     }
 
@@ -182,7 +229,7 @@ impl<W: Write> Render<W> {
             }
         }
         let done = std::mem::take(&mut lines.done);
-        self.parser = parser();
+        self.parser = parser(self.size);
         self.parser.callbacks_mut().lines.done = done;
     }
 
@@ -269,8 +316,19 @@ fn trim_blank_rows(mut rows: Vec<(String, bool)>) -> Vec<(String, bool)> {
 
 impl<W: Write> Write for Render<W> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        for line in bytes.split_inclusive(|&b| b == b'\n') {
-            self.line(line)?;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            self.resize_to_date();
+            // Up to where the next size began.
+            let n = self.sizes.front().map_or(rest.len(), |s| {
+                usize::try_from(s.offset - self.at).map_or(rest.len(), |n| n.min(rest.len()))
+            });
+            let (now, later) = rest.split_at(n);
+            for line in now.split_inclusive(|&b| b == b'\n') {
+                self.line(line)?;
+            }
+            self.at += n as u64;
+            rest = later;
         }
         if self.follow {
             self.catch_up();
@@ -387,6 +445,66 @@ mod tests {
         assert_eq!(own_line(b"bull"), None);
         assert_eq!(own_line(b"bulb"), Some(false));
         assert_eq!(own_line(b"bullpen: x\n"), Some(true));
+    }
+
+    #[test]
+    fn the_model_has_the_size_the_run_had_from_where_it_began() {
+        let at = |offset: u64, rows: u16, cols: u16| Size { offset, rows, cols };
+        let render_sized = |chunks: &[&[u8]], sizes: &[Size]| {
+            let mut r = Render::new(Vec::new(), false);
+            r.sizes(sizes);
+            for c in chunks {
+                r.write_all(c).unwrap();
+            }
+            r.finish().unwrap();
+            String::from_utf8(r.out).unwrap()
+        };
+        let right = |col: usize, what: &str| format!("{}{what}\n", " ".repeat(col - 1));
+        // Unknown: 24x80, so column 150 is the last one.
+        assert_eq!(render(&[b"\x1b[150Gx\r\n"]), right(80, "x"));
+        assert_eq!(
+            render_sized(&[b"\x1b[150Gx\r\n"], &[at(0, 50, 200)]),
+            right(150, "x")
+        );
+        // Resized half-way: each part at its own size, wherever the log's
+        // bytes are cut into writes.
+        let log =
+            b"\x1b[150Ga\r\n\x1b[150Gb\r\nbullpen: session a exited 0 after 1s\n\x1b[150Gc\r\n";
+        // Cut in the middle of the second line's sequence: a read may end anywhere.
+        let sizes = [at(0, 24, 80), at(12, 50, 200)];
+        let want = format!(
+            "{}{}bullpen: session a exited 0 after 1s\n{}",
+            right(80, "a"),
+            right(150, "b"),
+            right(150, "c")
+        );
+        assert_eq!(render_sized(&[log], &sizes), want);
+        let bytes: Vec<&[u8]> = log.chunks(5).collect();
+        assert_eq!(render_sized(&bytes, &sizes), want);
+        // Taller: the rows printed do not come back; narrower: the rows the
+        // shrink pushes off are printed once.
+        let many: String = (0..30).map(|i| format!("{i}\r\n")).collect();
+        let want: String = (0..30).map(|i| format!("{i}\n")).collect();
+        let n = many.len() as u64;
+        assert_eq!(
+            render_sized(&[many.as_bytes()], &[at(0, 10, 80), at(n / 2, 40, 80)]),
+            want
+        );
+        assert_eq!(
+            render_sized(&[many.as_bytes()], &[at(0, 40, 80), at(n / 2, 5, 20)]),
+            want
+        );
+        // Given again with more (`--follow`): only the new ones are taken.
+        let mut r = Render::new(Vec::new(), false);
+        r.sizes(&[at(0, 24, 80)]);
+        r.write_all(b"\x1b[150Ga\r\n").unwrap();
+        r.sizes(&[at(0, 24, 80), at(9, 50, 200)]);
+        r.write_all(b"\x1b[150Gb\r\n").unwrap();
+        r.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(r.out).unwrap(),
+            format!("{}{}", right(80, "a"), right(150, "b"))
+        );
     }
 
     #[test]

@@ -161,7 +161,12 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         }
     });
     let keep = super::keep::Keep::new(req.size.0, req.size.1, req.scrollback);
-    let relay = Relay::new(master, listener, log, pid, keep, on_attach)
+    // For `logs`: the size the run starts at, and each resize (`relay`).
+    let mut sizes = super::sizes::Recorder::new(super::sizes::path(&ctx.layout, &req.id));
+    if let Err(e) = sizes.record(&log, req.size.0, req.size.1) {
+        ui.warn(format!("{e:#}"));
+    }
+    let relay = Relay::new(master, listener, log, pid, keep, on_attach, sizes)
         .context("cannot relay the session's terminal")?
         .watching(watch);
     let ended = relay.run();

@@ -38,6 +38,7 @@ mod resume;
 mod reuse;
 mod run_leftovers;
 mod screen;
+mod screen_more;
 mod ship;
 mod snapshots;
 mod spawn;
