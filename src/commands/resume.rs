@@ -113,6 +113,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let id = match args.id {
         Some(Target::Remote(from)) => {
             let ctx = Ctx::discover(cwd, ui)?;
+            let sandbox = args.run.sandbox(&ctx)?;
             return resume_remote(
                 &ctx,
                 RemoteRequest {
@@ -120,6 +121,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
                     as_id: args.as_id,
                     command: args.run.command,
                     bg: args.run.bg,
+                    sandbox,
                     fresh: args.fresh,
                     setup: !args.no_setup,
                 },
@@ -135,6 +137,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         .into());
     }
     let ctx = Ctx::discover(cwd, ui)?;
+    let sandbox = args.run.sandbox(&ctx)?;
     let id = ctx.session_or_here(id, cwd, "resume")?;
     resume(
         &ctx,
@@ -142,6 +145,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             id,
             command: args.run.command,
             bg: args.run.bg,
+            sandbox,
             save: args.save,
             fresh: args.fresh,
             setup: !args.no_setup,

@@ -2,11 +2,12 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::RunArgs;
 use crate::context::Ctx;
 use crate::model::agent::{AgentName, Form};
+use crate::model::sandbox::Mode;
 use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session, Spec};
@@ -87,13 +88,19 @@ pub struct Args {
     #[arg(long)]
     pub no_setup: bool,
 
+    /// With --sandbox: print the rules the command would run under (the
+    /// paths it may write, and why), and create nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let ctx = Ctx::discover(cwd, ui)?;
-    let RunArgs { bg, command } = args.run;
+    let sandbox = args.run.sandbox(&ctx)?;
+    let RunArgs { bg, command, .. } = args.run;
     // An agent (named, or git config bullpen.agent when no command is given)
     // runs its profile's start form, with what follows `--` as its arguments.
     let agent = match args.agent {
@@ -116,6 +123,9 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         agent: agent.as_ref().map(|name| (name, agent_args.as_slice())),
         setup: !args.no_setup,
     };
+    if args.dry_run {
+        return dry_run(&ctx, args.id.as_ref(), agent.as_ref(), sandbox);
+    }
     let created = create_session(&ctx, args.id.as_ref(), &spec)?;
     let record = &created.stored.record;
     match &agent {
@@ -129,7 +139,29 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         )),
     }
     if bg {
-        return spawn::start_background(&ctx, created, &command);
+        return spawn::start_background(&ctx, created, &command, sandbox);
     }
-    run::run_foreground(&ctx, created.stored, &command, "running")
+    run::run_foreground(&ctx, created.stored, &command, "running", sandbox)
+}
+
+/// `--sandbox --dry-run`: the rules the run would get, and nothing made.
+fn dry_run(
+    ctx: &Ctx,
+    id: Option<&SessionId>,
+    agent: Option<&AgentName>,
+    sandbox: Mode,
+) -> Result<i32> {
+    use std::io::Write;
+    if sandbox == Mode::Off {
+        return Err(crate::model::Error::usage(
+            "--dry-run prints the rules of --sandbox: give --sandbox (or set bullpen.sandbox)",
+        )
+        .into());
+    }
+    let text = run::sandbox::planned(ctx, id, agent, sandbox)?;
+    ctx.ui
+        .out()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")?;
+    Ok(0)
 }

@@ -24,6 +24,7 @@ mod nested;
 mod notes;
 mod records;
 pub mod remote;
+mod sandbox;
 mod status;
 pub mod store;
 #[cfg(test)]

@@ -68,6 +68,9 @@ pub struct Row {
     /// When the session's background log was last written (RFC 3339), i.e. the
     /// last time its command wrote output; null when it has no log, or an empty one.
     pub last_output_at: Option<String>,
+    /// How the latest run was confined (`--sandbox`: enforcement, mode, what the
+    /// kernel did not enforce, the writable paths); null: it was not.
+    pub sandbox: Option<serde_json::Value>,
     #[serde(skip)]
     pub observed: Option<Observed>,
     /// When the shown state began (unix seconds), for the table.
@@ -162,6 +165,7 @@ pub fn row(r: &Record, f: &Facts) -> Row {
             .attached
             .filter(|_| observed == Observed::Stored(State::Running)),
         last_output_at: f.last_output.map(time::rfc3339),
+        sandbox: r.extra.get(crate::model::sandbox::RECORD_KEY).cloned(),
         observed: Some(observed),
         since,
         with_status: f.status.is_some(),
@@ -232,11 +236,27 @@ fn state_cell(r: &Row, now: i64) -> String {
         }
         (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
     };
-    match r.observed {
+    let when = match r.observed {
         Some(Observed::Stored(State::Running)) if r.attached.is_some() => {
             format!("{when} ({})", activity(r, now))
         }
         _ => when,
+    };
+    sandboxed(r, when)
+}
+
+/// Pure: a state cell of a run under `--sandbox` says so: `exited 0 2m ago
+/// (sandboxed)`, `(sandboxed, best-effort)` where the kernel enforced less.
+fn sandboxed(r: &Row, cell: String) -> String {
+    let Some(sandbox) = &r.sandbox else {
+        return cell;
+    };
+    let partial = sandbox["not_enforced"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
+    match partial {
+        true => format!("{cell} (sandboxed, best-effort)"),
+        false => format!("{cell} (sandboxed)"),
     }
 }
 

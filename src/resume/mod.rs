@@ -36,6 +36,8 @@ pub struct Request {
     /// The command to run; empty: the recorded one.
     pub command: Vec<String>,
     pub bg: bool,
+    /// How the command is confined (`--sandbox`).
+    pub sandbox: crate::model::sandbox::Mode,
     /// Make `command` the session's own command (`--save`): recorded, and
     /// written to this machine's `command.json`, before it runs.
     pub save: bool,
@@ -78,9 +80,9 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
         )),
     }
     if req.bg {
-        return run::run_background(ctx, stored, &argv, "resumed");
+        return run::run_background(ctx, stored, &argv, "resumed", req.sandbox);
     }
-    let status = run::run_foreground(ctx, stored, &argv, "resumed")?;
+    let status = run::run_foreground(ctx, stored, &argv, "resumed", req.sandbox)?;
     // Not after a signal (Ctrl-C ends the agent with 128 + 2): that is no failure to find.
     if let (Some((name, Form::Resume)), true) = (&agent, status != 0 && status < 128) {
         // The agent may have found no conversation to continue (Claude Code:

@@ -35,6 +35,8 @@ pub struct RemoteRequest {
     /// plain resume runs for a session from elsewhere (see [`choose`]).
     pub command: Vec<String>,
     pub bg: bool,
+    /// How the command is confined (`--sandbox`).
+    pub sandbox: crate::model::sandbox::Mode,
     /// An agent session: its profile's start form, a new conversation (`--fresh`).
     pub fresh: bool,
     /// Run `bullpen.setup` in the new worktree (not `--no-setup`).
@@ -135,9 +137,9 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
     ));
     let id = stored.id.clone();
     if req.bg {
-        return spawn::start_background(ctx, created, &chosen.argv);
+        return spawn::start_background(ctx, created, &chosen.argv, req.sandbox);
     }
-    let status = run::run_foreground(ctx, created.stored, &chosen.argv, "resumed")?;
+    let status = run::run_foreground(ctx, created.stored, &chosen.argv, "resumed", req.sandbox)?;
     // As after a plain resume: the agent may have found no conversation to
     // continue here (it was saved on the other machine).
     if let (Some((name, Form::Resume)), true) = (&chosen.agent, status != 0 && status < 128) {

@@ -14,6 +14,7 @@ pub mod keep;
 pub mod liveness;
 pub mod pty;
 pub mod relay;
+pub mod sandbox;
 pub mod screen;
 pub mod setup;
 pub mod supervisor;

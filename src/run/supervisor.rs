@@ -55,6 +55,8 @@ pub struct Request {
     /// Lines of scrollback the terminal model keeps (`bullpen.scrollback`).
     pub scrollback: usize,
     pub argv: Vec<String>,
+    /// `--sandbox`: how the command is confined.
+    pub sandbox: crate::model::sandbox::Mode,
 }
 
 /// The supervisor's report pipe to the dispatcher (absent when run by hand).
@@ -104,6 +106,8 @@ struct Started<'ui> {
     master: OwnedFd,
     listener: std::os::unix::net::UnixListener,
     socket: SocketFile,
+    /// Kept until the run and what it left are over (its private TMPDIR).
+    sandbox: Option<super::sandbox::Sandbox>,
 }
 
 /// The supervisor: claim the record, run the command on its terminal, relay
@@ -125,6 +129,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         master,
         listener,
         socket,
+        sandbox,
     } = started;
     ready.send(&format!("running {pid}"));
     drop(ready);
@@ -170,6 +175,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     if !left.is_empty() {
         linger(&ctx, &req.id, &left);
     }
+    drop(sandbox);
     recorded?;
     Ok(0)
 }
@@ -300,10 +306,14 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let listener = socket::listen(&socket_path)?;
     let socket_file = SocketFile(socket_path.clone());
     let pty = super::pty::open(req.size.0, req.size.1)?;
+    let sandbox = super::sandbox::prepare(&ctx, &stored.record, req.sandbox)?;
+    let mut env = super::env::session_env(&ctx, &stored.record);
+    env.extend(sandbox.iter().flat_map(|s| s.env()));
     let spec = Spec {
         argv: &req.argv,
         cwd: &worktree,
-        env: super::env::session_env(&ctx, &stored.record),
+        env,
+        landlock: sandbox.as_ref().and_then(|s| s.landlock_fd()),
     };
     let socket_str = socket_path.to_string_lossy().into_owned();
     let gated = gate::start_gated(&spec, Attach::Pty(pty.slave.as_raw_fd()), |pid| {
@@ -330,6 +340,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
                 run_start,
                 log: Some(log.clone()),
                 socket: Some(socket_str.clone()),
+                sandbox: sandbox.as_ref().map(|s| s.record_value()),
             },
         )
     })?;
@@ -345,6 +356,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
             master: pty.master,
             listener,
             socket: socket_file,
+            sandbox,
         }),
         (Some(running), Err(e)) => {
             // Claimed, but the command could not be executed: a shell says 127.

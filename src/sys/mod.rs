@@ -4,6 +4,7 @@
 
 pub mod atomic;
 pub mod copy;
+pub mod landlock;
 pub mod layout;
 pub mod lock;
 pub mod memory;

@@ -32,6 +32,7 @@ mod repo;
 mod resume;
 mod reuse;
 mod run_leftovers;
+mod sandbox;
 mod screen;
 mod ship;
 mod snapshots;
