@@ -59,7 +59,9 @@ bullpen.setup commands, as in spawn (--no-setup skips setup); if that fails, the
 worktree is removed again and nothing runs.
 
 With --bg the command runs detached, as with `spawn --bg`: its output is appended to \
-the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it.
+the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it. \
+--sandbox (or git config bullpen.sandbox) confines the command as in spawn: it writes \
+only its worktree and what a commit on its branch needs.
 
 To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".
 

@@ -65,7 +65,24 @@ id is printed on stdout, the worktree on stderr. The run survives the terminal i
 started from; connect to it with `git bullpen attach <id>` (Ctrl-\\ detaches), see it \
 with `git bullpen ls` and `git bullpen logs <id>`, end it with `git bullpen stop <id>`. \
 Without a command, --bg starts bullpen.agent, bullpen.command or your shell, as in the \
-foreground.";
+foreground.
+
+Sandbox. With --sandbox (or git config bullpen.sandbox true) the command runs under \
+Landlock, in the foreground and with --bg: it reads everything and writes only its \
+worktree, its admin directory (<git dir>/worktrees/<name>), the object store, the files \
+of refs/heads/bullpen/ (its branch's ref and lock; the kernel's rules are per directory, \
+so other sessions' branches too), its branch's reflog, a private TMPDIR removed after \
+the run, /dev/null and the terminals, the state of its agent (~/.claude, ~/.claude.json, \
+~/.codex) and what git config bullpen.sandbox.allowWrite adds. Never the repository's \
+config, hooks/, packed-refs, info/, other refs, other worktrees or the main checkout: \
+nothing that runs later outside the sandbox. So its git runs with gc.auto=0, \
+gc.autoPackLimit=0, gc.packRefs=false and maintenance.auto=false (after your own git \
+-c); it cannot pack refs, change remotes, install hooks or git stash (refs/stash is \
+shared). Signals to processes outside the sandbox are refused too. A kernel without \
+Landlock ABI 6 (Linux 6.12) fails --sandbox before anything is made; \
+--sandbox=best-effort runs with what the kernel enforces and says what it does not. \
+--sandbox --dry-run prints the rules and makes nothing. ls shows a sandboxed run's \
+state with (sandboxed); ls --json has the rules as sandbox.";
 
 /// Start a new session in its own worktree and branch, and run a command there.
 #[derive(Debug, clap::Args)]

@@ -15,6 +15,12 @@ pub struct SessionGitDirs {
 }
 
 impl Repo {
+    /// The admin directory `git worktree add` makes for a new worktree whose
+    /// directory is named `name` (while no entry has that name).
+    pub fn planned_admin_dir(&self, name: &str) -> PathBuf {
+        self.common_dir().join("worktrees").join(name)
+    }
+
     /// The admin directory of the session's worktree `worktree` (its `.git`
     /// file must point into this repository's `worktrees/`), after making sure
     /// that the directory of its loose ref and its reflog exist: a commit then

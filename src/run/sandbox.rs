@@ -175,7 +175,7 @@ pub fn planned(
     let (allow_write, agent_state) = extra_paths(ctx, agent.map(AgentName::as_str))?;
     let places = Places {
         worktree: ctx.layout.worktree_root.join(&name),
-        admin: ctx.repo.common_dir().join("worktrees").join(&name),
+        admin: ctx.repo.planned_admin_dir(&name),
         common: ctx.repo.common_dir().to_path_buf(),
         id: name.clone(),
         tmp: std::env::temp_dir().join(format!("bullpen-{name}-XXXXXX")),
