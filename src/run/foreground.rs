@@ -31,8 +31,12 @@ pub fn run_foreground(
     let sandbox = super::sandbox::prepare(ctx, &stored.record, sandbox)?;
     let mut env = super::env::session_env(ctx, &stored.record);
     env.extend(sandbox.iter().flat_map(|s| s.env()));
+    let exec = match &sandbox {
+        Some(s) => s.argv(argv),
+        None => argv.to_vec(),
+    };
     let spec = Spec {
-        argv,
+        argv: &exec,
         cwd: &worktree,
         env,
         landlock: sandbox.as_ref().and_then(|s| s.landlock_fd()),

@@ -34,7 +34,7 @@ pub fn mode(ctx: &Ctx, flag: Option<Mode>, no: bool) -> Result<Mode> {
 /// it fails here, running and creating nothing.
 pub fn check(mode: Mode) -> Result<()> {
     let abi = landlock::kernel_abi();
-    if mode == Mode::Strict && abi < REQUIRED_ABI {
+    if mode == Mode::Strict && abi < REQUIRED_ABI && !seatbelt() {
         let has = match abi {
             0 => "no Landlock".to_owned(),
             n => format!("Landlock ABI {n}"),
@@ -50,8 +50,18 @@ pub fn check(mode: Mode) -> Result<()> {
     Ok(())
 }
 
+/// macOS: Seatbelt's `sandbox-exec` runs the command (untested on real macOS).
+fn seatbelt() -> bool {
+    cfg!(target_os = "macos") && Path::new(SANDBOX_EXEC).exists()
+}
+
+const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+
 /// Best-effort: say what this kernel does not enforce.
 pub fn warn_unenforced(ctx: &Ctx, mode: Mode) {
+    if seatbelt() {
+        return;
+    }
     let not_enforced = sandbox::not_enforced(landlock::kernel_abi());
     if mode == Mode::BestEffort && !not_enforced.is_empty() {
         ctx.ui.warn(format!(
@@ -89,6 +99,21 @@ impl Sandbox {
         ]
     }
 
+    /// The argv the gate executes: on macOS through `sandbox-exec` with the
+    /// Seatbelt profile of the roots; elsewhere `argv` itself.
+    pub fn argv(&self, argv: &[String]) -> Vec<String> {
+        if self.applied.enforcement != "seatbelt" {
+            return argv.to_vec();
+        }
+        let mut out = vec![
+            SANDBOX_EXEC.to_owned(),
+            "-p".to_owned(),
+            sandbox::seatbelt_profile(&self.roots),
+        ];
+        out.extend(argv.iter().cloned());
+        out
+    }
+
     /// The record's `sandbox` value.
     pub fn record_value(&self) -> serde_json::Value {
         serde_json::to_value(&self.applied).unwrap_or(serde_json::Value::Null)
@@ -108,17 +133,21 @@ pub fn prepare(ctx: &Ctx, record: &Record, mode: Mode) -> Result<Option<Sandbox>
         .context("cannot create the sandbox's private temporary directory")?;
     let places = places(ctx, record, tmp.path())?;
     let roots = sandbox::roots(&places);
-    let not_enforced = sandbox::not_enforced(abi);
+    let seatbelt = seatbelt();
+    let not_enforced = match seatbelt {
+        true => Vec::new(),
+        false => sandbox::not_enforced(abi),
+    };
     let landlock = match abi {
         0 => None,
         abi => Some(landlock::prepare(&roots, abi, &test_drops())?),
     };
     warn_unenforced(ctx, mode);
     let applied = Applied {
-        enforcement: if landlock.is_some() {
-            "landlock"
-        } else {
-            "none"
+        enforcement: match (&landlock, seatbelt) {
+            (Some(_), _) => "landlock",
+            (None, true) => "seatbelt",
+            (None, false) => "none",
         }
         .to_owned(),
         mode,

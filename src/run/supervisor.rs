@@ -309,8 +309,12 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let sandbox = super::sandbox::prepare(&ctx, &stored.record, req.sandbox)?;
     let mut env = super::env::session_env(&ctx, &stored.record);
     env.extend(sandbox.iter().flat_map(|s| s.env()));
+    let exec = match &sandbox {
+        Some(s) => s.argv(&req.argv),
+        None => req.argv.clone(),
+    };
     let spec = Spec {
-        argv: &req.argv,
+        argv: &exec,
         cwd: &worktree,
         env,
         landlock: sandbox.as_ref().and_then(|s| s.landlock_fd()),
