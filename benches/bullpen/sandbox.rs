@@ -18,7 +18,13 @@ pub fn bench_sandbox(env: &Env, repo: &Repo, runs: usize, errlog: &Path, report:
         Case::new("git bullpen spawn --sandbox <id> -- true", |r| {
             vec![env.bullpen(
                 dir,
-                &["spawn", "--sandbox=best-effort", &format!("s{r}"), "--", "true"],
+                &[
+                    "spawn",
+                    "--sandbox=best-effort",
+                    &format!("s{r}"),
+                    "--",
+                    "true",
+                ],
             )]
         }),
     ];

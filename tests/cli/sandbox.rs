@@ -551,3 +551,23 @@ fn dry_run_prints_the_rules_and_makes_nothing() {
     let run = env.bullpen(&["spawn", "--dry-run", "x"]).fails();
     assert_contains(&run.stderr, "--dry-run prints the rules of --sandbox");
 }
+
+#[test]
+fn a_branch_without_a_reflog_or_a_loose_ref_still_commits() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    // Its reflog gone, and its ref packed: nothing left in either directory.
+    let git = env.repo.join(".git");
+    std::fs::remove_file(git.join("logs/refs/heads/bullpen/a")).unwrap();
+    env.git(&env.repo, &["pack-refs", "--all"]).ok();
+    std::fs::remove_dir(git.join("logs/refs/heads/bullpen")).unwrap();
+    assert!(!git.join("refs/heads/bullpen").exists());
+    let run = env
+        .bullpen(&["resume", "--sandbox", "a", "--", "sh", "-c", COMMIT])
+        .ok();
+    assert_eq!(run.stdout, "committed\n", "{}", run.stderr);
+    assert_eq!(env.git_out(&["log", "-1", "--format=%s", "bullpen/a"]), "f");
+}
