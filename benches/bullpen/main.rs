@@ -11,7 +11,8 @@
 //! Options (after `--`, or as environment variables):
 //!   --quick        BULLPEN_BENCH_QUICK=1   N = 10, 100; 2,000-file repo; 3 runs
 //!   --runs <k>     BULLPEN_BENCH_RUNS=k    samples per measurement
-//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready,attach,removal,content,real,remote
+//!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready,attach,removal,content,real,remote,
+//!                                          sandbox
 //!                                          (comma-separated)
 //!   --max-n <n>    BULLPEN_BENCH_MAX_N=n   largest N for the scaling fixture
 //!                                          (issue 17's targets: 10000)
@@ -35,6 +36,7 @@ mod gc;
 mod hermetic;
 mod measure;
 mod report;
+mod sandbox;
 mod terminal;
 
 use std::path::Path;
@@ -223,6 +225,16 @@ fn main() {
             bench_remote(&env, &cfg, &scale, &errlog, &mut report);
         } else {
             report.note("remote: not measured, this build has no `git bullpen fetch`".into());
+        }
+    }
+    if cfg.wants("sandbox") {
+        if bullpen_supports(&env, &["spawn", "--help"])
+            && run_ok(&mut env.bullpen(&env.root, &["spawn", "--help"])).contains("--sandbox")
+        {
+            let small = Repo::create(&env, "sandbox", 0);
+            sandbox::bench_sandbox(&env, &small, cfg.runs_spawn, &errlog, &mut report);
+        } else {
+            report.note("sandbox: not measured, this build has no `spawn --sandbox`".into());
         }
     }
     if cfg.wants("spawn") || cfg.wants("bg") {

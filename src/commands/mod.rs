@@ -36,6 +36,32 @@ pub struct RunArgs {
     /// the session's log; print the id and return at once.
     #[arg(long)]
     pub bg: bool,
+
+    /// Confine the command: it may write its worktree, its admin directory, the
+    /// object store, its branch's ref and reflog, a private TMPDIR and what git
+    /// config bullpen.sandbox.allowWrite adds, and read everything (Landlock).
+    /// --sandbox=best-effort runs with what the kernel enforces.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
+          default_missing_value = "strict", value_parser = ["strict", "best-effort"])]
+    pub sandbox: Option<String>,
+
+    /// Run unconfined, whatever git config bullpen.sandbox says.
+    #[arg(long, conflicts_with = "sandbox")]
+    pub no_sandbox: bool,
+}
+
+impl RunArgs {
+    /// The sandbox mode of the run: the flags, else git config bullpen.sandbox;
+    /// a strict one the kernel cannot enforce fails here, before anything is made.
+    pub fn sandbox(&self, ctx: &crate::context::Ctx) -> Result<crate::model::sandbox::Mode> {
+        let flag = self
+            .sandbox
+            .as_deref()
+            .and_then(crate::model::sandbox::Mode::parse);
+        let mode = crate::run::sandbox::mode(ctx, flag, self.no_sandbox)?;
+        crate::run::sandbox::check(mode)?;
+        Ok(mode)
+    }
 }
 
 /// Dispatch; returns the process exit status.

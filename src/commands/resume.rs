@@ -70,7 +70,9 @@ bullpen.setup commands, as in spawn (--no-setup skips setup); if that fails, the
 worktree is removed again and nothing runs.
 
 With --bg the command runs detached, as with `spawn --bg`: its output is appended to \
-the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it.
+the session's log (`git bullpen logs <id>`), and `git bullpen stop <id>` ends it. \
+--sandbox (or git config bullpen.sandbox) confines the command as in spawn: it writes \
+only its worktree and what a commit on its branch needs.
 
 To go to a session's worktree in your shell: cd \"$(git bullpen path <id>)\".
 
@@ -124,6 +126,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let id = match args.id {
         Some(Target::Remote(from)) => {
             let ctx = Ctx::discover(cwd, ui)?;
+            let sandbox = args.run.sandbox(&ctx)?;
             return resume_remote(
                 &ctx,
                 RemoteRequest {
@@ -131,6 +134,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
                     as_id: args.as_id,
                     command: args.run.command,
                     bg: args.run.bg,
+                    sandbox,
                     fresh: args.fresh,
                     setup: !args.no_setup,
                 },
@@ -146,6 +150,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         .into());
     }
     let ctx = Ctx::discover(cwd, ui)?;
+    let sandbox = args.run.sandbox(&ctx)?;
     let id = ctx.session_or_here(id, cwd, "resume")?;
     resume(
         &ctx,
@@ -153,6 +158,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             id,
             command: args.run.command,
             bg: args.run.bg,
+            sandbox,
             save: args.save,
             fresh: args.fresh,
             setup: !args.no_setup,

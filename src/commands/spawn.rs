@@ -2,13 +2,14 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::RunArgs;
 use crate::agent::Invoke;
 use crate::context::Ctx;
 use crate::model::agent::{AgentName, Form};
 use crate::model::local::Conversation;
+use crate::model::sandbox::Mode;
 use crate::model::SessionId;
 use crate::run::{self, env};
 use crate::spawn::{self, create_session, Spec};
@@ -81,7 +82,24 @@ id is printed on stdout, the worktree on stderr. The run survives the terminal i
 started from; connect to it with `git bullpen attach <id>` (Ctrl-\\ detaches), see it \
 with `git bullpen ls` and `git bullpen logs <id>`, end it with `git bullpen stop <id>`. \
 Without a command, --bg starts bullpen.agent, bullpen.command or your shell, as in the \
-foreground.";
+foreground.
+
+Sandbox. With --sandbox (or git config bullpen.sandbox true) the command runs under \
+Landlock, in the foreground and with --bg: it reads everything and writes only its \
+worktree, its admin directory (<git dir>/worktrees/<name>), the object store, the files \
+of refs/heads/bullpen/ (its branch's ref and lock; the kernel's rules are per directory, \
+so other sessions' branches too), its branch's reflog, a private TMPDIR removed after \
+the run, /dev/null and the terminals, the state of its agent (~/.claude, ~/.claude.json, \
+~/.codex) and what git config bullpen.sandbox.allowWrite adds. Never the repository's \
+config, hooks/, packed-refs, info/, other refs, other worktrees or the main checkout: \
+nothing that runs later outside the sandbox. So its git runs with gc.auto=0, \
+gc.autoPackLimit=0, gc.packRefs=false and maintenance.auto=false (after your own git \
+-c); it cannot pack refs, change remotes, install hooks or git stash (refs/stash is \
+shared). Signals to processes outside the sandbox are refused too. A kernel without \
+Landlock ABI 6 (Linux 6.12) fails --sandbox before anything is made; \
+--sandbox=best-effort runs with what the kernel enforces and says what it does not. \
+--sandbox --dry-run prints the rules and makes nothing. ls shows a sandboxed run's \
+state with (sandboxed); ls --json has the rules as sandbox.";
 
 /// Start a new session in its own worktree and branch, and run a command there.
 #[derive(Debug, clap::Args)]
@@ -104,13 +122,19 @@ pub struct Args {
     #[arg(long)]
     pub no_setup: bool,
 
+    /// With --sandbox: print the rules the command would run under (the
+    /// paths it may write, and why), and create nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     let ctx = Ctx::discover(cwd, ui)?;
-    let RunArgs { bg, command } = args.run;
+    let sandbox = args.run.sandbox(&ctx)?;
+    let RunArgs { bg, command, .. } = args.run;
     // An agent (named, or git config bullpen.agent when no command is given)
     // runs its profile's start form, with what follows `--` as its arguments.
     let agent = match args.agent {
@@ -136,6 +160,9 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         setup: !args.no_setup,
         conversation: conversation.as_ref(),
     };
+    if args.dry_run {
+        return dry_run(&ctx, id.as_ref(), agent.as_ref(), sandbox);
+    }
     let created = create_session(&ctx, id.as_ref(), &spec)?;
     let record = &created.stored.record;
     match &agent {
@@ -149,10 +176,10 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         )),
     }
     if bg {
-        return spawn::start_background(&ctx, created, &typed(command));
+        return spawn::start_background(&ctx, created, &typed(command), sandbox);
     }
     let record = created.stored.record.clone();
-    let status = run::run_foreground(&ctx, created.stored, &typed(command), "running")?;
+    let status = run::run_foreground(&ctx, created.stored, &typed(command), "running", sandbox)?;
     crate::agent::learn_after_run(&ctx, &record);
     Ok(status)
 }
@@ -180,4 +207,26 @@ fn agent_start(
     };
     let run = crate::agent::invoke(ctx, &profile, &how)?;
     Ok((run.argv, words.options, conversation))
+}
+
+/// `--sandbox --dry-run`: the rules the run would get, and nothing made.
+fn dry_run(
+    ctx: &Ctx,
+    id: Option<&SessionId>,
+    agent: Option<&AgentName>,
+    sandbox: Mode,
+) -> Result<i32> {
+    use std::io::Write;
+    if sandbox == Mode::Off {
+        return Err(crate::model::Error::usage(
+            "--dry-run prints the rules of --sandbox: give --sandbox (or set bullpen.sandbox)",
+        )
+        .into());
+    }
+    let text = run::sandbox::planned(ctx, id, agent, sandbox)?;
+    ctx.ui
+        .out()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")?;
+    Ok(0)
 }

@@ -36,6 +36,10 @@ pub struct Args {
     #[arg(long, value_name = "LINES", default_value_t = crate::run::keep::DEFAULT_SCROLLBACK)]
     pub scrollback: usize,
 
+    /// Run the command confined (`--sandbox`): strict or best-effort.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub sandbox: Option<crate::model::sandbox::Mode>,
+
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -50,10 +54,16 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             size: args.size.unwrap_or(crate::run::pty::DEFAULT_SIZE),
             scrollback: args.scrollback,
             run: crate::trust::decide::handed_over(args.command),
+            sandbox: args.sandbox.unwrap_or(crate::model::sandbox::Mode::Off),
         },
         cwd,
         ui,
     )
+}
+
+fn parse_mode(s: &str) -> Result<crate::model::sandbox::Mode, String> {
+    crate::model::sandbox::Mode::parse(s)
+        .ok_or_else(|| format!("{} is not a sandbox mode", crate::model::command::quoted(s)))
 }
 
 fn parse_size(s: &str) -> Result<(u16, u16), String> {

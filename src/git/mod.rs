@@ -25,6 +25,7 @@ mod nested;
 mod notes;
 mod records;
 pub mod remote;
+mod sandbox;
 mod status;
 pub mod store;
 #[cfg(test)]

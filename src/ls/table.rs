@@ -76,6 +76,9 @@ pub struct Row {
     pub activity_since: Option<String>,
     /// With `--all-repos`: the repository (its main worktree; null otherwise).
     pub repository: Option<String>,
+    /// How the latest run was confined (`--sandbox`: enforcement, mode, what the
+    /// kernel did not enforce, the writable paths); null: it was not.
+    pub sandbox: Option<serde_json::Value>,
     #[serde(skip)]
     pub observed: Option<Observed>,
     /// When the shown state began (unix seconds), for the table.
@@ -204,6 +207,7 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         activity: running_activity(f, observed).map(|a| a.activity.as_str().to_owned()),
         activity_since: running_activity(f, observed).map(|a| a.since.clone()),
         repository: None,
+        sandbox: r.extra.get(crate::model::sandbox::RECORD_KEY).cloned(),
         observed: Some(observed),
         since,
         with_status: f.status.is_some(),
@@ -272,7 +276,7 @@ pub struct View<'a> {
 /// terminal says what it is doing after that: `running 5m (attached, idle 3m)`.
 pub(crate) fn state_cell(r: &Row, now: i64) -> String {
     let when = state_cell_short(r, now);
-    match r.observed {
+    let cell = match r.observed {
         Some(Observed::Stored(State::Running)) if r.activity.is_some() => {
             let since = r.activity_since.as_deref().and_then(time::parse_rfc3339);
             let what = r.activity.as_deref().unwrap_or_default();
@@ -283,7 +287,8 @@ pub(crate) fn state_cell(r: &Row, now: i64) -> String {
             format!("{when} ({})", activity(r, now))
         }
         _ => when,
-    }
+    };
+    sandboxed(r, cell)
 }
 
 /// The STATE cell without what a run on a terminal is doing: `running 5m`.
@@ -299,6 +304,21 @@ pub(crate) fn state_cell_short(r: &Row, now: i64) -> String {
             format!("{what} {}", time::age(now - t))
         }
         (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
+    }
+}
+
+/// Pure: a state cell of a run under `--sandbox` says so: `exited 0 2m ago
+/// (sandboxed)`, `(sandboxed, best-effort)` where the kernel enforced less.
+fn sandboxed(r: &Row, cell: String) -> String {
+    let Some(sandbox) = &r.sandbox else {
+        return cell;
+    };
+    let partial = sandbox["not_enforced"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
+    match partial {
+        true => format!("{cell} (sandboxed, best-effort)"),
+        false => format!("{cell} (sandboxed)"),
     }
 }
 

@@ -112,6 +112,18 @@ pub fn builtin(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)
 }
 
+/// What a built-in agent writes outside its worktree (relative to the home
+/// directory): writable under `--sandbox` when they exist. Claude Code keeps
+/// its settings and conversations in `~/.claude` and `~/.claude.json`, Codex in
+/// `~/.codex`.
+pub fn state_paths(name: &str) -> &'static [&'static str] {
+    match name {
+        "claude" => &[".claude", ".claude.json"],
+        "codex" => &[".codex"],
+        _ => &[],
+    }
+}
+
 /// A validated agent name: `[A-Za-z0-9][A-Za-z0-9_-]{0,62}`, so that it is one
 /// git config subsection that needs no quoting and reads the same in a record,
 /// a table and a message.

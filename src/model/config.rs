@@ -60,6 +60,23 @@ pub const NOTIFY: &str = "bullpen.notify";
 /// and the state entered (`needs input`), beside `BULLPEN_SESSION`.
 pub const ENV_REPOSITORY: &str = "BULLPEN_REPOSITORY";
 pub const ENV_STATE: &str = "BULLPEN_STATE";
+/// Whether a session's command runs confined (`--sandbox`): a boolean, or
+/// `strict` (true) or `best-effort`.
+pub const SANDBOX: &str = "bullpen.sandbox";
+/// Paths (multi-valued; `~/` is the home directory) a sandboxed command may
+/// write besides its session's own.
+pub const SANDBOX_ALLOW_WRITE: &str = "bullpen.sandbox.allowWrite";
+/// Test-only: the Landlock ABI bullpen takes the kernel to have, at most (`0`:
+/// none), so that the tests can play a kernel without Landlock. Read only in
+/// `sys::landlock`.
+pub const ENV_TEST_LANDLOCK_ABI: &str = "BULLPEN_TEST_LANDLOCK_ABI";
+/// Test-only: rules to leave out of a sandbox, comma-separated: a root's key
+/// (`refs`), or one right of it (`refs:make-reg`), so that the tests can show
+/// each rule is needed. It only ever takes rights away. Read only in
+/// `run::sandbox`.
+pub const ENV_TEST_SANDBOX_DROP: &str = "BULLPEN_TEST_SANDBOX_DROP";
+/// A sandboxed command's private temporary directory.
+pub const ENV_TMPDIR: &str = "TMPDIR";
 
 /// Pure: a git integer (`git config --type=int`: digits with an optional `k`,
 /// `m` or `g`), not negative; git's reason when it is not one.

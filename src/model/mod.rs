@@ -22,6 +22,7 @@ pub mod paths;
 pub mod process;
 pub mod record;
 pub mod remote;
+pub mod sandbox;
 pub mod status;
 pub mod suggest;
 pub mod time;

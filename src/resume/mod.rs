@@ -36,6 +36,8 @@ pub struct Request {
     /// The command to run; empty: the recorded one.
     pub command: Vec<String>,
     pub bg: bool,
+    /// How the command is confined (`--sandbox`).
+    pub sandbox: crate::model::sandbox::Mode,
     /// Make `command` the session's own command (`--save`): recorded, and
     /// written to this machine's `command.json`, before it runs.
     pub save: bool,
@@ -83,9 +85,9 @@ pub fn resume(ctx: &Ctx, req: Request) -> Result<i32> {
         own_conversation(ctx, &id, p)?;
     }
     if req.bg {
-        return run::run_background(ctx, stored, &run, "resumed");
+        return run::run_background(ctx, stored, &run, "resumed", req.sandbox);
     }
-    let status = run::run_foreground(ctx, stored.clone(), &run, "resumed")?;
+    let status = run::run_foreground(ctx, stored.clone(), &run, "resumed", req.sandbox)?;
     crate::agent::learn_after_run(ctx, &stored.record);
     // Not after a signal (Ctrl-C ends the agent with 128 + 2): that is no failure to find.
     if let (Some((name, Form::Resume)), true) = (&agent, status != 0 && status < 128) {

@@ -37,6 +37,8 @@ pub struct RemoteRequest {
     /// plain resume runs for a session from elsewhere (see [`choose`]).
     pub command: Vec<String>,
     pub bg: bool,
+    /// How the command is confined (`--sandbox`).
+    pub sandbox: crate::model::sandbox::Mode,
     /// An agent session: its profile's start form, a new conversation (`--fresh`).
     pub fresh: bool,
     /// Run `bullpen.setup` in the new worktree (not `--no-setup`).
@@ -141,10 +143,10 @@ pub fn resume_remote(ctx: &Ctx, req: RemoteRequest) -> Result<i32> {
     ));
     let id = stored.id.clone();
     if req.bg {
-        return spawn::start_background(ctx, created, &chosen.run);
+        return spawn::start_background(ctx, created, &chosen.run, req.sandbox);
     }
     let record = created.stored.record.clone();
-    let status = run::run_foreground(ctx, created.stored, &chosen.run, "resumed")?;
+    let status = run::run_foreground(ctx, created.stored, &chosen.run, "resumed", req.sandbox)?;
     crate::agent::learn_after_run(ctx, &record);
     // As after a plain resume: the agent may have found no conversation to
     // continue here (it was saved on the other machine).

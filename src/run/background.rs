@@ -21,16 +21,24 @@ use super::liveness::ensure_not_running;
 use crate::context::Ctx;
 use crate::git::store::Stored;
 use crate::model::command::quoted;
+use crate::model::sandbox::Mode;
 use crate::model::SessionId;
 use crate::trust::decide::Runnable;
 
 /// Run `argv` in the session's worktree in the background: a detached supervisor
 /// runs it, records it and its end. Returns once the record shows it running
 /// (so `ls` right after says `running`); prints the session id on stdout.
-pub fn run_background(ctx: &Ctx, stored: Stored, run: &Runnable, event: &str) -> Result<i32> {
+/// With `sandbox` on, the supervisor runs the command confined (`run::sandbox`).
+pub fn run_background(
+    ctx: &Ctx,
+    stored: Stored,
+    run: &Runnable,
+    event: &str,
+    sandbox: Mode,
+) -> Result<i32> {
     ensure_not_running(ctx, &stored)?;
     let id = stored.record.id.clone();
-    let pid = dispatch(ctx, &stored, run, event)?;
+    let pid = dispatch(ctx, &stored, run, event, sandbox)?;
     writeln!(ctx.ui.out(), "{id}").context("cannot write to stdout")?;
     ctx.ui.flush()?;
     ctx.ui.info(format!(
@@ -44,7 +52,13 @@ pub const SUBCOMMAND: &str = "__supervise";
 
 /// Start a detached supervisor for `stored` running `argv`, and wait until it
 /// reports the command running. Returns the command's pid.
-pub fn dispatch(ctx: &Ctx, stored: &Stored, run: &Runnable, event: &str) -> Result<u32> {
+pub fn dispatch(
+    ctx: &Ctx,
+    stored: &Stored,
+    run: &Runnable,
+    event: &str,
+    sandbox: Mode,
+) -> Result<u32> {
     let id = &stored.record.id;
     let argv = run.argv();
     if argv.is_empty() {
@@ -64,6 +78,11 @@ pub fn dispatch(ctx: &Ctx, stored: &Stored, run: &Runnable, event: &str) -> Resu
         argv,
     );
     args.splice(1..1, ["--scrollback".into(), scrollback.to_string().into()]);
+    if sandbox != Mode::Off {
+        super::sandbox::check(sandbox)?;
+        super::sandbox::warn_unenforced(ctx, sandbox);
+        args.splice(1..1, ["--sandbox".into(), sandbox.as_str().into()]);
+    }
     // The run's terminal starts with the size of the one it was started from.
     if let Some((rows, cols)) = caller_window_size() {
         args.splice(1..1, ["--size".into(), format!("{rows}x{cols}").into()]);

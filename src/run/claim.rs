@@ -29,6 +29,8 @@ pub struct Claim<'a> {
     pub log: Option<String>,
     /// The supervisor's socket (runs on a terminal): local proof only.
     pub socket: Option<String>,
+    /// How the run is confined (`--sandbox`): the record's `sandbox`.
+    pub sandbox: Option<serde_json::Value>,
 }
 
 /// Claim the run against exactly `stored` (no retry: a lost race runs nothing).
@@ -51,6 +53,15 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
         r.run_start = c.run_start.map(|o| o.to_string());
         if c.log.is_some() {
             r.log = c.log.clone();
+        }
+        match &c.sandbox {
+            Some(v) => {
+                r.extra
+                    .insert(crate::model::sandbox::RECORD_KEY.to_owned(), v.clone());
+            }
+            None => {
+                r.extra.remove(crate::model::sandbox::RECORD_KEY);
+            }
         }
     })
     .map_err(|e| {

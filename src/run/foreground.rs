@@ -10,20 +10,37 @@ use super::finish::finish;
 use super::gate::{self, Attach, Spec};
 use crate::context::Ctx;
 use crate::git::store::Stored;
+use crate::model::sandbox::Mode;
 use crate::model::{time, Exit, Process, State};
 use crate::sys::procfs;
 use crate::trust::decide::Runnable;
 
 /// Run `argv` in the session's worktree in the foreground, record running/exited,
 /// write provenance notes, and return the shell-style exit status.
-pub fn run_foreground(ctx: &Ctx, stored: Stored, run: &Runnable, event: &str) -> Result<i32> {
+/// With `sandbox` on, the command runs confined (`run::sandbox`).
+pub fn run_foreground(
+    ctx: &Ctx,
+    stored: Stored,
+    run: &Runnable,
+    event: &str,
+    sandbox: Mode,
+) -> Result<i32> {
     let id = stored.record.id.clone();
     let worktree = Path::new(&stored.record.worktree).to_path_buf();
     let run_start = ctx.repo.ref_target(&id.branch_ref())?;
+    // Held until the command has ended: its private TMPDIR goes with it.
+    let sandbox = super::sandbox::prepare(ctx, &stored.record, sandbox)?;
+    let mut env = super::env::session_env(ctx, &stored.record);
+    env.extend(sandbox.iter().flat_map(|s| s.env()));
+    let exec = match &sandbox {
+        Some(s) => s.runnable(run),
+        None => run.clone(),
+    };
     let spec = Spec {
-        run,
+        run: &exec,
         cwd: &worktree,
-        env: super::env::session_env(ctx, &stored.record),
+        env,
+        landlock: sandbox.as_ref().and_then(|s| s.landlock_fd()),
     };
     // What bullpen printed so far must reach the terminal before the command does.
     ctx.ui.flush()?;
@@ -42,6 +59,7 @@ pub fn run_foreground(ctx: &Ctx, stored: Stored, run: &Runnable, event: &str) ->
                 run_start,
                 log: None,
                 socket: None,
+                sandbox: sandbox.as_ref().map(|s| s.record_value()),
             },
         )
     })?;

@@ -17,6 +17,9 @@ pub struct Spec<'a> {
     pub run: &'a Runnable,
     pub cwd: &'a Path,
     pub env: Vec<(&'static str, OsString)>,
+    /// `--sandbox`: the Landlock ruleset the command is restricted with
+    /// before exec (`sys::landlock`).
+    pub landlock: Option<std::os::fd::RawFd>,
 }
 
 /// While a foreground command runs, Ctrl-C and Ctrl-\ go to it (same terminal
@@ -212,10 +215,12 @@ pub fn start_gated<T>(
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
+    let landlock = spec.landlock;
     let interrupts = (attach == Attach::Terminal).then(IgnoreInterrupts::new);
     let held = held_signals();
     // SAFETY: only async-signal-safe calls (sigprocmask, signal, setsid, ioctl,
-    // close, getpid, write, read) between fork and exec; the closure captures
+    // prctl, landlock_restrict_self, close, getpid, write, read) between fork
+    // and exec (the ruleset's descriptor is open until we return); the closure captures
     // plain integers and a sigset_t by value.
     unsafe {
         cmd.pre_exec(move || {
@@ -236,6 +241,11 @@ pub fn start_gated<T>(
             // one (so a Ctrl-C typed through `attach` reaches its group).
             if pty {
                 super::pty::take_as_controlling_terminal()?;
+            }
+            // Confined before the pid is sent: a ruleset that cannot be applied
+            // ends the child here, before any claim, and nothing runs.
+            if let Some(fd) = landlock {
+                crate::sys::landlock::restrict_in_child(fd)?;
             }
             libc::close(pid_r_fd);
             libc::close(go_w_fd);

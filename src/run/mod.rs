@@ -17,6 +17,7 @@ pub mod liveness;
 pub mod notify;
 pub mod pty;
 pub mod relay;
+pub mod sandbox;
 pub mod screen;
 pub mod setup;
 pub mod sizes;

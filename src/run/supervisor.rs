@@ -56,6 +56,8 @@ pub struct Request {
     /// Lines of scrollback the terminal model keeps (`bullpen.scrollback`).
     pub scrollback: usize,
     pub run: Runnable,
+    /// `--sandbox`: how the command is confined.
+    pub sandbox: crate::model::sandbox::Mode,
 }
 
 /// The supervisor's report pipe to the dispatcher (absent when run by hand).
@@ -107,6 +109,8 @@ struct Started<'ui> {
     socket: SocketFile,
     /// The terminal's device number.
     tty: u64,
+    /// Kept until the run and what it left are over (its private TMPDIR).
+    sandbox: Option<super::sandbox::Sandbox>,
 }
 
 /// The supervisor: claim the record, run the command on its terminal, relay
@@ -129,6 +133,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
         listener,
         socket,
         tty,
+        sandbox,
     } = started;
     // Its first activity (working) is written before the dispatcher returns, so
     // that `ls` right after shows it.
@@ -190,6 +195,7 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     if !left.is_empty() {
         linger(&ctx, &req.id, &left);
     }
+    drop(sandbox);
     recorded?;
     Ok(0)
 }
@@ -323,10 +329,18 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     let tty = rustix::fs::fstat(&pty.slave)
         .context("cannot read the pseudo-terminal's device")?
         .st_rdev;
+    let sandbox = super::sandbox::prepare(&ctx, &stored.record, req.sandbox)?;
+    let mut env = super::env::session_env(&ctx, &stored.record);
+    env.extend(sandbox.iter().flat_map(|s| s.env()));
+    let exec = match &sandbox {
+        Some(s) => s.runnable(&req.run),
+        None => req.run.clone(),
+    };
     let spec = Spec {
-        run: &req.run,
+        run: &exec,
         cwd: &worktree,
-        env: super::env::session_env(&ctx, &stored.record),
+        env,
+        landlock: sandbox.as_ref().and_then(|s| s.landlock_fd()),
     };
     let socket_str = socket_path.to_string_lossy().into_owned();
     let gated = gate::start_gated(&spec, Attach::Pty(pty.slave.as_raw_fd()), |pid| {
@@ -353,6 +367,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
                 run_start,
                 log: Some(log.clone()),
                 socket: Some(socket_str.clone()),
+                sandbox: sandbox.as_ref().map(|s| s.record_value()),
             },
         )
     })?;
@@ -369,6 +384,7 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
             listener,
             socket: socket_file,
             tty,
+            sandbox,
         }),
         (Some(running), Err(e)) => {
             // Claimed, but the command could not be executed: a shell says 127.

@@ -484,14 +484,19 @@ fn undo_worktree(ctx: &Ctx, branch_ref: &str, made: &undo::Made, base: Oid) {
 /// say, could not execute the command: `exited` 127) moved it, and then
 /// everything stays, as for any run that started. A supervisor still on its way
 /// loses the race instead: its claim finds no record, and it runs nothing.
-pub fn start_background(ctx: &Ctx, created: Provisioned, command: &Runnable) -> Result<i32> {
+pub fn start_background(
+    ctx: &Ctx,
+    created: Provisioned,
+    command: &Runnable,
+    sandbox: crate::model::sandbox::Mode,
+) -> Result<i32> {
     let Provisioned {
         stored,
         base,
         created_dirs,
         made,
     } = created;
-    let err = match crate::run::run_background(ctx, stored.clone(), command, "running") {
+    let err = match crate::run::run_background(ctx, stored.clone(), command, "running", sandbox) {
         Ok(status) => return Ok(status),
         Err(err) => err,
     };

@@ -4,6 +4,32 @@
 
 pub mod atomic;
 pub mod copy;
+#[cfg(target_os = "linux")]
+pub mod landlock;
+/// Elsewhere there is no Landlock: `--sandbox` uses Seatbelt on macOS
+/// (`run::sandbox`), and fails closed on other systems.
+#[cfg(not(target_os = "linux"))]
+pub mod landlock {
+    use std::os::fd::{OwnedFd, RawFd};
+
+    pub fn kernel_abi() -> i32 {
+        0
+    }
+
+    pub fn prepare(
+        _: &[crate::model::sandbox::Root],
+        _: i32,
+        _: &[(String, Option<String>)],
+    ) -> anyhow::Result<OwnedFd> {
+        anyhow::bail!("this system has no Landlock")
+    }
+
+    /// # Safety
+    /// Never called: [`prepare`] makes no ruleset here.
+    pub unsafe fn restrict_in_child(_: RawFd) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
 pub mod layout;
 pub mod lock;
 pub mod memory;

@@ -307,6 +307,14 @@ impl Runnable {
     pub fn argv(&self) -> &[String] {
         &self.argv
     }
+
+    /// The same command, run by a confining wrapper (macOS's `sandbox-exec -p
+    /// <profile>`): what may run is unchanged, only what it may touch narrows.
+    pub fn wrapped(&self, wrapper: Vec<String>) -> Runnable {
+        let mut argv = wrapper;
+        argv.extend(self.argv.iter().cloned());
+        Runnable { argv }
+    }
 }
 
 /// A command this invocation chose itself: what the user typed (after `--`, or

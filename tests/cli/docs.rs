@@ -495,6 +495,20 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
              Code's --settings, Codex's -c notify); its activity is then read from its \
              terminal only.",
         ));
+        entries.push((
+            config::SANDBOX,
+            "Whether a session's command runs confined, as with --sandbox (true or strict), \
+             --sandbox=best-effort (best-effort), or not (false, the default); --sandbox and \
+             --no-sandbox override it.",
+        ));
+        entries.push((
+            config::SANDBOX_ALLOW_WRITE,
+            "Paths (multi-valued; a leading ~/ is the home directory) a sandboxed command may \
+             write besides its session's own: an agent's state directory is the typical \
+             entry (the built-in profiles add ~/.claude, ~/.claude.json and ~/.codex \
+             themselves where they exist). One that does not exist is skipped, with a \
+             warning.",
+        ));
     }
     if matches!(sub, None | Some("attach")) {
         entries.push((

@@ -37,6 +37,7 @@ mod repo;
 mod resume;
 mod reuse;
 mod run_leftovers;
+mod sandbox;
 mod screen;
 mod screen_more;
 mod ship;
