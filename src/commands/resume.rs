@@ -50,7 +50,7 @@ reboot alike; its start form with --fresh (or if the session never ran). The ext
 arguments given to spawn after -- follow either. The record names the agent, but what \
 runs is only ever read from this machine's git config: a record naming an agent this \
 machine has no profile for, or other arguments than this machine recorded, is refused \
-(exit 3). When the resume form fails (Claude Code exits 1, \"No conversation found to \
+(exit 125, as every refusal of resume). When the resume form fails (Claude Code exits 1, \"No conversation found to \
 continue\", where it saved none), bullpen says so and how to start a new conversation; \
 it does not start one by itself. resume --save replaces the agent with the command given.
 

@@ -24,7 +24,8 @@ one that never ran gives 0. Each run's end is said on stderr (`session tests exi
 after 3m 2s`).
 
 A run whose supervisor vanished without recording its end (`lost` in `git bullpen ls`) \
-has no status to give: wait says so and exits 128. So does a run still going when \
+has no status to give: wait says so and exits 125 (as bullpen's own failures do in \
+wait). So does a run still going when \
 --timeout runs out, with exit 124 (as timeout(1) does); the run goes on.";
 
 /// Wait for sessions' runs to end; exit with the last one's status.

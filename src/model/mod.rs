@@ -9,6 +9,7 @@ pub mod config;
 pub mod ending;
 pub mod error;
 pub mod evidence;
+pub mod exit;
 pub mod id;
 pub mod keys;
 pub mod local;

@@ -773,7 +773,7 @@ fn a_command_that_cannot_start_is_recorded_127() {
     let run = env
         .bullpen(&["spawn", "--bg", "a", "--", "no-such-command-xyz"])
         .fails();
-    assert_eq!(run.code(), 128);
+    assert_eq!(run.code(), 125);
     assert_contains(&run.stderr, "no-such-command-xyz");
     let row = env.row("a");
     assert_eq!(row["state"], "exited", "{row}");
@@ -811,7 +811,7 @@ fn spawn_bg_without_a_command_starts_the_shell_on_its_terminal() {
 /// command never ran, and nothing of the session is left.
 #[track_caller]
 fn assert_bg_failed_closed(env: &Bg, run: &Run, cause: &str, before: &str, marker: &Path) {
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(
         run.stderr.contains(cause),
         "{cause:?} not in:\n{}",

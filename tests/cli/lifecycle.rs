@@ -272,7 +272,7 @@ fn wait_exits_with_the_status_of_the_run() {
     assert_eq!(env.bullpen(&["wait", "term"]).code(), 129);
     // An unknown id: nothing waited for.
     let run = env.bullpen(&["wait", "ok", "nope"]);
-    assert_eq!(run.code(), 128);
+    assert_eq!(run.code(), 125);
     assert_contains(&run.stderr, "no session named 'nope'");
 }
 
@@ -291,7 +291,7 @@ fn wait_gives_up_after_its_timeout_and_says_so_for_a_lost_run() {
     kill(sup, libc::SIGKILL);
     env.wait_state("a", "lost");
     let run = env.bullpen(&["wait", "a"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "session a was lost");
     env.bullpen(&["stop", "a"]).ok();
 }
@@ -417,7 +417,7 @@ fn a_record_that_merely_claims_the_old_root_is_not_trusted() {
     });
     let before = env.snapshot();
     let run = env.bullpen(&["resume", "claims", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "not inside the worktree root");
     assert_eq!(env.bullpen(&["path", "claims"]).code(), 3);
     assert_eq!(env.snapshot(), before, "refusals change nothing");

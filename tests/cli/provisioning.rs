@@ -112,7 +112,7 @@ fn a_session_being_created_is_not_resumed_and_runs_one_command() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let resume: crate::support::Run = child.wait_with_output().unwrap().into();
-    assert_eq!(resume.code(), 3, "{}", resume.stderr);
+    assert_eq!(resume.code(), 125, "{}", resume.stderr);
     assert!(
         resume.stderr.contains(&format!(
             "is still being created (by `git bullpen spawn`, pid {})",
@@ -146,7 +146,7 @@ fn a_record_changed_under_a_spawn_makes_it_undo_itself() {
     let run = env
         .bullpen(&["spawn", "x", "--", "touch", marker.to_str().unwrap()])
         .fails();
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(
         run.stderr.contains("changed while it was being created"),
         "{}",

@@ -65,7 +65,7 @@ fn assert_no_marker(env: &Env) {
 fn assert_refused(env: &Env, id: &str, wants: &[&str]) -> Run {
     let before = env.snapshot();
     let run = resume(env, id, &marker_cmd()).fails();
-    assert_eq!(run.code(), 3, "stderr:\n{}", run.stderr);
+    assert_eq!(run.code(), 125, "stderr:\n{}", run.stderr);
     for want in wants {
         assert!(
             run.stderr.contains(want),
@@ -645,7 +645,8 @@ fn path_and_resume_without_an_id_mean_the_session_you_are_in() {
     // In the main worktree there is no session to mean: a usage error saying so.
     for args in [&["path"][..], &["resume"], &["resume", "--", "true"]] {
         let run = env.bullpen(args).fails();
-        assert_eq!(run.code(), 129, "{args:?}: {}", run.stderr);
+        let usage = if args[0] == "resume" { 125 } else { 129 };
+        assert_eq!(run.code(), usage, "{args:?}: {}", run.stderr);
         assert_contains(&run.stderr, "is not inside any session's worktree");
         assert_contains(&run.stderr, "git bullpen ls");
     }
@@ -712,7 +713,7 @@ fn a_one_off_command_leaves_the_sessions_command_as_it_was() {
         .unwrap()
         .ends_with("saved\nsaved\n"));
     // --save without a command to save is a usage error.
-    assert_eq!(resume(&env, "x", &["--save"]).code(), 129);
+    assert_eq!(resume(&env, "x", &["--save"]).code(), 125);
 }
 
 #[test]
@@ -864,7 +865,7 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
     let refused = resume(&env, "x", &marker_cmd());
     unsafe { libc::kill(bullpen, libc::SIGCONT) };
     let status = first.wait().unwrap();
-    assert_eq!(refused.code(), 3, "{}", refused.stderr);
+    assert_eq!(refused.code(), 125, "{}", refused.stderr);
     assert!(
         refused
             .stderr

@@ -188,7 +188,7 @@ fn invalid_ids_are_usage_errors_before_anything_is_created() {
     let before = env.snapshot();
     for bad in ["Bad", "a..b", "x.lock", "-x", "a/b", "trailing."] {
         let run = env.bullpen(&["spawn", bad, "--", "true"]);
-        assert_eq!(run.code(), 129, "{bad}: {}", run.stderr);
+        assert_eq!(run.code(), 125, "{bad}: {}", run.stderr);
         if !bad.starts_with('-') {
             assert_contains(&run.stderr, "invalid session id");
         }
@@ -239,7 +239,7 @@ fn assert_fails_closed(env: &Env, cwd: &Path, before: &str, cause: &str) -> Run 
             &["spawn", "x", "--", "touch", marker.to_str().unwrap()],
         )
         .fails();
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(
         run.stderr.contains(cause),
         "expected {cause:?} in:\n{}",
@@ -287,7 +287,7 @@ fn no_git_on_path_fails_closed() {
         .output()
         .unwrap();
     let run: Run = out.into();
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "git not found on PATH");
     assert!(!marker.exists());
     assert_eq!(env.snapshot(), before);
