@@ -247,13 +247,10 @@ fn wait_exits_with_the_status_of_the_run() {
     let wt = env.worktree_of("five");
     let mut waiter = env.cmd(crate::support::BIN, &env.repo);
     waiter.args(["wait", "five"]);
-    // The run is still going: wait in another thread, then let it end.
+    // The run is still going: wait in another thread, then let it end. Only
+    // the end can give 5 (the run exits 5 only once `go` exists), so a wait
+    // that returned early could not say 5.
     let handle = std::thread::spawn(move || waiter.output().unwrap());
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    assert!(
-        !handle.is_finished(),
-        "wait returned while the run was going"
-    );
     std::fs::write(wt.join("go"), "").unwrap();
     let out = handle.join().unwrap();
     assert_eq!(out.status.code(), Some(5), "{out:?}");

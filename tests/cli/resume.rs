@@ -740,10 +740,18 @@ fn concurrent_foreground_resumes_run_the_command_once() {
     let env = Env::new();
     env.bullpen(&["spawn", "once", "--", "true"]).ok();
     let ran = env.root().join("ran");
-    let script = format!("echo run >> {}; sleep 1", ran.display());
+    let go = env.root().join("go");
+    // The command that runs holds its run until `go` exists, and `go` is made
+    // only once the three other resumes have returned: they all overlap it.
+    let script = format!(
+        "echo run >> {}; while [ ! -e {} ]; do sleep 0.05; done",
+        ran.display(),
+        go.display()
+    );
     for _ in 0..3 {
         std::fs::remove_file(&ran).ok();
-        let children: Vec<_> = (0..4)
+        std::fs::remove_file(&go).ok();
+        let mut children: Vec<_> = (0..4)
             .map(|_| {
                 env.cmd(crate::support::BIN, &env.repo)
                     .args(["resume", "once", "--", "sh", "-c", &script])
@@ -753,6 +761,21 @@ fn concurrent_foreground_resumes_run_the_command_once() {
                     .unwrap()
             })
             .collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while children
+            .iter_mut()
+            .map(|c| c.try_wait().unwrap().is_none())
+            .filter(|running| *running)
+            .count()
+            > 1
+        {
+            if Instant::now() > deadline {
+                std::fs::write(&go, "").unwrap();
+                panic!("more than one resume is still running its command");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::fs::write(&go, "").unwrap();
         let runs: Vec<crate::support::Run> = children
             .into_iter()
             .map(|c| c.wait_with_output().unwrap().into())
