@@ -1,13 +1,34 @@
-//! Parse, dispatch, and map errors to exit statuses in one place.
+//! Parse, dispatch, and map errors to exit statuses in one place (the
+//! convention is `model::exit`'s).
 
 use std::process::ExitCode;
 
 use bullpen::cli::Cli;
-use bullpen::model::Kind;
+use bullpen::model::{config, exit, Kind};
 use bullpen::ui::Ui;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let subcommand = exit::subcommand_of(args.iter().map(String::as_str)).map(str::to_owned);
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        eprintln!("fatal: internal error: this is a bug in git-bullpen; please report it");
+    }));
+    match std::panic::catch_unwind(|| run(subcommand.as_deref())) {
+        Ok(code) => code,
+        Err(_) => ExitCode::from(exit::INTERNAL),
+    }
+}
+
+fn run(subcommand: Option<&str>) -> ExitCode {
+    if std::env::var_os(config::ENV_TEST_PANIC).is_some() {
+        panic!("{} is set", config::ENV_TEST_PANIC);
+    }
     // First, while this is the only thread: what the environment says about the
     // repository is kept, and git's repository variables leave the environment,
     // so that every git bullpen runs acts on the repository bullpen reads.
@@ -19,7 +40,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
-                Kind::Usage.status()
+                exit::of_error(Kind::Usage, subcommand)
             } else {
                 0
             };
@@ -37,7 +58,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Whatever was printed before the error goes out first.
             let _ = ui.flush();
-            ExitCode::from(ui.error(&e).status())
+            ExitCode::from(exit::of_error(ui.error(&e), subcommand))
         }
     }
 }

@@ -60,7 +60,7 @@ starts a new conversation, which becomes the session's own. The options given to
 after -- follow either; the task prompt given there is never said again. The record \
 names the agent, but what runs, and which conversation, is only ever read from this \
 machine's git config and local state: a record naming an agent this machine has no \
-profile for, or other arguments than this machine recorded, is refused (exit 3). When \
+profile for, or other arguments than this machine recorded, is refused (exit 125, as every refusal of resume). When \
 the resume form fails and the agent's own store holds no conversation of the session, \
 bullpen says how to start a new conversation; it does not start one by itself. resume \
 --save replaces the agent with the command given.

@@ -26,7 +26,8 @@ one that never ran gives 0. Each run's end is said on stderr (`session tests exi
 after 3m 2s`).
 
 A run whose supervisor vanished without recording its end (`lost` in `git bullpen ls`) \
-has no status to give: wait says so and exits 128. So does a run still going when \
+has no status to give: wait says so and exits 125 (as bullpen's own failures do in \
+wait). So does a run still going when \
 --timeout runs out, with exit 124 (as timeout(1) does); the run goes on.
 
 With --for input|idle|exit, wait returns as soon as one of the sessions named (or, with --any, of those running when it starts; with --all-repos, in every repository ls --all-repos lists) gets there, and prints its id on stdout (with --all-repos, the id, a tab and its repository): input, when it needs input (a permission prompt, a question); idle, when its turn is over or it needs input; exit, when its run has ended. It exits 0 when one got there, 1 when every run ended before any did (nothing more will come of them), 124 on --timeout. What a session is doing is read from its local state (git bullpen ls shows it as STATE).";

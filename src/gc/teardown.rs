@@ -374,6 +374,15 @@ fn mounted_below(path: &Path) -> Result<(), String> {
 /// for a moment. Never across a file system boundary: a mount point below it
 /// (listed in `mountinfo`, or a directory on another device) stops it.
 pub fn remove_dir_confined(confined: &ConfinedPath) -> Result<(), String> {
+    remove_dir_confined_then(confined, |_| {})
+}
+
+/// [`remove_dir_confined`], calling `after_each(path)` after every removal
+/// attempt: where a test brings the directory back, on that event.
+fn remove_dir_confined_then(
+    confined: &ConfinedPath,
+    mut after_each: impl FnMut(&Path),
+) -> Result<(), String> {
     let path = confined.path();
     let mut last = String::new();
     for pause in BACKOFF {
@@ -392,6 +401,7 @@ pub fn remove_dir_confined(confined: &ConfinedPath) -> Result<(), String> {
                 Err(Stopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(Stopped::Io(e)) => last = e.to_string(),
             }
+            after_each(path);
         }
         if stays_gone(path) {
             return Ok(());
@@ -455,22 +465,17 @@ mod tests {
         let root = tmp.path().canonicalize().unwrap();
         let dir = root.join("s");
         std::fs::create_dir_all(dir.join("cache")).unwrap();
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let writer = {
-            let stop = stop.clone();
-            let dir = dir.clone();
-            std::thread::spawn(move || {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let _ = std::fs::create_dir_all(dir.join("cache"));
-                    let _ = std::fs::write(dir.join("cache/f"), "x");
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-            })
-        };
-        let result = remove_dir_confined(&ConfinedPath::new(&root, &dir).unwrap());
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        writer.join().unwrap();
+        // A late writer that refills the directory right after each removal:
+        // on that event, not on a timer, so every attempt sees it back.
+        let mut refills = 0;
+        let result = remove_dir_confined_then(&ConfinedPath::new(&root, &dir).unwrap(), |dir| {
+            std::fs::create_dir_all(dir.join("cache")).unwrap();
+            std::fs::write(dir.join("cache/f"), "x").unwrap();
+            refills += 1;
+        });
+        assert_eq!(refills, ATTEMPTS);
         let err = result.unwrap_err();
         assert!(err.contains("could not remove"), "{err}");
+        assert!(err.contains("it keeps coming back"), "{err}");
     }
 }

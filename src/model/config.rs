@@ -121,6 +121,13 @@ pub const ENV_BASE: &str = "BULLPEN_BASE";
 /// How wide `ls`'s table may be (as git reads it), before the terminal's width.
 pub const ENV_COLUMNS: &str = "COLUMNS";
 
+/// Tests only: "now", in seconds since the epoch, for everything people read
+/// (ages in `ls`, `wait`, `logs`), so that snapshots hold them (see `time.rs`).
+pub const ENV_TEST_EPOCH: &str = "BULLPEN_TEST_EPOCH";
+/// Tests only: set, bullpen panics before it does anything, to show how a bug
+/// in bullpen exits (see `main.rs`).
+pub const ENV_TEST_PANIC: &str = "BULLPEN_TEST_PANIC";
+
 /// Set to a shell's name (bash, zsh, fish) by the completion scripts: `git-bullpen`
 /// then prints completions instead of running (see `complete.rs`).
 pub const ENV_COMPLETE: &str = "GIT_BULLPEN_COMPLETE";

@@ -11,6 +11,7 @@ pub mod conversation;
 pub mod ending;
 pub mod error;
 pub mod evidence;
+pub mod exit;
 pub mod id;
 pub mod keys;
 pub mod local;

@@ -2,11 +2,26 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Now, in seconds since the epoch: the one read of the clock for what people
+/// read (ages, `updated_at`). Tests pin it with `BULLPEN_TEST_EPOCH` (seconds).
 pub fn now_unix() -> i64 {
+    if let Some(pinned) = test_epoch() {
+        return pinned;
+    }
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// The test clock ([`super::config::ENV_TEST_EPOCH`]), read once.
+fn test_epoch() -> Option<i64> {
+    static EPOCH: std::sync::OnceLock<Option<i64>> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(|| {
+        std::env::var(super::config::ENV_TEST_EPOCH)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    })
 }
 
 pub fn now_rfc3339() -> String {

@@ -68,10 +68,11 @@ pub fn run_foreground(
         (Some(running), Ok(child)) => (running, child),
         (Some(running), Err(e)) => {
             // Claimed, but the command could not be executed: like a shell, say
-            // why and exit 127 (recorded as such).
+            // why and exit 127 (not found) or 126 (recorded as such).
             ctx.ui.error(&e);
-            finish(ctx, &running, Exit::now(Some(127), None), State::Exited)?;
-            return Ok(127);
+            let code = crate::model::exit::of_exec_failure(&e);
+            finish(ctx, &running, Exit::now(Some(code), None), State::Exited)?;
+            return Ok(code);
         }
         (None, Err(e)) => return Err(e),
         (None, Ok(mut child)) => {

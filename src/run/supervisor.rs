@@ -387,8 +387,10 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
             sandbox,
         }),
         (Some(running), Err(e)) => {
-            // Claimed, but the command could not be executed: a shell says 127.
-            if let Err(undo) = finish(&ctx, &running, Exit::now(Some(127), None), State::Exited) {
+            // Claimed, but the command could not be executed: a shell says 127
+            // (not found) or 126.
+            let code = crate::model::exit::of_exec_failure(&e);
+            if let Err(undo) = finish(&ctx, &running, Exit::now(Some(code), None), State::Exited) {
                 ui.warn(format!("{undo:#}"));
             }
             Err(e)

@@ -231,10 +231,10 @@ fn fresh_starts_a_new_conversation_and_the_session_continues_that_one() {
     // --fresh is for agents, and not with a command of its own.
     env.bullpen(&["spawn", "plain", "--", "true"]).ok();
     let run = env.bullpen(&["resume", "plain", "--fresh"]);
-    assert_eq!(run.code(), 129, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "runs no agent");
     let run = env.bullpen(&["resume", "a", "--fresh", "--", "true"]);
-    assert_eq!(run.code(), 129, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
 }
 
 #[test]
@@ -274,7 +274,7 @@ fn a_profile_in_git_config_overrides_the_built_in() {
     assert_eq!(env.record("b")["agent"], "mine");
     // It has no resume form: a plain resume says how to give it one.
     let run = env.bullpen(&["resume", "b"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "bullpen.agent.mine.resume");
     env.git_bullpen(
         &env.repo,
@@ -304,7 +304,7 @@ fn a_record_naming_an_agent_this_machine_has_no_profile_for_is_refused() {
     env.edit_record("a", |r| r["agent"] = "nosuch".into());
     let before = env.snapshot();
     let run = env.bullpen(&["resume", "a"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "fatal: cannot resume session a, which runs agent 'nosuch'; nothing was run: no agent \
@@ -319,13 +319,13 @@ fn a_record_naming_an_agent_this_machine_has_no_profile_for_is_refused() {
     env.git_out(&["config", "--unset", "bullpen.agent.mine.command"]);
     let calls = env.calls().len();
     let run = env.bullpen(&["resume", "m", "--fresh"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "no agent profile named 'mine' on this machine");
     assert_eq!(env.calls().len(), calls, "nothing ran");
     // A spawn of an agent with no profile fails before anything is created.
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "--agent", "nosuch", "b"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "fatal: no agent profile named 'nosuch' on this machine",
@@ -344,7 +344,7 @@ fn a_record_whose_agent_or_arguments_differ_from_what_was_recorded_here_is_refus
     // Another agent than this machine recorded: refused.
     env.edit_record("a", |r| r["agent"] = "codex".into());
     let run = env.bullpen(&["resume", "a"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "not what this machine recorded");
     // Arguments this machine never recorded: refused. (They would reach the
     // agent: a Codex `-c` can name a command to run.)
@@ -352,7 +352,7 @@ fn a_record_whose_agent_or_arguments_differ_from_what_was_recorded_here_is_refus
         r["agent_args"] = json!(["-c", "notify=[\"evil\"]"])
     });
     let run = env.bullpen(&["resume", "b"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "git bullpen resume b -- <command>");
     assert_eq!(env.calls().len(), calls, "nothing ran");
     // A session this machine has no local state for (from another machine):
@@ -366,7 +366,7 @@ fn a_record_whose_agent_or_arguments_differ_from_what_was_recorded_here_is_refus
     );
     env.edit_record("c", |r| r["agent_args"] = json!(["--yolo"]));
     let run = env.bullpen(&["resume", "c"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "extra arguments were not recorded on this machine",

@@ -517,7 +517,7 @@ fn reviving_a_collected_session_goes_nowhere_that_is_not_bullpens() {
     let elsewhere = env.root().join("elsewhere");
     let good = env.record("a");
     env.edit_record("a", |r| r["worktree"] = elsewhere.to_str().unwrap().into());
-    assert_eq!(env.bullpen(&["resume", "a", "--", "true"]).code(), 3);
+    assert_eq!(env.bullpen(&["resume", "a", "--", "true"]).code(), 125);
     assert!(!elsewhere.exists());
 
     // Its last tip forged: a blob, a tree, a commit this clone lacks.
@@ -545,7 +545,7 @@ fn reviving_a_collected_session_goes_nowhere_that_is_not_bullpens() {
     std::fs::create_dir_all(&mine).unwrap();
     std::os::unix::fs::symlink(&mine, &wt).unwrap();
     let run = env.bullpen(&["resume", "a", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 0);
     std::fs::remove_file(&wt).unwrap();
     let after = env.snapshot();

@@ -744,25 +744,66 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         }
         Some(_) => tagged(roff, "0", "Success."),
     }
+    let passes_through = matches!(sub, Some("spawn" | "resume" | "attach" | "wait"));
+    if sub.is_none() {
+        paragraph(
+            roff,
+            &[
+                "bullpen's own outcomes, in the commands that exit with their command's \
+               status (spawn, resume, attach, wait), as timeout(1) gives them:"
+                    .to_owned(),
+            ],
+        );
+    }
+    if passes_through || sub.is_none() {
+        tagged(
+            roff,
+            "125",
+            "bullpen itself refused, failed or was used wrongly (an occupied path, an untrusted \
+             record, not a repository, an unknown option, a lost run, ...): the command's \
+             status is not known. The reason is printed on stderr after \"fatal:\" or \
+             \"error:\", with what to do on \"hint:\" lines.",
+        );
+        tagged(
+            roff,
+            "126",
+            "The command was found but could not be executed (recorded as exit 126).",
+        );
+        tagged(
+            roff,
+            "127",
+            "The command was not found (recorded as exit 127).",
+        );
+    }
+    if sub.is_none() {
+        paragraph(roff, &["In every other command:".to_owned()]);
+    }
+    if !passes_through {
+        tagged(
+            roff,
+            "3",
+            "Refused: bullpen left something alone to keep work safe (an occupied path, a \
+             running session, an id in use, a record it does not trust); nothing was changed \
+             or run. The reason and what to do are printed on stderr.",
+        );
+        tagged(
+            roff,
+            "128",
+            "bullpen itself failed (not a repository, git missing, a record that cannot be \
+             written, ...); the reason is printed on stderr after \"fatal:\", with what to do on \
+             \"hint:\" lines.",
+        );
+        tagged(
+            roff,
+            "129",
+            "Usage error: an unknown option, a missing or invalid argument (as git's own \
+             commands do), printed after \"error:\".",
+        );
+    }
     tagged(
         roff,
-        "3",
-        "Refused: bullpen left something alone to keep work safe (an occupied path, a \
-         running session, an id in use, a record it does not trust); nothing was changed \
-         or run. The reason and what to do are printed on stderr.",
-    );
-    tagged(
-        roff,
-        "128",
-        "bullpen itself failed (not a repository, git missing, a record that cannot be \
-         written, ...); the reason is printed on stderr after \"fatal:\", with what to do on \
-         \"hint:\" lines.",
-    );
-    tagged(
-        roff,
-        "129",
-        "Usage error: an unknown option, a missing or invalid argument (as git's own \
-         commands do), printed after \"error:\".",
+        "70",
+        "Internal error: a bug in bullpen (it panicked). Please report it with what stderr says.",
     );
 }
 

@@ -271,7 +271,7 @@ fn a_collected_session_is_recreated_only_where_bullpen_made_it_and_the_path_is_f
     // record never makes this machine create a worktree.
     std::fs::remove_dir_all(env.repo.join(".git/bullpen/local/a")).unwrap();
     let run = env.bullpen(&["resume", "a", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "session a was collected");
     assert_contains(&run.stderr, "cannot be recreated");
     assert!(!a.exists());
@@ -280,7 +280,7 @@ fn a_collected_session_is_recreated_only_where_bullpen_made_it_and_the_path_is_f
     std::fs::create_dir_all(b.parent().unwrap()).unwrap();
     std::fs::write(&b, "mine\n").unwrap();
     let run = env.bullpen(&["resume", "b", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "is occupied by a regular file");
     assert_eq!(std::fs::read_to_string(&b).unwrap(), "mine\n");
     std::fs::remove_file(&b).unwrap();
@@ -300,7 +300,7 @@ fn a_collected_session_is_recreated_only_where_bullpen_made_it_and_the_path_is_f
         r["worktree"] = other.into();
     });
     let run = env.bullpen(&["resume", "b", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(!a.exists());
 }
 
@@ -440,7 +440,7 @@ fn attach_checks_the_identity_of_whoever_answers_on_the_socket() {
     cmd.args(["attach", "a"]);
     let mut term = crate::pty::Term::spawn(cmd, 24, 80);
     let status = term.wait();
-    assert_eq!(status.code(), Some(3), "{}", term.shown());
+    assert_eq!(status.code(), Some(125), "{}", term.shown());
     assert_contains(&term.shown(), "is answered by pid");
     assert_contains(&term.shown(), "not by the session's supervisor");
     let _ = env.bullpen(&["stop", "a"]);

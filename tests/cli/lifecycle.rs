@@ -247,13 +247,10 @@ fn wait_exits_with_the_status_of_the_run() {
     let wt = env.worktree_of("five");
     let mut waiter = env.cmd(crate::support::BIN, &env.repo);
     waiter.args(["wait", "five"]);
-    // The run is still going: wait in another thread, then let it end.
+    // The run is still going: wait in another thread, then let it end. Only
+    // the end can give 5 (the run exits 5 only once `go` exists), so a wait
+    // that returned early could not say 5.
     let handle = std::thread::spawn(move || waiter.output().unwrap());
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    assert!(
-        !handle.is_finished(),
-        "wait returned while the run was going"
-    );
     std::fs::write(wt.join("go"), "").unwrap();
     let out = handle.join().unwrap();
     assert_eq!(out.status.code(), Some(5), "{out:?}");
@@ -272,7 +269,7 @@ fn wait_exits_with_the_status_of_the_run() {
     assert_eq!(env.bullpen(&["wait", "term"]).code(), 129);
     // An unknown id: nothing waited for.
     let run = env.bullpen(&["wait", "ok", "nope"]);
-    assert_eq!(run.code(), 128);
+    assert_eq!(run.code(), 125);
     assert_contains(&run.stderr, "no session named 'nope'");
 }
 
@@ -291,7 +288,7 @@ fn wait_gives_up_after_its_timeout_and_says_so_for_a_lost_run() {
     kill(sup, libc::SIGKILL);
     env.wait_state("a", "lost");
     let run = env.bullpen(&["wait", "a"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "session a was lost");
     env.bullpen(&["stop", "a"]).ok();
 }
@@ -417,7 +414,7 @@ fn a_record_that_merely_claims_the_old_root_is_not_trusted() {
     });
     let before = env.snapshot();
     let run = env.bullpen(&["resume", "claims", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "not inside the worktree root");
     assert_eq!(env.bullpen(&["path", "claims"]).code(), 3);
     assert_eq!(env.snapshot(), before, "refusals change nothing");

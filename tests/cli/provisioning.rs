@@ -112,7 +112,7 @@ fn a_session_being_created_is_not_resumed_and_runs_one_command() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let resume: crate::support::Run = child.wait_with_output().unwrap().into();
-    assert_eq!(resume.code(), 3, "{}", resume.stderr);
+    assert_eq!(resume.code(), 125, "{}", resume.stderr);
     assert!(
         resume.stderr.contains(&format!(
             "is still being created (by `git bullpen spawn`, pid {})",
@@ -146,7 +146,7 @@ fn a_record_changed_under_a_spawn_makes_it_undo_itself() {
     let run = env
         .bullpen(&["spawn", "x", "--", "touch", marker.to_str().unwrap()])
         .fails();
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(
         run.stderr.contains("changed while it was being created"),
         "{}",
@@ -159,42 +159,268 @@ fn a_record_changed_under_a_spawn_makes_it_undo_itself() {
     assert!(!wts.contains("/x\n"), "the worktree was kept: {wts}");
 }
 
-/// SIGKILL spawn at many moments; after each, gc converges: no session is left
-/// `provisioning`, and nothing of a killed spawn (branch, worktree, git's entry)
-/// outlives the gc that collected it.
+/// Where a spawn is SIGKILLed: an exact step, reached and held before the kill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Inside the `n`th write of the record (1 provisioning, 2 ready, 3 the
+    /// claim, 4 the exit): gix blocked appending to the ref's reflog, a FIFO,
+    /// with the ref's `.lock` taken.
+    Record(usize),
+    /// Before `git worktree add` runs (it then never runs).
+    BeforeGit,
+    /// Inside `git worktree add`, in its post-checkout hook: git finishes alone.
+    Checkout,
+    /// The same, the whole process group killed: git dies part-way too.
+    CheckoutGroup,
+    /// After `git worktree add` finished, before spawn heard of it.
+    AfterGit,
+    /// While the command runs (it goes on alone).
+    Command,
+}
+
+impl Step {
+    fn name(self) -> String {
+        match self {
+            Step::Record(n) => format!("record{n}"),
+            Step::BeforeGit => "before-git".into(),
+            Step::Checkout => "checkout".into(),
+            Step::CheckoutGroup => "checkout-group".into(),
+            Step::AfterGit => "after-git".into(),
+            Step::Command => "command".into(),
+        }
+    }
+
+    /// The record's state right after the kill (`None`: no record).
+    fn left(self) -> Option<&'static str> {
+        match self {
+            Step::Record(1) => None,
+            Step::Record(2)
+            | Step::BeforeGit
+            | Step::Checkout
+            | Step::CheckoutGroup
+            | Step::AfterGit => Some("provisioning"),
+            Step::Record(3) => Some("ready"),
+            _ => Some("running"),
+        }
+    }
+
+    /// Whether something of the run (git, the command) goes on after the kill
+    /// and says so with `done` once released.
+    fn goes_on(self) -> bool {
+        matches!(self, Step::Checkout | Step::AfterGit | Step::Command)
+    }
+}
+
+/// A `git` first on PATH that, for a spawn run with `KILL_AT`/`KILL_GATE`, holds
+/// `git worktree add` before or after it runs: it says `arrived`, waits for a
+/// line on the `gate` FIFO, and says `done` when git has finished.
+fn hold_git(env: &mut Env) {
+    let real = crate::support::which_git();
+    let dir = env.root().join("hold-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hold = r#": > "$KILL_GATE/arrived"; read go < "$KILL_GATE/gate""#;
+    let script = format!(
+        "#!/bin/sh\n\
+         case \" $* \" in *\" worktree add \"*) ;; *) exec {real} \"$@\";; esac\n\
+         [ -n \"$KILL_GATE\" ] || exec {real} \"$@\"\n\
+         if [ \"$KILL_AT\" = before-git ]; then {hold}; exit 1; fi\n\
+         {real} \"$@\"; rc=$?\n\
+         if [ \"$KILL_AT\" = after-git ]; then {hold}; fi\n\
+         : > \"$KILL_GATE/done\"\n\
+         exit $rc\n"
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+    post_checkout(
+        env,
+        &format!("case \"$KILL_AT\" in checkout|checkout-group) {hold};; esac"),
+    );
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Whether a thread of `pid` sleeps opening a FIFO no one reads
+/// (`wait_for_partner`, the kernel's wait in `fifo_open`).
+fn blocked_opening_a_fifo(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("wchan"))
+            .is_ok_and(|w| w.trim() == "wait_for_partner")
+    })
+}
+
+/// Reads the first `n - 1` reflog entries of a record whose reflog is a FIFO
+/// (each append opens, writes and closes it) and leaves the `n`th writer
+/// waiting to open it. Ended however the test ends.
+struct ReflogGate {
+    fifo: std::path::PathBuf,
+    entries: std::sync::mpsc::Receiver<String>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ReflogGate {
+    fn new(env: &Env, id: &str, n: usize) -> ReflogGate {
+        let logs = env.repo.join(".git/logs/refs/bullpen/sessions");
+        std::fs::create_dir_all(&logs).unwrap();
+        let fifo = logs.join(id);
+        mkfifo(&fifo);
+        let (tx, entries) = std::sync::mpsc::channel();
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Read;
+                for _ in 1..n {
+                    let mut entry = String::new();
+                    if let Ok(mut f) = std::fs::File::open(&fifo) {
+                        let _ = f.read_to_string(&mut entry);
+                    }
+                    if tx.send(entry).is_err() {
+                        return;
+                    }
+                }
+            })
+        };
+        ReflogGate {
+            fifo,
+            entries,
+            reader: Some(reader),
+        }
+    }
+}
+
+impl Drop for ReflogGate {
+    fn drop(&mut self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A reader still waiting for a writer (the spawn ended early) is
+        // released by a writer that opens without blocking.
+        if let Some(reader) = self.reader.take() {
+            while !reader.is_finished() {
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&self.fifo);
+                std::thread::yield_now();
+            }
+            let _ = reader.join();
+        }
+        let _ = std::fs::remove_file(&self.fifo);
+    }
+}
+
+/// A spawn run in a process group of its own: the group is SIGKILLed however
+/// the test ends, unless disarmed once all of it has ended.
+struct Group(Option<i32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: kill(2) on the process group this test created.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// Open the FIFO `gate` and write a line: lets a held wrapper, hook or command go on.
+fn release(gate: &std::path::Path) {
+    std::fs::write(gate, "go\n").unwrap();
+}
+
+/// Spawn `id` and SIGKILL it at `step`, held there first; return once nothing
+/// of the run is left running.
+fn kill_at(env: &Env, id: &str, step: Step) {
+    use std::os::unix::process::CommandExt;
+    let gates = env.root().join(format!("gate-{id}"));
+    std::fs::create_dir_all(&gates).unwrap();
+    let gate = gates.join("gate");
+    mkfifo(&gate);
+    let reflog = match step {
+        Step::Record(n) => Some(ReflogGate::new(env, id, n)),
+        _ => None,
+    };
+    let command = r#"[ "$KILL_AT" != command ] || { : > "$KILL_GATE/arrived"; read go < "$KILL_GATE/gate"; : > "$KILL_GATE/done"; }"#;
+    let mut child = env
+        .cmd(BIN, &env.repo)
+        .args(["spawn", id, "--", "sh", "-c", command])
+        .env("KILL_AT", step.name())
+        .env("KILL_GATE", &gates)
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut group = Group(Some(child.id() as i32));
+    match &reflog {
+        Some(r) => {
+            let Step::Record(n) = step else {
+                unreachable!()
+            };
+            for _ in 1..n {
+                r.entries
+                    .recv_timeout(Duration::from_secs(60))
+                    .unwrap_or_else(|_| panic!("{id}: fewer than {n} record writes"));
+            }
+            wait_for("the record write to block", || {
+                blocked_opening_a_fifo(child.id())
+            });
+        }
+        None => wait_for("the step", || gates.join("arrived").exists()),
+    }
+    match step {
+        // SAFETY: kill(2) on the process group this test created.
+        Step::CheckoutGroup => unsafe {
+            libc::kill(-(child.id() as i32), libc::SIGKILL);
+        },
+        _ => child.kill().unwrap(),
+    }
+    child.wait().unwrap();
+    drop(reflog);
+    match step {
+        Step::Record(_) | Step::CheckoutGroup => {}
+        _ => release(&gate),
+    }
+    if step.goes_on() {
+        wait_for("the rest of the run", || gates.join("done").exists());
+    }
+    group.0 = None;
+    std::fs::remove_dir_all(&gates).unwrap();
+}
+
+/// SIGKILL spawn at each of its steps; after each, gc converges: no session is
+/// left `provisioning`, and nothing of a killed spawn (branch, worktree, git's
+/// entry) outlives the gc that collected it.
 #[test]
 fn a_killed_spawn_is_finished_by_the_next_gc_whenever_it_died() {
-    let env = Env::new();
-    let ids: Vec<String> = (0..24).map(|i| format!("k{i}")).collect();
-    for (i, id) in ids.iter().enumerate() {
-        let mut child = env
-            .cmd(BIN, &env.repo)
-            .args(["spawn", id, "--", "true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(1 + (i as u64 * 7) % 50));
-        let _ = child.kill();
-        let _ = child.wait();
+    let mut env = Env::new();
+    hold_git(&mut env);
+    let steps = [
+        Step::Record(1),
+        Step::BeforeGit,
+        Step::Checkout,
+        Step::CheckoutGroup,
+        Step::AfterGit,
+        Step::Record(2),
+        Step::Record(3),
+        Step::Command,
+        Step::Record(4),
+    ];
+    let ids: Vec<String> = steps.iter().map(|s| format!("k-{}", s.name())).collect();
+    for (step, id) in steps.iter().zip(&ids) {
+        kill_at(&env, id, *step);
+        assert_eq!(
+            record_state(&env, id).as_deref(),
+            step.left(),
+            "{id}: the record right after the kill"
+        );
     }
-    // git may still be finishing a `worktree add` its killed spawner started.
-    wait_for("git to finish", || {
-        !std::fs::read_dir("/proc").unwrap().flatten().any(|p| {
-            std::fs::read_link(p.path().join("cwd"))
-                .is_ok_and(|cwd| cwd.starts_with(&env.repo) || cwd.starts_with(&env.bullpen_home))
-                && std::fs::read_to_string(p.path().join("comm")).is_ok_and(|c| c.trim() == "git")
-        })
-    });
-    let interrupted = ids
-        .iter()
-        .filter(|id| record_state(&env, id).as_deref() == Some("provisioning"))
-        .count();
-    assert!(interrupted > 0, "no spawn was killed while provisioning");
-    eprintln!(
-        "{interrupted} of {} spawns killed while provisioning",
-        ids.len()
-    );
     // A spawn killed inside a ref update leaves that ref's `.lock`, as git would:
     // gc names it with git's advice, and the user (here: the test, nothing else
     // runs in this repository) removes it as the advice says.

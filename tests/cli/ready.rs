@@ -107,7 +107,7 @@ fn a_pattern_reaching_outside_the_worktree_is_refused_before_anything_is_created
     let env = repo_with_include(".env\n../outside/*\n");
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "a", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         ".worktreeinclude:2: the pattern '../outside/*' reaches outside the worktree",
@@ -208,7 +208,7 @@ fn a_failing_setup_leaves_the_repository_exactly_as_it_was() {
         let touch = format!("touch '{}'", ran.display());
         args.extend(["a", "--", "sh", "-c", &touch]);
         let run = env.bullpen(&args);
-        assert_eq!(run.code(), 128, "{}", run.stderr);
+        assert_eq!(run.code(), 125, "{}", run.stderr);
         assert_contains(&run.stderr, "npm ERR! missing script: ci");
         assert_contains(&run.stderr, "failed (exit 7)");
         assert_contains(
@@ -310,7 +310,7 @@ fn a_worktree_that_resume_recreates_is_made_ready_too() {
     let ran = env.root().join("ran");
     let touch = format!("touch '{}'", ran.display());
     let run = env.bullpen(&["resume", "a", "--", "sh", "-c", &touch]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "the recreated worktree of session a was removed again",

@@ -807,7 +807,7 @@ fn an_id_in_use_here_is_refused_with_a_hint_and_as_picks_another() {
     b.bullpen(env, &["fetch"]).ok();
     let before = b.git_out(env, &["for-each-ref"]);
     let run = b.bullpen(env, &["resume", "origin/x", "--", "true"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(&run.stderr, "fatal: session id 'x' is already in use");
     assert_contains(
         &run.stderr,
@@ -843,7 +843,7 @@ fn an_id_in_use_here_is_refused_with_a_hint_and_as_picks_another() {
     ]);
     // --as is for fetched sessions only.
     let run = b.bullpen(env, &["resume", "x", "--as", "y", "--", "true"]);
-    assert_eq!(run.code(), 129, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
 }
 
 /// `resume <remote>/<id>` with no command runs nothing from the remote record:
@@ -873,7 +873,7 @@ fn a_remote_session_resumed_without_a_command_runs_nothing() {
         b.git_out(env, &["worktree", "list", "--porcelain"]),
     );
     let run = b.bullpen(env, &["resume", "origin/x"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "fatal: nothing on this machine says what to run for origin/x: a command from another \
@@ -1057,7 +1057,8 @@ fn a_fetched_record_never_makes_this_machine_signal_run_or_delete() {
         vec!["rm", "--force", "origin/path"],
     ] {
         let run = b.bullpen(env, &args);
-        assert_eq!(run.code(), 129, "{args:?}: {}", run.stderr);
+        let usage = if args[0] == "wait" { 125 } else { 129 };
+        assert_eq!(run.code(), usage, "{args:?}: {}", run.stderr);
         untouched(&format!("{args:?}"));
     }
     // The local session of that name is this machine's own, not the fetched one.
@@ -1075,7 +1076,7 @@ fn a_fetched_record_never_makes_this_machine_signal_run_or_delete() {
         untouched(&format!("{args:?}"));
     }
     let run = b.bullpen(env, &["resume", "origin/path"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     untouched("resume without a command");
     b.bullpen(env, &["gc"]).ok();
     untouched("gc");
@@ -1230,7 +1231,7 @@ fn an_agent_session_continues_with_this_machines_profile() {
         b.git_out(env, &["worktree", "list", "--porcelain"]),
     );
     let run = b.bullpen(env, &["resume", "origin/args"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "fatal: not running agent 'fake' with the arguments '--flag' for session origin/args: \
@@ -1241,7 +1242,7 @@ fn an_agent_session_continues_with_this_machines_profile() {
         "hint: name the command to run: git bullpen resume origin/args -- <command>",
     );
     let run = b.bullpen(env, &["resume", "origin/unknown"]);
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "no agent profile named 'other' on this machine",
@@ -1320,7 +1321,7 @@ fn a_remote_resume_that_fails_leaves_nothing_behind() {
         b.git_out(env, &["config", "--list", "--local"]),
     );
     let run = b.bullpen(env, &["resume", "origin/x", "--", "true"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "session x was not created; nothing of it is left",

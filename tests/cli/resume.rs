@@ -65,7 +65,7 @@ fn assert_no_marker(env: &Env) {
 fn assert_refused(env: &Env, id: &str, wants: &[&str]) -> Run {
     let before = env.snapshot();
     let run = resume(env, id, &marker_cmd()).fails();
-    assert_eq!(run.code(), 3, "stderr:\n{}", run.stderr);
+    assert_eq!(run.code(), 125, "stderr:\n{}", run.stderr);
     for want in wants {
         assert!(
             run.stderr.contains(want),
@@ -645,7 +645,8 @@ fn path_and_resume_without_an_id_mean_the_session_you_are_in() {
     // In the main worktree there is no session to mean: a usage error saying so.
     for args in [&["path"][..], &["resume"], &["resume", "--", "true"]] {
         let run = env.bullpen(args).fails();
-        assert_eq!(run.code(), 129, "{args:?}: {}", run.stderr);
+        let usage = if args[0] == "resume" { 125 } else { 129 };
+        assert_eq!(run.code(), usage, "{args:?}: {}", run.stderr);
         assert_contains(&run.stderr, "is not inside any session's worktree");
         assert_contains(&run.stderr, "git bullpen ls");
     }
@@ -712,7 +713,7 @@ fn a_one_off_command_leaves_the_sessions_command_as_it_was() {
         .unwrap()
         .ends_with("saved\nsaved\n"));
     // --save without a command to save is a usage error.
-    assert_eq!(resume(&env, "x", &["--save"]).code(), 129);
+    assert_eq!(resume(&env, "x", &["--save"]).code(), 125);
 }
 
 #[test]
@@ -739,10 +740,18 @@ fn concurrent_foreground_resumes_run_the_command_once() {
     let env = Env::new();
     env.bullpen(&["spawn", "once", "--", "true"]).ok();
     let ran = env.root().join("ran");
-    let script = format!("echo run >> {}; sleep 1", ran.display());
+    let go = env.root().join("go");
+    // The command that runs holds its run until `go` exists, and `go` is made
+    // only once the three other resumes have returned: they all overlap it.
+    let script = format!(
+        "echo run >> {}; while [ ! -e {} ]; do sleep 0.05; done",
+        ran.display(),
+        go.display()
+    );
     for _ in 0..3 {
         std::fs::remove_file(&ran).ok();
-        let children: Vec<_> = (0..4)
+        std::fs::remove_file(&go).ok();
+        let mut children: Vec<_> = (0..4)
             .map(|_| {
                 env.cmd(crate::support::BIN, &env.repo)
                     .args(["resume", "once", "--", "sh", "-c", &script])
@@ -752,6 +761,21 @@ fn concurrent_foreground_resumes_run_the_command_once() {
                     .unwrap()
             })
             .collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while children
+            .iter_mut()
+            .map(|c| c.try_wait().unwrap().is_none())
+            .filter(|running| *running)
+            .count()
+            > 1
+        {
+            if Instant::now() > deadline {
+                std::fs::write(&go, "").unwrap();
+                panic!("more than one resume is still running its command");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::fs::write(&go, "").unwrap();
         let runs: Vec<crate::support::Run> = children
             .into_iter()
             .map(|c| c.wait_with_output().unwrap().into())
@@ -844,6 +868,8 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
     let exec_d = || {
         std::fs::read(format!("/proc/{command}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0"))
     };
+    // A bound of its own: a loaded machine is slow, not wrong.
+    let deadline = Instant::now() + Duration::from_secs(120);
     while !exec_d() && !zombie() {
         assert!(Instant::now() < deadline, "the command never started");
         std::thread::sleep(Duration::from_millis(20));
@@ -864,7 +890,7 @@ fn a_foreground_run_is_alive_until_bullpen_has_recorded_its_end() {
     let refused = resume(&env, "x", &marker_cmd());
     unsafe { libc::kill(bullpen, libc::SIGCONT) };
     let status = first.wait().unwrap();
-    assert_eq!(refused.code(), 3, "{}", refused.stderr);
+    assert_eq!(refused.code(), 125, "{}", refused.stderr);
     assert!(
         refused
             .stderr

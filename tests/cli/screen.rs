@@ -176,7 +176,7 @@ fn a_scrollback_git_cannot_read_as_a_number_is_refused_before_the_run_starts() {
     let env = Bg::new();
     env.git_out(&["config", "bullpen.scrollback", "ten"]);
     let run = env.bullpen(&["spawn", "--bg", "a", "--", "true"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "fatal: session a did not start; nothing of it is left: bad numeric config value 'ten' \

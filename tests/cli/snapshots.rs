@@ -17,6 +17,16 @@ use crate::support::Env;
 /// rows, though no longer under their header), and how long a run took in
 /// the line that says how it ended (`bullpen: session a exited 5 after [T]`).
 pub(crate) fn normalise(env: &Env, text: &str) -> String {
+    normalise_but_ages(env, text)
+        .lines()
+        .map(age_cell)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// [`normalise`] without `[AGE]`: for output read with the test clock pinned
+/// (`BULLPEN_TEST_EPOCH`), whose ages and alignment are the same on every run.
+pub(crate) fn normalise_but_ages(env: &Env, text: &str) -> String {
     let text = text.replace(&env.root().display().to_string(), "[ROOT]");
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
@@ -43,11 +53,7 @@ pub(crate) fn normalise(env: &Env, text: &str) -> String {
         rest = tail;
     }
     out.push_str(rest);
-    out.lines()
-        .map(run_took)
-        .map(|l| age_cell(&l))
-        .collect::<Vec<_>>()
-        .join("\n")
+    out.lines().map(run_took).collect::<Vec<_>>().join("\n")
 }
 
 /// `bullpen: session a exited 5 after 1.2s (...)` with the duration as `[T]`.
@@ -345,52 +351,52 @@ fn refusals_and_errors() {
             &["spawn", "Not-Valid", "--", "true"],
         ],
     );
-    insta::assert_snapshot!(table, @"
+    insta::assert_snapshot!(table, @r#"
     $ git bullpen resume a-file -- touch ran
-    exit 3
+    exit 125
     --- stderr
     fatal: cannot resume session a-file: [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-file is occupied by a regular file; bullpen runs a session only in its own worktree and leaves what is there alone
     hint: move it aside, then resume again to recreate the worktree from bullpen/a-file
 
     $ git bullpen resume b-empty-dir -- touch ran
-    exit 3
+    exit 125
     --- stderr
     fatal: cannot resume session b-empty-dir: [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir is occupied by an empty directory; bullpen runs a session only in its own worktree and leaves what is there alone
     hint: `rmdir [ROOT]/bullpen-home/worktrees/repo-[KEY]/b-empty-dir`, then resume again to recreate the worktree from bullpen/b-empty-dir
 
     $ git bullpen resume c-collected -- touch ran
-    exit 3
+    exit 125
     --- stderr
     fatal: session c-collected was collected (`git bullpen gc` or `rm` removed its worktree) and cannot be recreated: nothing on this machine shows bullpen created its worktree (no local state: created elsewhere, by an older bullpen, or forged)
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/c-collected`
 
     $ git bullpen resume e-gone -- touch ran
-    exit 3
+    exit 125
     --- stderr
     fatal: cannot resume session e-gone: its worktree [ROOT]/bullpen-home/worktrees/repo-[KEY]/e-gone is gone and so is its branch bullpen/e-gone; there is nothing to resume from
     hint: the session's history is in `git log refs/bullpen/sessions/e-gone`
 
     $ git bullpen resume f-outside -- touch ran
-    exit 3
+    exit 125
     --- stderr
     fatal: cannot resume session f-outside: its record says the worktree is [ROOT]/outside, which is not inside the worktree root [ROOT]/bullpen-home/worktrees/repo-[KEY]; records can arrive from a fetch or a hand edit, so bullpen does not act on that path
     hint: if the worktree root moved, point git config bullpen.worktreeRoot at the directory that holds f-outside's worktree
     hint: to start again from its branch: `git bullpen spawn <new-id> --base bullpen/f-outside`
 
     $ git bullpen resume h-running -- touch ran
-    exit 3
+    exit 125
     --- stderr
     fatal: session h-running is already running (pid [PID]); only one process per session
     hint: wait for it, or end it with `git bullpen stop h-running`
 
     $ git bullpen spawn d-taken -- touch ran
-    exit 3
+    exit 125
     --- stderr
     fatal: session id 'd-taken' is already in use
     hint: see `git bullpen ls --all d-taken`; pick another id
 
     $ git bullpen attach d-taken
-    exit 128
+    exit 125
     --- stderr
     fatal: session d-taken is not running (exited 0); there is nothing to attach to
     hint: start it again in the background: git bullpen resume --bg d-taken; its output so far: git bullpen logs d-taken
@@ -409,19 +415,24 @@ fn refusals_and_errors() {
     $ git bullpen stop nope
     $ git bullpen logs nope
     $ git bullpen path nope
-    $ git bullpen resume nope
     exit 128
     --- stderr
     fatal: no session named 'nope'
     hint: see `git bullpen ls --all` for the sessions there are
 
+    $ git bullpen resume nope
+    exit 125
+    --- stderr
+    fatal: no session named 'nope'
+    hint: see `git bullpen ls --all` for the sessions there are
+
     $ git bullpen spawn Not-Valid -- true
-    exit 129
+    exit 125
     --- stderr
     error: invalid value 'Not-Valid' for '[ID]': invalid session id 'Not-Valid': it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no '..', not ending in '.lock' or '.')
 
     For more information, try '--help'.
-    ");
+    "#);
 }
 
 #[test]
@@ -540,36 +551,35 @@ fn agent_and_ready_worktree_messages() {
     hint: agent claude exited 1 and has no conversation of session a-agent to continue; start a new one: git bullpen resume a-agent --fresh
 
     $ git bullpen resume b-forged
-    exit 3
+    exit 125
     --- stderr
     fatal: not running agent 'nosuch' for session b-forged: its recorded agent or arguments are not what this machine recorded (agent 'claude'; the record may come from a fetch or a hand edit)
     hint: name the command to run: git bullpen resume b-forged -- <command>
 
     $ git bullpen resume c-args
-    exit 3
+    exit 125
     --- stderr
     fatal: not running agent 'claude' with the arguments '--yolo' for session c-args: its recorded agent or arguments are not what this machine recorded (agent 'claude'; the record may come from a fetch or a hand edit)
     hint: name the command to run: git bullpen resume c-args -- <command>
 
     $ git bullpen resume d-mine
-    exit 3
+    exit 125
     --- stderr
     fatal: cannot resume session d-mine, which runs agent 'mine'; nothing was run: agent 'mine' has no resume form on this machine: git config bullpen.agent.mine.resume is not set
     hint: set it to how to continue its conversation: git config bullpen.agent.mine.resume '...'
     hint: or start a new conversation: git bullpen resume d-mine --fresh
 
     $ git bullpen resume e-plain --fresh
-    exit 129
+    exit 125
     --- stderr
     error: session e-plain runs no agent: --fresh starts an agent's new conversation
     hint: run its command again with `git bullpen resume e-plain`, or another one after `--`
 
     $ git bullpen spawn --agent nosuch f-new
-    exit 128
+    exit 125
     --- stderr
     fatal: no agent profile named 'nosuch' on this machine
     hint: define one: git config bullpen.agent.nosuch.command '<how to start it>' and git config bullpen.agent.nosuch.resume '<how to continue its conversation>' (built in: claude, codex)
-
     "#);
 
     std::fs::write(env.repo.join(".worktreeinclude"), ".env\n../secrets/*\n").unwrap();
@@ -587,13 +597,13 @@ fn agent_and_ready_worktree_messages() {
     let setup = show_all(&env, &[&["spawn", "h-setup", "--", "true"][..]]);
     insta::assert_snapshot!(format!("{refused}\n{setup}"), @r#"
     $ git bullpen spawn g-include -- true
-    exit 3
+    exit 125
     --- stderr
     fatal: [ROOT]/repo/.worktreeinclude:2: the pattern '../secrets/*' reaches outside the worktree; nothing was created
     hint: patterns in .worktreeinclude name files inside the main worktree (gitignore syntax, relative to its top); remove the `..`
 
     $ git bullpen spawn h-setup -- true
-    exit 128
+    exit 125
     --- stderr
     bullpen: copied from the main worktree (.worktreeinclude): .env (1 file)
     bullpen: setup 1/2: echo installing
@@ -602,6 +612,5 @@ fn agent_and_ready_worktree_messages() {
     npm ERR! missing script: ci
     fatal: session h-setup was not created; nothing of it is left: setup command `echo 'npm ERR! missing script: ci' >&2; exit 1` failed (exit 1) in [ROOT]/bullpen-home/worktrees/repo-[KEY]/h-setup
     hint: fix it (git config --get-all bullpen.setup), or spawn with --no-setup to skip setup
-
     "#);
 }

@@ -508,7 +508,7 @@ fn forged_records_never_signal_run_or_delete() {
         .status
         .success());
     let resume = env.bullpen(&["resume", &id]).fails();
-    assert_eq!(resume.code(), 3, "{}", resume.stderr);
+    assert_eq!(resume.code(), 125, "{}", resume.stderr);
     assert!(
         resume.stderr.contains("never finished"),
         "{}",
@@ -563,7 +563,7 @@ fn a_fetched_record_does_not_run_its_command() {
     .ok();
     env.git_out(&["fetch", "-q", "origin", "+refs/bullpen/*:refs/bullpen/*"]);
     let run = env.bullpen(&["resume", "x"]).fails();
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(!wt.join("pwned").exists(), "the fetched command ran");
     assert!(
         run.stderr.contains("not the one this machine recorded")
@@ -660,7 +660,7 @@ fn resume_removes_a_stale_entry_only_for_a_worktree_created_here() {
     let run = env
         .bullpen(&["resume", "y", "--", "touch", marker.to_str().unwrap()])
         .fails();
-    assert_eq!(run.code(), 3, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(!marker.exists());
     let listed = env.git_out(&["worktree", "list", "--porcelain"]);
     assert!(
