@@ -16,7 +16,6 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
 
-use clap::CommandFactory;
 use clap_complete::env::{Bash, EnvCompleter, Fish, Shells, Zsh};
 use clap_complete::{CompleteEnv, CompletionCandidate};
 
@@ -55,8 +54,9 @@ pub fn files() -> Vec<(&'static str, Vec<u8>)> {
 
 /// Call first thing in `main`: when [`config::ENV_COMPLETE`] is set, answer the
 /// shell (or print its script) and exit; otherwise return and let main run.
-pub fn complete_from_env() {
-    CompleteEnv::with_factory(crate::cli::Cli::command)
+/// `cli` is the whole command line's definition (`Cli::command`).
+pub fn complete_from_env(cli: fn() -> clap::Command) {
+    CompleteEnv::with_factory(cli)
         .var(config::ENV_COMPLETE)
         .bin(PROGRAM)
         .completer(PROGRAM)

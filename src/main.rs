@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use bullpen::cli::Cli;
 use bullpen::model::Kind;
 use bullpen::ui::Ui;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
     // First, while this is the only thread: what the environment says about the
@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     bullpen::git::GitEnv::capture();
     bullpen::sys::memory::return_large_frees();
     // With GIT_BULLPEN_COMPLETE set, answer the shell's completion request and exit.
-    bullpen::complete::complete_from_env();
+    bullpen::complete::complete_from_env(Cli::command);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     let ui = Ui::stdio(cli.color());
     let result = std::env::current_dir()
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))
-        .and_then(|cwd| bullpen::commands::run(cli.command, &cwd, &ui));
+        .and_then(|cwd| cli.command.run(&cwd, &ui));
     match result.and_then(|status| ui.flush().map(|()| status)) {
         Ok(status) => ExitCode::from(status.clamp(0, 255) as u8),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

@@ -1,12 +1,5 @@
 //! One file per subcommand: its clap `Args`, a `run` that calls the feature,
-//! and the rendering of what it returns.
-
-use std::path::Path;
-
-use anyhow::Result;
-
-use crate::cli::Command;
-use crate::ui::Ui;
+//! and the rendering of what it returns. `cli::Command::run` dispatches to them.
 
 pub mod attach;
 pub mod fetch;
@@ -35,33 +28,4 @@ pub struct RunArgs {
     /// the session's log; print the id and return at once.
     #[arg(long)]
     pub bg: bool,
-}
-
-/// Dispatch; returns the process exit status.
-pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
-    match command {
-        Command::Spawn(args) => spawn::run(args, cwd, ui),
-        Command::Ls(args) => ls::run(args, cwd, ui),
-        Command::Resume(args) => resume::run(args, cwd, ui),
-        Command::Path(args) => path::run(args, cwd, ui),
-        Command::Stop(args) => stop::run(args, cwd, ui),
-        Command::Logs(args) => logs::run(args, cwd, ui),
-        Command::Attach(args) => attach::run(args, cwd, ui),
-        Command::Peek(args) => peek::run(args, cwd, ui),
-        Command::Wait(args) => wait::run(args, cwd, ui),
-        Command::Rm(args) => rm::run(args, cwd, ui),
-        Command::Supervise(args) => supervise::run(args, cwd, ui),
-        Command::Gc(args) => gc::run(args, cwd, ui),
-        Command::Push(args) => push::run(args, cwd, ui),
-        Command::Fetch(args) => fetch::run(args, cwd, ui),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn cli_is_well_formed() {
-        use clap::CommandFactory;
-        crate::cli::Cli::command().debug_assert();
-    }
 }

@@ -12,10 +12,15 @@
 //! entry, never `git worktree prune`), `nested` (repositories inside a worktree),
 //! `status` (dirt), and `cli` (the one runner every `git` subprocess goes through).
 
+// The floor below, under the names the code has always used.
+use bullpen_model as model;
+use bullpen_sys as sys;
+
 mod admin;
 pub mod cache;
 mod cli;
 mod content;
+mod dirs;
 mod env;
 mod hash;
 mod history;

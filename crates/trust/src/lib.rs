@@ -3,6 +3,10 @@
 //! directory comes from local proof (`local`), checked against the live system.
 //! `decide` holds the decisions (pure); this file gathers their facts.
 
+// The floor below, under the names the code has always used.
+use bullpen_model as model;
+use bullpen_sys as sys;
+
 pub mod decide;
 pub mod local;
 
