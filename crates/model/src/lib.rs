@@ -19,6 +19,7 @@ pub mod params;
 pub mod paths;
 pub mod process;
 pub mod record;
+pub mod refspec;
 pub mod remote;
 pub mod status;
 pub mod time;
