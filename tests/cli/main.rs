@@ -31,6 +31,7 @@ mod remote;
 mod repo;
 mod resume;
 mod reuse;
+mod rules;
 mod run_leftovers;
 mod screen;
 mod ship;
