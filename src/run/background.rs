@@ -125,7 +125,10 @@ fn read_report(fd: OwnedFd, limit: Duration) -> Result<String> {
             bail!("no report after {}s", limit.as_secs());
         }
         let timeout = rustix::event::Timespec::try_from(left).ok();
-        let mut fds = [rustix::event::PollFd::new(&file, rustix::event::PollFlags::IN)];
+        let mut fds = [rustix::event::PollFd::new(
+            &file,
+            rustix::event::PollFlags::IN,
+        )];
         let ready = match rustix::event::poll(&mut fds, timeout.as_ref()) {
             Ok(n) => n,
             Err(rustix::io::Errno::INTR) => continue,

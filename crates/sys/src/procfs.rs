@@ -102,7 +102,10 @@ pub fn group_members(group: &Group) -> Vec<u32> {
 
 /// This process's process group.
 pub fn own_pgrp() -> u32 {
-    let pgrp = rustix::process::Pid::as_raw(Some(rustix::process::getpgrp()));
+    // libc, not rustix: in a pid namespace whose process group lies outside it
+    // getpgrp(2) returns 0, which rustix's Pid cannot hold (it asserts).
+    // SAFETY: getpgrp(2) has no preconditions and cannot fail.
+    let pgrp = unsafe { libc::getpgrp() };
     u32::try_from(pgrp).unwrap_or(0)
 }
 
