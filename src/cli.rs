@@ -1,10 +1,13 @@
-//! clap definitions only. Each subcommand's arguments live in its own file under
-//! `commands/`; this file assembles them.
+//! clap definitions and the dispatch. Each subcommand's arguments live in its own
+//! file under `commands/`; this file assembles them.
 
+use std::path::Path;
+
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::commands;
-use crate::ui::When;
+use crate::ui::{Ui, When};
 
 const LONG_ABOUT: &str = "\
 Run coding agents (or any long command) side by side in one repository.
@@ -96,4 +99,36 @@ pub enum Command {
     Hook(commands::hook::Args),
     #[command(name = "__supervise", hide = true)]
     Supervise(commands::supervise::Args),
+}
+
+impl Command {
+    /// Dispatch; returns the process exit status.
+    pub fn run(self, cwd: &Path, ui: &Ui) -> Result<i32> {
+        match self {
+            Command::Spawn(args) => commands::spawn::run(args, cwd, ui),
+            Command::Ls(args) => commands::ls::run(args, cwd, ui),
+            Command::Resume(args) => commands::resume::run(args, cwd, ui),
+            Command::Path(args) => commands::path::run(args, cwd, ui),
+            Command::Stop(args) => commands::stop::run(args, cwd, ui),
+            Command::Logs(args) => commands::logs::run(args, cwd, ui),
+            Command::Attach(args) => commands::attach::run(args, cwd, ui),
+            Command::Peek(args) => commands::peek::run(args, cwd, ui),
+            Command::Wait(args) => commands::wait::run(args, cwd, ui),
+            Command::Rm(args) => commands::rm::run(args, cwd, ui),
+            Command::Supervise(args) => commands::supervise::run(args, cwd, ui),
+            Command::Gc(args) => commands::gc::run(args, cwd, ui),
+            Command::Push(args) => commands::push::run(args, cwd, ui),
+            Command::Fetch(args) => commands::fetch::run(args, cwd, ui),
+            Command::Hook(args) => commands::hook::run(args, cwd, ui),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

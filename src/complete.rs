@@ -16,7 +16,6 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
 
-use clap::CommandFactory;
 use clap_complete::env::{Bash, EnvCompleter, Fish, Shells, Zsh};
 use clap_complete::{CompleteEnv, CompletionCandidate};
 
@@ -27,6 +26,9 @@ use crate::model::config;
 use crate::model::id::{BRANCH_PREFIX, RECORD_PREFIX};
 use crate::model::{Process, Record, SessionId, State};
 use crate::sys::layout::Layout;
+
+/// The command line's definition, as [`complete_from_env`] was given it.
+static CLI: std::sync::OnceLock<fn() -> clap::Command> = std::sync::OnceLock::new();
 
 /// The shell being answered, as [`config::ENV_COMPLETE`] named it.
 static SHELL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -58,12 +60,14 @@ pub fn files() -> Vec<(&'static str, Vec<u8>)> {
 
 /// Call first thing in `main`: when [`config::ENV_COMPLETE`] is set, answer the
 /// shell (or print its script) and exit; otherwise return and let main run.
-pub fn complete_from_env() {
+/// `cli` is the whole command line's definition (`Cli::command`).
+pub fn complete_from_env(cli: fn() -> clap::Command) {
     // clap_complete removes the variable before it calls the candidates.
     if let Ok(shell) = std::env::var(config::ENV_COMPLETE) {
         let _ = SHELL.set(shell);
     }
-    CompleteEnv::with_factory(crate::cli::Cli::command)
+    let _ = CLI.set(cli);
+    CompleteEnv::with_factory(cli)
         .var(config::ENV_COMPLETE)
         .bin(PROGRAM)
         .completer(PROGRAM)
@@ -248,16 +252,19 @@ fn typed_words() -> Vec<String> {
         .ok()
         .and_then(|i| i.parse::<usize>().ok())
         .unwrap_or(words.len().saturating_sub(1));
-    after_subcommand(&words, current)
+    let commands: Vec<String> = match CLI.get() {
+        Some(cli) => cli()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect(),
+        None => Vec::new(),
+    };
+    after_subcommand(&words, current, &commands)
 }
 
-/// Pure: of `words` (the program first), those after the first that names a
-/// subcommand and before `current`.
-pub fn after_subcommand(words: &[String], current: usize) -> Vec<String> {
-    let commands: Vec<String> = crate::cli::Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_owned())
-        .collect();
+/// Pure: of `words` (the program first), those after the first that names one
+/// of `commands` and before `current`.
+pub fn after_subcommand(words: &[String], current: usize, commands: &[String]) -> Vec<String> {
     let end = current.min(words.len());
     let Some(sub) = words[..end].iter().position(|w| commands.contains(w)) else {
         return Vec::new();
@@ -845,11 +852,12 @@ mod tests {
     #[test]
     fn only_words_after_the_subcommand_count_as_typed() {
         let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let commands = w(&["ls", "wait"]);
         let line = w(&["git-bullpen", "--no-color", "wait", "ls", "b", ""]);
-        assert_eq!(after_subcommand(&line, 5), ["ls", "b"]);
-        assert_eq!(after_subcommand(&line, 3), Vec::<String>::new());
+        assert_eq!(after_subcommand(&line, 5, &commands), ["ls", "b"]);
+        assert_eq!(after_subcommand(&line, 3, &commands), Vec::<String>::new());
         assert_eq!(
-            after_subcommand(&w(&["git-bullpen", ""]), 1),
+            after_subcommand(&w(&["git-bullpen", ""]), 1, &commands),
             Vec::<String>::new()
         );
     }

@@ -6,9 +6,16 @@ use std::process::ExitCode;
 use bullpen::cli::Cli;
 use bullpen::model::{config, exit, Kind};
 use bullpen::ui::Ui;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
+    // The test clock, read here once: the model reads no environment.
+    if let Some(epoch) = std::env::var(bullpen::model::config::ENV_TEST_EPOCH)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        bullpen::model::time::pin_test_epoch(epoch);
+    }
     let args: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
@@ -35,7 +42,7 @@ fn run(subcommand: Option<&str>) -> ExitCode {
     bullpen::git::GitEnv::capture();
     bullpen::sys::memory::return_large_frees();
     // With GIT_BULLPEN_COMPLETE set, answer the shell's completion request and exit.
-    bullpen::complete::complete_from_env();
+    bullpen::complete::complete_from_env(Cli::command);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -51,7 +58,7 @@ fn run(subcommand: Option<&str>) -> ExitCode {
     let ui = Ui::stdio(cli.color());
     let result = std::env::current_dir()
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))
-        .and_then(|cwd| bullpen::commands::run(cli.command, &cwd, &ui));
+        .and_then(|cwd| cli.command.run(&cwd, &ui));
     match result.and_then(|status| ui.flush().map(|()| status)) {
         Ok(status) => ExitCode::from(status.clamp(0, 255) as u8),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

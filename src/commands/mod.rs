@@ -1,12 +1,5 @@
 //! One file per subcommand: its clap `Args`, a `run` that calls the feature,
-//! and the rendering of what it returns.
-
-use std::path::Path;
-
-use anyhow::Result;
-
-use crate::cli::Command;
-use crate::ui::Ui;
+//! and the rendering of what it returns. `cli::Command::run` dispatches to them.
 
 pub mod attach;
 pub mod fetch;
@@ -53,7 +46,10 @@ pub struct RunArgs {
 impl RunArgs {
     /// The sandbox mode of the run: the flags, else git config bullpen.sandbox;
     /// a strict one the kernel cannot enforce fails here, before anything is made.
-    pub fn sandbox(&self, ctx: &crate::context::Ctx) -> Result<crate::model::sandbox::Mode> {
+    pub fn sandbox(
+        &self,
+        ctx: &crate::context::Ctx,
+    ) -> anyhow::Result<crate::model::sandbox::Mode> {
         let flag = self
             .sandbox
             .as_deref()
@@ -61,35 +57,5 @@ impl RunArgs {
         let mode = crate::run::sandbox::mode(ctx, flag, self.no_sandbox)?;
         crate::run::sandbox::check(mode)?;
         Ok(mode)
-    }
-}
-
-/// Dispatch; returns the process exit status.
-pub fn run(command: Command, cwd: &Path, ui: &Ui) -> Result<i32> {
-    match command {
-        Command::Spawn(args) => spawn::run(args, cwd, ui),
-        Command::Ls(args) => ls::run(args, cwd, ui),
-        Command::Resume(args) => resume::run(args, cwd, ui),
-        Command::Path(args) => path::run(args, cwd, ui),
-        Command::Stop(args) => stop::run(args, cwd, ui),
-        Command::Logs(args) => logs::run(args, cwd, ui),
-        Command::Attach(args) => attach::run(args, cwd, ui),
-        Command::Peek(args) => peek::run(args, cwd, ui),
-        Command::Wait(args) => wait::run(args, cwd, ui),
-        Command::Rm(args) => rm::run(args, cwd, ui),
-        Command::Supervise(args) => supervise::run(args, cwd, ui),
-        Command::Gc(args) => gc::run(args, cwd, ui),
-        Command::Push(args) => push::run(args, cwd, ui),
-        Command::Fetch(args) => fetch::run(args, cwd, ui),
-        Command::Hook(args) => hook::run(args, cwd, ui),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn cli_is_well_formed() {
-        use clap::CommandFactory;
-        crate::cli::Cli::command().debug_assert();
     }
 }

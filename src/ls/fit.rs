@@ -17,8 +17,9 @@ use std::path::Path;
 use crate::model::command::escaped;
 
 use super::table::{
-    agent_cell, branch_cell, changes_cell, color_of, published_cell, remote_state_cell, screen_cell,
-    remote_state_what, shorten, state_cell, state_cell_short, tilde, truncate, Row, View,
+    agent_cell, branch_cell, changes_cell, color_of, published_cell, remote_state_cell,
+    remote_state_what, screen_cell, shorten, state_cell, state_cell_short, tilde, truncate, Row,
+    View,
 };
 
 /// A column of the table.

@@ -145,22 +145,20 @@ fn read_report(fd: OwnedFd, limit: Duration) -> Result<String> {
         if left.is_zero() {
             bail!("no report after {}s", limit.as_secs());
         }
-        let mut pfd = libc::pollfd {
-            fd: file.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
-        // SAFETY: `pfd` is one valid pollfd for the duration of the call.
-        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if rc < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                continue;
+        let timeout = rustix::event::Timespec::try_from(left).ok();
+        let mut fds = [rustix::event::PollFd::new(
+            &file,
+            rustix::event::PollFlags::IN,
+        )];
+        let ready = match rustix::event::poll(&mut fds, timeout.as_ref()) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => {
+                return Err(std::io::Error::from(e))
+                    .context("cannot wait for the supervisor's report")
             }
-            return Err(err).context("cannot wait for the supervisor's report");
-        }
-        if rc == 0 {
+        };
+        if ready == 0 {
             continue; // timed out: the deadline check above ends the loop
         }
         match file.read(&mut buf) {

@@ -74,20 +74,9 @@ pub fn split_status(status: ExitStatus) -> (Option<i32>, Option<i32>) {
 
 /// A pipe whose two ends are closed on exec (`O_CLOEXEC`): (read, write).
 pub fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
-    use std::os::fd::FromRawFd;
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error()).context("cannot create a pipe");
-    }
-    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
-    unsafe {
-        Ok((
-            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-        ))
-    }
+    rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(std::io::Error::from)
+        .context("cannot create a pipe")
 }
 
 /// Start `program args` detached from the caller: a new session (`setsid`: no

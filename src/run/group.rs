@@ -48,15 +48,23 @@ pub fn signal_leftovers(authority: &LeftoverAuthority, signal: i32) -> Result<Ve
     Ok(sent)
 }
 
-/// kill(2); `Ok(false)` when the target is gone already.
+/// kill(2) of a pid, or of a process group when `target` is negative;
+/// `Ok(false)` when the target is gone already.
 fn kill(target: libc::pid_t, signal: i32) -> std::io::Result<bool> {
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    if unsafe { libc::kill(target, signal) } == 0 {
-        return Ok(true);
-    }
-    let err = std::io::Error::last_os_error();
-    match err.raw_os_error() {
-        Some(libc::ESRCH) => Ok(false),
-        _ => Err(err),
+    use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+    let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+    let sig = Signal::from_named_raw(signal).ok_or_else(invalid)?;
+    let pid = target
+        .checked_abs()
+        .and_then(Pid::from_raw)
+        .ok_or_else(invalid)?;
+    let sent = match target < 0 {
+        true => kill_process_group(pid, sig),
+        false => kill_process(pid, sig),
+    };
+    match sent {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::SRCH) => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }

@@ -76,8 +76,9 @@ impl Ready {
         // it was checked to be open.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
         // Keep it from the command: it must see EOF once we are done.
-        // SAFETY: sets a flag on a descriptor we own.
-        unsafe { libc::fcntl(owned.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
+        rustix::io::fcntl_setfd(&owned, rustix::io::FdFlags::CLOEXEC)
+            .map_err(std::io::Error::from)
+            .with_context(|| format!("cannot keep --ready-fd {fd} from the command"))?;
         Ok(Ready(Some(File::from(owned))))
     }
 

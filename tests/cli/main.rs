@@ -37,6 +37,7 @@ mod remote;
 mod repo;
 mod resume;
 mod reuse;
+mod rules;
 mod run_leftovers;
 mod sandbox;
 mod screen;

@@ -102,6 +102,8 @@ pub fn group_members(group: &Group) -> Vec<u32> {
 
 /// This process's process group.
 pub fn own_pgrp() -> u32 {
+    // libc, not rustix: in a pid namespace whose process group lies outside it
+    // getpgrp(2) returns 0, which rustix's Pid cannot hold (it asserts).
     // SAFETY: getpgrp(2) has no preconditions and cannot fail.
     let pgrp = unsafe { libc::getpgrp() };
     u32::try_from(pgrp).unwrap_or(0)
@@ -310,12 +312,14 @@ pub fn pid_exists(pid: u32) -> bool {
     let Ok(pid) = i32::try_from(pid) else {
         return false;
     };
-    if pid <= 0 {
+    let Some(pid) = rustix::process::Pid::from_raw(pid).filter(|_| pid > 0) else {
         return false;
-    }
-    // SAFETY: kill with signal 0 only checks for existence and permission.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    };
+    // Signal 0: only whether it exists (and may be signalled).
+    matches!(
+        rustix::process::test_kill_process(pid),
+        Ok(()) | Err(rustix::io::Errno::PERM)
+    )
 }
 
 #[cfg(target_os = "linux")]

@@ -2,6 +2,9 @@
 //! atomic file writes, where bullpen puts things on disk, the attach socket,
 //! the caller's terminal and how memory goes back to the system.
 
+// The model, under the name the code has always used.
+use bullpen_model as model;
+
 pub mod atomic;
 pub mod copy;
 #[cfg(target_os = "linux")]
@@ -31,6 +34,7 @@ pub mod landlock {
     }
 }
 pub mod layout;
+pub mod localtime;
 pub mod lock;
 pub mod memory;
 pub mod paths;
@@ -40,3 +44,6 @@ pub mod regular;
 pub mod remove;
 pub mod socket;
 pub mod term;
+
+#[cfg(test)]
+mod signal_names;

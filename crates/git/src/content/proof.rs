@@ -10,8 +10,8 @@ use gix::ObjectId;
 use super::chain::{Chain, Link};
 use super::trees::{Change, Holds, Trees};
 use super::{Content, ContentQuery, IntegrationRef};
-use crate::git::{gid, oid, Repo};
 use crate::model::{Evidence, Landing, Since, Unmerged};
+use crate::{gid, oid, Repo};
 
 /// git's answer for one merge.
 #[derive(Clone, Copy, Debug)]

@@ -73,7 +73,7 @@ impl FromStr for SessionId {
             Err(InvalidId(format!(
                 "invalid session id {}: {why} (ids match [a-z0-9][a-z0-9._-]{{0,62}}, \
                  with no '..', not ending in '.lock' or '.')",
-                crate::model::command::quoted(s)
+                crate::command::quoted(s)
             )))
         };
         let bytes = s.as_bytes();

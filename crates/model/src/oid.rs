@@ -58,11 +58,7 @@ pub struct InvalidOid(String);
 
 impl fmt::Display for InvalidOid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "not an object id: {}",
-            crate::model::command::quoted(&self.0)
-        )
+        write!(f, "not an object id: {}", crate::command::quoted(&self.0))
     }
 }
 

@@ -372,7 +372,7 @@ mod tests {
             "'gc.auto'='0' 'gc.autoPackLimit'='0' 'gc.packRefs'='false' 'maintenance.auto'='false'"
         );
         let with = config_parameters(Some("'user.name'='it'\\''s'"));
-        let parsed = crate::model::params::parse(with.as_bytes()).unwrap();
+        let parsed = crate::params::parse(with.as_bytes()).unwrap();
         assert_eq!(parsed[0].key, b"user.name");
         assert_eq!(parsed[0].value.as_deref(), Some(&b"it's"[..]));
         assert_eq!(parsed.len(), 5);

@@ -4,6 +4,10 @@
 //! `decide` holds the decisions (pure); this file gathers their facts.
 
 pub mod confined;
+// The floor below, under the names the code has always used.
+use bullpen_model as model;
+use bullpen_sys as sys;
+
 pub mod decide;
 pub mod local;
 

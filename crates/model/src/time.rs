@@ -14,14 +14,18 @@ pub fn now_unix() -> i64 {
         .unwrap_or(0)
 }
 
-/// The test clock ([`super::config::ENV_TEST_EPOCH`]), read once.
+/// The test clock: what `main` found in [`super::config::ENV_TEST_EPOCH`] (the
+/// model reads no environment).
+static EPOCH: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+
+/// Pin the clock at `unix` (tests only: `main` calls it when
+/// [`super::config::ENV_TEST_EPOCH`] is set), before anything reads it.
+pub fn pin_test_epoch(unix: i64) {
+    let _ = EPOCH.set(unix);
+}
+
 fn test_epoch() -> Option<i64> {
-    static EPOCH: std::sync::OnceLock<Option<i64>> = std::sync::OnceLock::new();
-    *EPOCH.get_or_init(|| {
-        std::env::var(super::config::ENV_TEST_EPOCH)
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-    })
+    EPOCH.get().copied()
 }
 
 pub fn now_rfc3339() -> String {

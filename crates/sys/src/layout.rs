@@ -5,11 +5,22 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::git::Repo;
 use crate::model::command::quoted;
 use crate::model::config;
 use crate::model::paths::normalize;
 use crate::model::{Error, SessionId};
+
+/// What a layout is computed from: the repository's directories and its
+/// `bullpen.worktreeRoot`. The git crate implements it for its `Repo`, so this
+/// crate needs no git.
+pub trait RepoDirs {
+    /// A git config value, if set.
+    fn config_string(&self, key: &str) -> Option<String>;
+    /// The main working tree.
+    fn main_worktree(&self) -> &Path;
+    /// The common git directory.
+    fn common_dir(&self) -> &Path;
+}
 
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -22,7 +33,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn for_repo(repo: &Repo) -> Result<Layout> {
+    pub fn for_repo(repo: &impl RepoDirs) -> Result<Layout> {
         let home = bullpen_home()?;
         let worktree_root = match repo.config_string(config::WORKTREE_ROOT) {
             Some(dir) if !dir.trim().is_empty() => {

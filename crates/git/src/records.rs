@@ -478,11 +478,7 @@ fn now() -> gix::date::Time {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let t = seconds as libc::time_t;
-    // SAFETY: localtime_r only writes the `tm` it is given.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let ok = !unsafe { libc::localtime_r(&t, &mut tm) }.is_null();
-    let offset = if ok { tm.tm_gmtoff as i32 } else { 0 };
+    let offset = crate::sys::localtime::offset_at(seconds);
     gix::date::Time { seconds, offset }
 }
 

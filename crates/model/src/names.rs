@@ -18,9 +18,8 @@ const NOUNS: &[&str] = &[
 ];
 
 fn random_u64() -> u64 {
-    // RandomState is seeded from the OS; mix in the pid and the clock as well.
+    // RandomState is seeded from the OS (per process); mix in the clock as well.
     let mut h = RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
     if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
         h.write_u128(d.as_nanos());
     }

@@ -94,7 +94,7 @@ impl std::error::Error for Error {}
 
 /// A git command that failed: what ran, how it ended, and what git said on
 /// stderr. Shown whole in reports (its `Display`); at the top of an error,
-/// [`crate::ui::Ui::error`] prints git's own words first, as they came, and
+/// `Ui::error` (in the binary) prints git's own words first, as they came, and
 /// then bullpen's line with the command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GitFailed {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use super::{Content, ContentQuery, IntegrationRef};
-use crate::git::Repo;
 use crate::model::{Evidence, Landing, Oid, Since, Unmerged};
+use crate::Repo;
 
 struct Fixture {
     _tmp: tempfile::TempDir,

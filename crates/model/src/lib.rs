@@ -22,6 +22,7 @@ pub mod params;
 pub mod paths;
 pub mod process;
 pub mod record;
+pub mod refspec;
 pub mod remote;
 pub mod sandbox;
 pub mod status;

@@ -5,10 +5,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::hidden::{
+    count_files, disposable_patterns, hidden_by, hidings, is_gitignore, split_caches,
+    unseen_changes,
+};
 use super::nested::nested_of;
+use super::shared::SharedObjects;
+use super::threads::on_threads;
 use super::{Dirt, Oid, Repo};
 use crate::model::error::GitFailed;
-use crate::model::{Hiding, Ignored, Nested};
+use crate::model::{Ignored, Nested};
 
 /// What [`Repo::nested_many`] looks at for one session.
 #[derive(Clone, Debug, Default)]
@@ -268,15 +274,6 @@ impl Repo {
         on_threads(worktrees, |w| dirt_of(w, config, Some(&shared)))
     }
 
-    /// This repository's object store, for the worktrees it opens again (its
-    /// directory resolved once, at discovery, for the loose reads).
-    fn shared_objects(&self) -> SharedObjects {
-        SharedObjects {
-            store: self.repo.objects.store(),
-            dir: self.loose.path().to_owned(),
-        }
-    }
-
     /// [`Repo::nested_repositories`] of many (worktree, admin entry, ignored
     /// entries) targets, on a few threads: each walks the whole tree, ignored
     /// directories included, and counts what the ignored entries hold.
@@ -293,38 +290,6 @@ impl Repo {
     }
 }
 
-/// `f` over `items` on a few threads, results in order. A thread that panics
-/// gives errors for its items, never a panic here.
-fn on_threads<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> Result<T> + Sync) -> Vec<Result<T>> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 8)
-        .min(items.len().max(1));
-    if threads <= 1 {
-        return items.iter().map(&f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .zip(items.chunks(chunk))
-            .flat_map(|(h, part)| {
-                h.join().unwrap_or_else(|_| {
-                    part.iter()
-                        .map(|_| Err(anyhow::anyhow!("could not be computed (a thread failed)")))
-                        .collect()
-                })
-            })
-            .collect()
-    })
-}
-
 /// The pid in the name of a temporary index of [`Repo::dirt_against`]
 /// (`index-<pid>-<nanos>`, or its `.lock`); `None` for any other name.
 fn temp_index_pid(name: &str) -> Option<u32> {
@@ -339,36 +304,6 @@ fn temp_index_pid(name: &str) -> Option<u32> {
         return None;
     }
     pid.parse().ok()
-}
-
-/// The object store of a repository, lent to its linked worktrees when bullpen
-/// opens them again (for their status, on other threads). A worktree opened on
-/// its own gets a store of its own, which maps and checks every pack index
-/// anew at its first object read: on symfony/symfony (1.3 million objects) that
-/// is 5 MiB of a 38 MB `.idx` touched per worktree, once per thread at a time.
-/// Shared, the index is mapped and checked once.
-pub(super) struct SharedObjects {
-    store: std::sync::Arc<gix::odb::Store>,
-    /// Its objects directory, canonical.
-    dir: PathBuf,
-}
-
-impl SharedObjects {
-    /// Give `repo` this store, when its objects directory is this store's (a
-    /// linked worktree of the same repository). Any other repository (one whose
-    /// `.git` points elsewhere) keeps its own.
-    fn lend_to(&self, repo: &mut gix::Repository) {
-        let theirs = crate::sys::paths::canonical_or_self(repo.objects.store_ref().path());
-        if theirs != self.dir {
-            return;
-        }
-        let mut handle = gix::odb::Cache::from(self.store.to_handle());
-        // As gix sets up a repository's own handle: a small cache of
-        // delta bases (trees read for the index-against-HEAD comparison).
-        handle
-            .set_pack_cache(|| Box::<gix::odb::pack::cache::lru::StaticLinkedList<64>>::default());
-        repo.objects = gix::odb::memory::Proxy::from(handle).with_write_passthrough();
-    }
 }
 
 /// The body of [`Repo::dirt`], free of `&Repo` so that threads can share it
@@ -625,283 +560,9 @@ fn staged(repo: &gix::Repository, index: &gix::index::State) -> Result<usize> {
     Ok(n)
 }
 
-/// Of `ignored` (worktree-relative paths, with whether each is a directory), those
-/// whose ignoring comes from one of `gitignores` (`.gitignore` files that are not
-/// in the index), counted per `.gitignore`, the file itself not counted.
-fn hidden_by(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-    gitignores: &[gix::bstr::BString],
-    ignored: &[(gix::bstr::BString, bool)],
-) -> Result<Vec<Hiding>> {
-    use gix::bstr::ByteSlice;
-    let Some(workdir) = repo.workdir() else {
-        return Ok(Vec::new());
-    };
-    let mut stack = repo
-        .excludes(
-            index,
-            None,
-            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-        )
-        .context("could not load the ignore rules")?;
-    let mut counts = vec![0usize; gitignores.len()];
-    for (path, is_dir) in ignored {
-        let mode = is_dir.then_some(gix::index::entry::Mode::DIR);
-        let platform = stack
-            .at_entry(path.as_bstr(), mode)
-            .with_context(|| format!("could not match {path} against the ignore rules"))?;
-        let Some(source) = platform
-            .matching_exclude_pattern()
-            .and_then(|m| m.source)
-            .and_then(|src| src.strip_prefix(workdir).ok())
-            .map(|src| src.as_os_str().as_bytes())
-        else {
-            continue;
-        };
-        let Some(i) = gitignores.iter().position(|g| g.as_slice() == source) else {
-            continue;
-        };
-        if gitignores[i] == *path {
-            continue;
-        }
-        counts[i] += if *is_dir {
-            let dir = workdir.join(std::ffi::OsStr::from_bytes(path));
-            count_files(&dir)?
-        } else {
-            1
-        };
-    }
-    let gitignores: Vec<&[u8]> = gitignores.iter().map(|g| g.as_slice()).collect();
-    Ok(hidings(&gitignores, counts))
-}
-
-/// A `.gitignore` by its path (relative to the worktree).
-fn is_gitignore(path: &[u8]) -> bool {
-    path == b".gitignore" || path.ends_with(b"/.gitignore")
-}
-
-/// `bullpen.gc.disposable`: every value, an empty one clearing those before it.
-fn disposable_patterns(repo: &gix::Repository) -> Vec<gix::bstr::BString> {
-    let values = repo
-        .config_snapshot()
-        .plumbing()
-        .strings(crate::model::config::GC_DISPOSABLE)
-        .unwrap_or_default();
-    let mut out = Vec::new();
-    for v in values {
-        if v.is_empty() {
-            out.clear();
-        } else {
-            out.push(v);
-        }
-    }
-    out
-}
-
-/// Of `hiding` (in the worktree `top`), what stays work, and the directories
-/// that announce themselves as caches (sorted): a `CACHEDIR.TAG` beginning with
-/// its signature, a `pyvenv.cfg` at its top, or a `bullpen.gc.disposable`
-/// pattern (`patterns`) matching it. A `.gitignore` at the top is never a cache's.
-fn split_caches(
-    top: &Path,
-    hiding: Vec<Hiding>,
-    patterns: &[gix::bstr::BString],
-) -> (Vec<Hiding>, Vec<String>) {
-    use crate::model::status::{is_cache, CacheSigns, CACHEDIR_SIGNATURE};
-    let mut work = Vec::new();
-    let mut caches = Vec::new();
-    for h in hiding {
-        let rel = h.dir.trim_end_matches('/');
-        if rel.is_empty() {
-            work.push(h);
-            continue;
-        }
-        let dir = top.join(rel);
-        let tag = read_start(&dir.join("CACHEDIR.TAG"), CACHEDIR_SIGNATURE.len());
-        let signs = CacheSigns {
-            tag: tag.as_deref(),
-            pyvenv: dir
-                .join("pyvenv.cfg")
-                .symlink_metadata()
-                .is_ok_and(|m| m.is_file()),
-            configured: patterns.iter().any(|p| pattern_matches(p, rel)),
-        };
-        if is_cache(signs) {
-            caches.push(h.dir);
-        } else {
-            work.push(h);
-        }
-    }
-    caches.sort();
-    (work, caches)
-}
-
-/// The first `n` bytes (or fewer) of the regular file at `path`; `None` when
-/// it is not one or cannot be read (then it says nothing).
-fn read_start(path: &Path, n: usize) -> Option<Vec<u8>> {
-    use std::io::Read;
-    if !path.symlink_metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut buf = Vec::with_capacity(n);
-    std::fs::File::open(path)
-        .ok()?
-        .take(n as u64)
-        .read_to_end(&mut buf)
-        .ok()?;
-    Some(buf)
-}
-
-/// A `bullpen.gc.disposable` pattern against a directory's worktree-relative
-/// path (`rel`, no trailing `/`): one without a `/` matches its name, one
-/// with a `/` its whole path (`*` not crossing a `/`, `**` crossing them).
-fn pattern_matches(pattern: &gix::bstr::BString, rel: &str) -> bool {
-    use gix::bstr::ByteSlice;
-    use gix::glob::wildmatch::Mode;
-    let pattern = pattern.trim_with(|c| c == '/' || c.is_whitespace());
-    if pattern.contains(&b'/') {
-        gix::glob::wildmatch(
-            pattern.as_bstr(),
-            rel.as_bytes().as_bstr(),
-            Mode::NO_MATCH_SLASH_LITERAL,
-        )
-    } else {
-        let name = rel.rsplit('/').next().unwrap_or(rel);
-        gix::glob::wildmatch(pattern.as_bstr(), name.as_bytes().as_bstr(), Mode::empty())
-    }
-}
-
-/// The `.gitignore` files (worktree-relative) that hide files, with how many.
-fn hidings(gitignores: &[&[u8]], counts: Vec<usize>) -> Vec<Hiding> {
-    gitignores
-        .iter()
-        .zip(counts)
-        .filter(|(_, n)| *n > 0)
-        .map(|(g, files)| {
-            let g = String::from_utf8_lossy(g);
-            let dir = g.strip_suffix(".gitignore").unwrap_or(&g).to_owned();
-            Hiding { dir, files }
-        })
-        .collect()
-}
-
-/// Files and symlinks under `dir`, never following symlinks; stops at a cap.
-fn count_files(dir: &Path) -> Result<usize> {
-    const CAP: usize = 10_000;
-    let mut n = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let rd =
-            std::fs::read_dir(&d).with_context(|| format!("could not list {}", d.display()))?;
-        for entry in rd {
-            let entry = entry.with_context(|| format!("could not list {}", d.display()))?;
-            let ft = entry
-                .file_type()
-                .with_context(|| format!("could not read {}", entry.path().display()))?;
-            if ft.is_dir() {
-                stack.push(entry.path());
-            } else {
-                n += 1;
-                if n >= CAP {
-                    return Ok(n);
-                }
-            }
-        }
-    }
-    Ok(n)
-}
-
-/// Index entries marked skip-worktree or assume-unchanged (which status does not
-/// look at) whose file is there and differs from the index: its blob id, after
-/// the clean filters, is not the entry's (or its type changed). A missing file is
-/// no change of content (sparse checkouts leave them out).
-fn unseen_changes(repo: &gix::Repository, index: &gix::index::State) -> Result<usize> {
-    use gix::index::entry::{Flags, Mode};
-    use std::io::Read;
-    use std::os::unix::ffi::OsStringExt;
-    let flagged: Vec<&gix::index::Entry> = index
-        .entries()
-        .iter()
-        .filter(|e| {
-            e.flags
-                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
-        })
-        .filter(|e| e.mode != Mode::COMMIT)
-        .collect();
-    let Some(workdir) = repo.workdir().filter(|_| !flagged.is_empty()) else {
-        return Ok(0);
-    };
-    let (mut pipeline, _) = repo
-        .filter_pipeline(None)
-        .context("could not set up the clean filters")?;
-    let mut changed = 0;
-    for e in flagged {
-        let rela = e.path(index);
-        let rela_path = Path::new(std::ffi::OsStr::from_bytes(rela));
-        let path = workdir.join(rela_path);
-        let meta = match path.symlink_metadata() {
-            Ok(m) => m,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(err) => {
-                return Err(anyhow::Error::new(err)
-                    .context(format!("could not look at {}", path.display())))
-            }
-        };
-        let data = if meta.file_type().is_symlink() && e.mode == Mode::SYMLINK {
-            let target = std::fs::read_link(&path)
-                .with_context(|| format!("could not read the symlink {}", path.display()))?;
-            target.into_os_string().into_vec()
-        } else if meta.is_file() && e.mode != Mode::SYMLINK {
-            let file = std::fs::File::open(&path)
-                .with_context(|| format!("could not open {}", path.display()))?;
-            let mut buf = Vec::new();
-            use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
-            match pipeline
-                .convert_to_git(file, rela_path, index)
-                .with_context(|| format!("could not clean {}", path.display()))?
-            {
-                ToGitOutcome::Unchanged(mut r) => {
-                    r.read_to_end(&mut buf)
-                        .with_context(|| format!("could not read {}", path.display()))?;
-                }
-                ToGitOutcome::Process(mut r) => {
-                    r.read_to_end(&mut buf)
-                        .with_context(|| format!("could not clean {}", path.display()))?;
-                }
-                ToGitOutcome::Buffer(b) => buf.extend_from_slice(b),
-            }
-            buf
-        } else {
-            changed += 1; // a file became a directory, a symlink a file, ...
-            continue;
-        };
-        let id = gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &data)
-            .with_context(|| format!("could not hash {}", path.display()))?;
-        if id != e.id {
-            changed += 1;
-        }
-    }
-    Ok(changed)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{pattern_matches, temp_index_pid};
-
-    #[test]
-    fn disposable_patterns_match_names_or_paths() {
-        let m = |p: &str, rel: &str| pattern_matches(&p.into(), rel);
-        assert!(m("tool", "tool"));
-        assert!(m("tool", "a/b/tool"));
-        assert!(m(".tox/", "x/.tox"));
-        assert!(m("*_cache", "a/.mypy_cache"));
-        assert!(!m("tool", "tools"));
-        assert!(m("build/out", "build/out"));
-        assert!(!m("build/out", "a/build/out"));
-        assert!(!m("a/*", "a/b/c"));
-        assert!(m("**/out", "a/b/out"));
-    }
+    use super::temp_index_pid;
 
     #[test]
     fn only_names_of_temporary_indexes_are_recognised() {
