@@ -374,7 +374,7 @@ fn an_agent_that_is_not_installed_fails_before_anything_is_created() {
     let env = Env::new();
     let before = env.snapshot();
     let run = env.bullpen(&["spawn", "--agent", "claude", "x", "--", "fix it"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "fatal: cannot run agent 'claude': its program 'claude' (the built-in profile \
@@ -400,7 +400,7 @@ fn an_agent_that_is_not_installed_fails_before_anything_is_created() {
     // The default agent, with a generated id; and a configured profile.
     env.git_out(&["config", "bullpen.agent", "codex"]);
     let run = env.bullpen(&["spawn", "--bg"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "its program 'codex' (the built-in profile bullpen.agent.codex)",
@@ -411,7 +411,7 @@ fn an_agent_that_is_not_installed_fails_before_anything_is_created() {
         "no-such-agent --yes",
     ]);
     let run = env.bullpen(&["spawn", "--agent", "mine", "y"]);
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "its program 'no-such-agent' (the profile bullpen.agent.mine)",

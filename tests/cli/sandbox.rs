@@ -280,7 +280,7 @@ fn without_landlock_sandbox_fails_closed_and_best_effort_says_what_is_not_enforc
         .output()
         .unwrap()
         .into();
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert_contains(
         &run.stderr,
         "fatal: --sandbox needs Landlock ABI 6 (Linux 6.12 or newer); this kernel has no \
@@ -298,7 +298,7 @@ fn without_landlock_sandbox_fails_closed_and_best_effort_says_what_is_not_enforc
         .output()
         .unwrap()
         .into();
-    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_eq!(run.code(), 125, "{}", run.stderr);
     assert!(!marker.exists());
     // --no-sandbox overrides the config.
     let run: Run = env

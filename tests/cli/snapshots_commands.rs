@@ -318,26 +318,32 @@ fn push_and_fetch_without_a_remote_and_with_one() {
     hint: add one: git remote add origin <url>
     "#);
     env.add_bare_remote();
-    insta::assert_snapshot!(w.show(&["push"]), @r#"
+    insta::assert_snapshot!(w.show(&["push"]), @"
     $ git bullpen push
     exit 0
     --- stderr
-    bullpen: pushed to origin: a (record, branch)
     bullpen: notes pushed to origin
-    "#);
-    insta::assert_snapshot!(w.show(&["fetch"]), @r#"
+    hint: 1 session is not on origin yet (a): name it, or push them all with `git bullpen push --all origin`
+    ");
+    insta::assert_snapshot!(w.show(&["push", "--all"]), @"
+    $ git bullpen push --all
+    exit 0
+    --- stderr
+    bullpen: pushed to origin: a (record, branch)
+    ");
+    insta::assert_snapshot!(w.show(&["fetch"]), @"
     $ git bullpen fetch
     exit 0
     --- stderr
     bullpen: sessions from origin: 1 unchanged
-    "#);
-    insta::assert_snapshot!(w.show(&["ls", "--remote"]), @r#"
+    ");
+    insta::assert_snapshot!(w.show(&["ls", "--remote"]), @"
     $ git bullpen ls --remote
     exit 0
     --- stdout
       ID        STATE                                        BRANCH
       origin/a  exited 0 on host (this clone), as of 0s ago  +1
-    "#);
+    ");
 }
 
 #[test]
@@ -382,14 +388,14 @@ fn colour_when_asked_for() {
     let env = Env::new();
     let w = World::new(&env);
     w.run(&["spawn", "a", "--", "sh", "-c", "exit 2"]).fails();
-    insta::assert_snapshot!(w.after(90).show(&["--color", "ls"]), @r#"
+    insta::assert_snapshot!(w.after(90).show(&["--color", "ls"]), @r"
     $ git bullpen --color ls
     exit 0
     --- stdout
-      ID  STATE            BRANCH  WORKTREE
-      a   \e[33mexited 2 1m ago\e[0m  +0      a
+      ID  STATE            BRANCH
+      a   \e[33mexited 2 1m ago\e[0m  +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
+    ");
     insta::assert_snapshot!(w.show(&["--color", "rm", "no-such"]), @r#"
     $ git bullpen --color rm no-such
     exit 128

@@ -48,110 +48,110 @@ fn sessions(env: &Env) -> World<'_> {
 fn ls_table_wide_and_narrow() {
     let env = Env::new();
     let w = sessions(&env);
-    insta::assert_snapshot!(w.show(&["ls"]), @r#"
+    insta::assert_snapshot!(w.show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID                            STATE                BRANCH  WORKTREE
-      a-done                        exited 0 2d ago      +1      a-done
-      b-failed                      exited 3 2d ago      +0      b-failed
-      c-killed                      exited sig15 1d ago  +0      c-killed
-      d-missing                     missing 1d ago       +0      d-missing
-      e-a-rather-long-session-name  exited 0 21h ago     +0      e-a-rather-long-session-name
+      ID                            STATE                BRANCH
+      a-done                        exited 0 2d ago      +1
+      b-failed                      exited 3 2d ago      +0
+      c-killed                      exited sig15 1d ago  +0
+      d-missing                     missing 1d ago       +0
+      e-a-rather-long-session-name  exited 0 21h ago     +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
-    insta::assert_snapshot!(w.width(60).show(&["ls"]), @r#"
+    ");
+    insta::assert_snapshot!(w.width(60).show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID              STATE                BRANCH  WORKTREE
-      a-done          exited 0 2d ago      +1      a-done
-      b-failed        exited 3 2d ago      +0      b-failed
-      c-killed        exited sig15 1d ago  +0      c-killed
-      d-missing       missing 1d ago       +0      d-missing
-      e-a-rather-lo…  exited 0 21h ago     +0      …session-name
+      ID                            STATE                BRANCH
+      a-done                        exited 0 2d ago      +1
+      b-failed                      exited 3 2d ago      +0
+      c-killed                      exited sig15 1d ago  +0
+      d-missing                     missing 1d ago       +0
+      e-a-rather-long-session-name  exited 0 21h ago     +0
     worktree root: [cut to the width]
-    "#);
-    insta::assert_snapshot!(w.width(40).show(&["ls"]), @r#"
+    ");
+    insta::assert_snapshot!(w.width(40).show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID      STATE                BRANCH  …
-      a-done  exited 0 2d ago      +1      …
-      b-fai…  exited 3 2d ago      +0      …
-      c-kil…  exited sig15 1d ago  +0      …
-      d-mis…  missing 1d ago       +0      …
-      e-a-r…  exited 0 21h ago     +0      …
+      ID         STATE                BRANCH
+      a-done     exited 0 2d ago      +1
+      b-failed   exited 3 2d ago      +0
+      c-killed   exited sig15 1d ago  +0
+      d-missing  missing 1d ago       +0
+      e-a-rath…  exited 0 21h ago     +0
     worktree root: [cut to the width]
-    "#);
+    ");
 }
 
 #[test]
 fn ls_status_table_wide_and_narrow() {
     let env = Env::new();
     let w = sessions(&env);
-    insta::assert_snapshot!(w.width(140).show(&["ls", "--status"]), @r#"
+    insta::assert_snapshot!(w.width(140).show(&["ls", "--status"]), @"
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID                            STATE                BRANCH  CHANGES  PUBLISHED  WORKTREE
-      a-done                        exited 0 2d ago      +1      clean    no         a-done
-      b-failed                      exited 3 2d ago      +0      clean    no         b-failed
-      c-killed                      exited sig15 1d ago  +0      clean    no         c-killed
-      d-missing                     missing 1d ago       +0      -        no         d-missing
-      e-a-rather-long-session-name  exited 0 21h ago     +0      1?       no         e-a-rather-long-session-name
+      ID                            STATE                BRANCH  CHANGES  PUBLISHED
+      a-done                        exited 0 2d ago      +1      clean    no
+      b-failed                      exited 3 2d ago      +0      clean    no
+      c-killed                      exited sig15 1d ago  +0      clean    no
+      d-missing                     missing 1d ago       +0      -        no
+      e-a-rather-long-session-name  exited 0 21h ago     +0      1?       no
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
-    insta::assert_snapshot!(w.width(70).show(&["ls", "--status"]), @r#"
+    ");
+    insta::assert_snapshot!(w.width(70).show(&["ls", "--status"]), @"
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID         STATE                BRANCH  CHANGES  PUBLISHED  WORKTREE
-      a-done     exited 0 2d ago      +1      clean    no         a-done
-      b-failed   exited 3 2d ago      +0      clean    no         b-failed
-      c-killed   exited sig15 1d ago  +0      clean    no         c-killed
-      d-missing  missing 1d ago       +0      -        no         …missing
-      e-a-rath…  exited 0 21h ago     +0      1?       no         …on-name
+      ID                   STATE                BRANCH  CHANGES  PUBLISHED
+      a-done               exited 0 2d ago      +1      clean    no
+      b-failed             exited 3 2d ago      +0      clean    no
+      c-killed             exited sig15 1d ago  +0      clean    no
+      d-missing            missing 1d ago       +0      -        no
+      e-a-rather-long-se…  exited 0 21h ago     +0      1?       no
     worktree root: [cut to the width]
-    "#);
+    ");
 }
 
 #[test]
 fn ls_of_one_session_and_of_a_collected_one() {
     let env = Env::new();
     let w = sessions(&env);
-    insta::assert_snapshot!(w.show(&["ls", "b-failed"]), @r#"
+    insta::assert_snapshot!(w.show(&["ls", "b-failed"]), @"
     $ git bullpen ls b-failed
     exit 0
     --- stdout
-      ID        STATE            BRANCH  WORKTREE
-      b-failed  exited 3 2d ago  +0      b-failed
+      ID        STATE            BRANCH
+      b-failed  exited 3 2d ago  +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
+    ");
     env.edit_record("d-missing", |r| r["state"] = "collected".into());
-    insta::assert_snapshot!(w.show(&["ls"]), @r#"
+    insta::assert_snapshot!(w.show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID                            STATE                BRANCH  WORKTREE
-      a-done                        exited 0 2d ago      +1      a-done
-      b-failed                      exited 3 2d ago      +0      b-failed
-      c-killed                      exited sig15 1d ago  +0      c-killed
-      e-a-rather-long-session-name  exited 0 21h ago     +0      e-a-rather-long-session-name
+      ID                            STATE                BRANCH
+      a-done                        exited 0 2d ago      +1
+      b-failed                      exited 3 2d ago      +0
+      c-killed                      exited sig15 1d ago  +0
+      e-a-rather-long-session-name  exited 0 21h ago     +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
-    insta::assert_snapshot!(w.show(&["ls", "--all"]), @r#"
+    ");
+    insta::assert_snapshot!(w.show(&["ls", "--all"]), @"
     $ git bullpen ls --all
     exit 0
     --- stdout
-      ID                            STATE                BRANCH  WORKTREE
-      a-done                        exited 0 2d ago      +1      a-done
-      b-failed                      exited 3 2d ago      +0      b-failed
-      c-killed                      exited sig15 1d ago  +0      c-killed
-      d-missing                     collected 1d ago     +0      d-missing
-      e-a-rather-long-session-name  exited 0 21h ago     +0      e-a-rather-long-session-name
+      ID                            STATE                BRANCH
+      a-done                        exited 0 2d ago      +1
+      b-failed                      exited 3 2d ago      +0
+      c-killed                      exited sig15 1d ago  +0
+      d-missing                     collected 1d ago     +0
+      e-a-rather-long-session-name  exited 0 21h ago     +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
+    ");
 }
 
 #[test]
@@ -166,16 +166,16 @@ fn ls_ages_as_time_goes_by() {
             format!("+{later}s: {}", table.lines().nth(1).unwrap_or_default())
         })
         .collect();
-    insta::assert_snapshot!(ages.join("\n"), @r#"
-    +0s:   x   exited 0 0s ago  +0      x
-    +59s:   x   exited 0 59s ago  +0      x
-    +60s:   x   exited 0 1m ago  +0      x
-    +3540s:   x   exited 0 59m ago  +0      x
-    +3600s:   x   exited 0 1h ago  +0      x
-    +82800s:   x   exited 0 23h ago  +0      x
-    +86400s:   x   exited 0 1d ago  +0      x
-    +3456000s:   x   exited 0 40d ago  +0      x
-    "#);
+    insta::assert_snapshot!(ages.join("\n"), @"
+    +0s:   x   exited 0 0s ago  +0
+    +59s:   x   exited 0 59s ago  +0
+    +60s:   x   exited 0 1m ago  +0
+    +3540s:   x   exited 0 59m ago  +0
+    +3600s:   x   exited 0 1h ago  +0
+    +82800s:   x   exited 0 23h ago  +0
+    +86400s:   x   exited 0 1d ago  +0
+    +3456000s:   x   exited 0 40d ago  +0
+    ");
 }
 
 #[test]
@@ -211,6 +211,11 @@ fn ls_json_of_a_session() {
           "-c",
           "exit 4"
         ],
+        "resume_command": [
+          "sh",
+          "-c",
+          "exit 4"
+        ],
         "agent": null,
         "current": false,
         "run_started_at": "2026-01-01T00:00:00Z",
@@ -227,7 +232,11 @@ fn ls_json_of_a_session() {
         "clone_id": "[OID]",
         "remote": null,
         "attached": null,
-        "last_output_at": null
+        "last_output_at": null,
+        "activity": null,
+        "activity_since": null,
+        "repository": null,
+        "sandbox": null
       }
     ]
     "#);
@@ -275,22 +284,22 @@ fn ls_of_a_run_in_the_background() {
     let w = World::new(&env);
     w.run(&["spawn", "--bg", "r", "--", "sleep", "300"]).ok();
     let later = w.after(5 * MINUTE + 7);
-    insta::assert_snapshot!(later.show(&["ls"]), @r#"
+    insta::assert_snapshot!(later.show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID  STATE                       BRANCH  WORKTREE
-      r   running 5m (no output yet)  +0      r
+      ID  STATE                 BRANCH
+      r   running 5m (working)  +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
-    insta::assert_snapshot!(later.width(50).show(&["ls"]), @r#"
+    ");
+    insta::assert_snapshot!(later.width(50).show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID  STATE                       BRANCH  WORKTREE
-      r   running 5m (no output yet)  +0      r
+      ID  STATE                 BRANCH
+      r   running 5m (working)  +0
     worktree root: [cut to the width]
-    "#);
+    ");
     env.bullpen(&["stop", "r"]).ok();
 }
 
@@ -299,30 +308,31 @@ fn ls_from_inside_a_sessions_worktree_marks_it() {
     let env = Env::new();
     let w = sessions(&env);
     let wt = env.worktree_of("b-failed");
-    insta::assert_snapshot!(w.show_in(&wt, &["ls"]), @r#"
+    insta::assert_snapshot!(w.show_in(&wt, &["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID                            STATE                BRANCH  WORKTREE
-      a-done                        exited 0 2d ago      +1      a-done
-    * b-failed                      exited 3 2d ago      +0      b-failed
-      c-killed                      exited sig15 1d ago  +0      c-killed
-      d-missing                     missing 1d ago       +0      d-missing
-      e-a-rather-long-session-name  exited 0 21h ago     +0      e-a-rather-long-session-name
+      ID                            STATE                BRANCH
+      a-done                        exited 0 2d ago      +1
+    * b-failed                      exited 3 2d ago      +0
+      c-killed                      exited sig15 1d ago  +0
+      d-missing                     missing 1d ago       +0
+      e-a-rather-long-session-name  exited 0 21h ago     +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
-    "#);
-    insta::assert_snapshot!(w.width(40).show_in(&wt, &["ls", "--status"]), @r#"
+    ");
+    insta::assert_snapshot!(w.width(40).show_in(&wt, &["ls", "--status"]), @"
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID      STATE                BRANCH  …
-      a-done  exited 0 2d ago      +1      …
-    * b-fai…  exited 3 2d ago      +0      …
-      c-kil…  exited sig15 1d ago  +0      …
-      d-mis…  missing 1d ago       +0      …
-      e-a-r…  exited 0 21h ago     +0      …
+      ID         STATE                BRANCH
+      a-done     exited 0 2d ago      +1
+    * b-failed   exited 3 2d ago      +0
+      c-killed   exited sig15 1d ago  +0
+      d-missing  missing 1d ago       +0
+      e-a-rath…  exited 0 21h ago     +0
     worktree root: [cut to the width]
-    "#);
+    (2 columns hidden; widen the terminal o…
+    ");
 }
 
 #[test]
@@ -332,26 +342,16 @@ fn ls_of_sessions_from_a_remote() {
     env.add_bare_remote();
     w.run(&["push"]).ok();
     w.after(HOUR).run(&["fetch"]).ok();
-    insta::assert_snapshot!(w.after(3 * HOUR).show(&["ls", "--remote"]), @r#"
+    insta::assert_snapshot!(w.after(3 * HOUR).show(&["ls", "--remote"]), @"
     $ git bullpen ls --remote
     exit 0
-    --- stdout
-      ID                                   STATE                                            BRANCH
-      origin/a-done                        exited 0 on host (this clone), as of 2d ago      +1
-      origin/b-failed                      exited 3 on host (this clone), as of 2d ago      +0
-      origin/c-killed                      exited sig15 on host (this clone), as of 2d ago  +0
-      origin/d-missing                     exited 0 on host (this clone), as of 1d ago      +0
-      origin/e-a-rather-long-session-name  exited 0 on host (this clone), as of 1d ago      +0
-    "#);
-    insta::assert_snapshot!(w.after(3 * HOUR).width(50).show(&["ls", "--remote"]), @r#"
+    --- stderr
+    hint: no sessions fetched from any remote; `git bullpen fetch` brings those pushed there
+    ");
+    insta::assert_snapshot!(w.after(3 * HOUR).width(50).show(&["ls", "--remote"]), @"
     $ git bullpen ls --remote
     exit 0
-    --- stdout
-      ID                   STATE                BRANCH
-      origin/a-done        exited 0 on host (…  +1
-      origin/b-failed      exited 3 on host (…  +0
-      origin/c-killed      exited sig15 on ho…  +0
-      origin/d-missing     exited 0 on host (…  +0
-      origin/e-a-rather-…  exited 0 on host (…  +0
-    "#);
+    --- stderr
+    hint: no sessions fetched from any remote; `git bullpen fetch` brings those pushed there
+    ");
 }

@@ -327,6 +327,15 @@ pub(super) fn dirt_of(
     // looks case by case, which can only ever find more.
     let mut overrides = cli_config.to_vec();
     overrides.push("core.ignoreCase=false".into());
+    // A file edited with its size and modification time put back (`touch -r`,
+    // `cp -p`) looks untouched to a stat check unless it compares the change
+    // time, which every write sets and nothing sets back, to the nanosecond
+    // (git records nanoseconds in the index; gix compares whole seconds by
+    // default, so an edit in the second of the last refresh went unseen).
+    // Stricter can only hash more files, never call one clean that is not.
+    overrides.push("core.trustctime=true".into());
+    overrides.push("core.checkStat=default".into());
+    overrides.push("gitoxide.core.useNsec=true".into());
     let options = gix::open::Options::default().cli_overrides(overrides);
     let mut repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
