@@ -11,6 +11,7 @@
 pub mod join;
 pub mod plan;
 pub mod push;
+mod refusal;
 
 use anyhow::{Context, Result};
 

@@ -18,9 +18,9 @@ use anyhow::{Context, Result};
 
 use super::join::relate;
 use super::plan::{
-    choose, decide, outcome, standing, Chosen, Decision, Held, Outcome, Refusal, Skipped, Standing,
-    Wanted,
+    choose, decide, outcome, standing, Chosen, Decision, Held, Outcome, Skipped, Standing, Wanted,
 };
+use super::refusal::{refusal, remote_says};
 use super::{fetch_locked, merge_notes, Fetched};
 use crate::context::Ctx;
 use crate::git::remote::{PushReport, RefChange};
@@ -28,7 +28,7 @@ use crate::git::store::{self, Stored};
 use crate::git::{Expect, Oid};
 use crate::model::id::NOTES_REF;
 use crate::model::remote::{push_overwrite, RemoteName};
-use crate::model::{time, Error, SessionId, State};
+use crate::model::{Error, SessionId, State};
 use crate::sys::lock::Lock;
 
 /// How often the whole push is made again after its notes lost a race.
@@ -477,61 +477,6 @@ fn listed(ctx: &Ctx, prefix: &str) -> Result<HashMap<String, Option<Oid>>> {
         .into_iter()
         .filter_map(|(name, target)| Some((name.strip_prefix(prefix)?.to_owned(), target)))
         .collect())
-}
-
-/// Why a session is not pushed, in words.
-fn refusal(ctx: &Ctx, remote: &RemoteName, id: &SessionId, why: Refusal) -> String {
-    match why {
-        Refusal::RecordDiverged => format!(
-            "its record on {remote} shares no event with this one ({}): another session of that \
-             id; pushing would lose it",
-            remote_says(ctx, remote, id)
-        ),
-        Refusal::JoinNeedsBranch(branch) => {
-            let what = match branch {
-                Standing::Behind => format!("{remote}'s has commits this clone's lacks"),
-                Standing::New => format!("{remote} has none"),
-                Standing::NoneHere => "this clone has none".to_owned(),
-                _ => format!("{remote}'s is not known here"),
-            };
-            format!(
-                "its record on {remote} has events this one lacks, and this one has events it \
-                 lacks ({}); the two would be joined, but {} is not a fast-forward of {remote}'s \
-                 ({what})",
-                remote_says(ctx, remote, id),
-                id.branch()
-            )
-        }
-        Refusal::BranchDiverged => format!(
-            "{remote}'s {} has commits that this clone's lacks, and this clone's has commits it \
-             lacks; pushing would lose them",
-            id.branch()
-        ),
-    }
-}
-
-/// What the remote's record of `id` says of where and when it last changed:
-/// `last recorded exited on build-box, 5m ago`.
-fn remote_says(ctx: &Ctx, remote: &RemoteName, id: &SessionId) -> String {
-    let target = ctx
-        .repo
-        .direct_target(&remote.incoming_ref(id))
-        .ok()
-        .flatten()
-        .flatten();
-    match store::read_fetched(&ctx.repo, id, target) {
-        Ok(s) => {
-            let age = time::parse_rfc3339(&s.record.updated_at)
-                .map(|t| format!(", {} ago", time::age(time::now_unix() - t)))
-                .unwrap_or_default();
-            format!(
-                "last recorded {} on {}{age}",
-                s.record.state.as_str(),
-                s.record.host
-            )
-        }
-        Err(e) => format!("its record there cannot be read: {e:#}"),
-    }
 }
 
 /// Whether the notes go: ours must contain the remote's (the fetch merged them).
