@@ -44,7 +44,6 @@ Examples:
     about = "Run commands side by side, each in its own git worktree and branch",
     long_about = LONG_ABOUT,
     after_long_help = AFTER_LONG_HELP,
-    propagate_version = true,
     disable_help_subcommand = true
 )]
 pub struct Cli {

@@ -15,6 +15,7 @@ mod attention;
 mod bg;
 mod color;
 mod content;
+mod conventions;
 mod docs;
 mod exit_status;
 mod gc;
