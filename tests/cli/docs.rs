@@ -277,6 +277,11 @@ fn all_or(sub: Option<&str>, this: bool) -> bool {
     sub.is_none() || this
 }
 
+/// Commands whose output may go through a pager.
+fn pages(sub: Option<&str>) -> bool {
+    matches!(sub, None | Some("ls" | "logs"))
+}
+
 /// The colour keys, as one tag.
 const COLOR_KEYS: &str = "color.bullpen, color.ui";
 
@@ -356,6 +361,30 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
             config::ENV_COLUMNS.to_owned(),
             "How wide the table of ls may be; else the terminal's width. Into a pipe without \
              it, lines are not cut.",
+        ));
+    }
+    if all || pages(sub) {
+        entries.push((
+            format!("{}, {}", config::ENV_GIT_PAGER, config::ENV_PAGER),
+            "The pager of ls and logs when stdout is a terminal (never for --json, logs \
+             --follow or --raw): GIT_PAGER, else git config pager.bullpen.<command> or \
+             pager.bullpen when it names a pager, else core.pager, else PAGER, else less. \
+             cat or an empty value: no pager. git --no-pager bullpen sets GIT_PAGER=cat.",
+        ));
+        entries.push((
+            "LESS, LV".to_owned(),
+            "Set to FRX and -c for the pager when they are unset, as git does.",
+        ));
+    }
+    if all || sub == Some("help") {
+        entries.push((
+            config::ENV_MAN_VIEWER.to_owned(),
+            "The viewer of git bullpen help, instead of git config man.viewer.",
+        ));
+        entries.push((
+            config::ENV_MANPATH.to_owned(),
+            "Where man looks for the pages; git bullpen help puts the share/man next to the \
+             binary's bin/ first, when there is one.",
         ));
     }
     if all || colours(sub) {
@@ -532,6 +561,30 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
             "remote.pushDefault",
             "The remote push uses when none is named, as git push does; else, as for fetch, \
              the only remote, or origin.",
+        ));
+    }
+    if all_or(sub, pages(sub)) {
+        entries.push((
+            "pager.bullpen.<command>, pager.bullpen",
+            "For ls and logs: false, no pager; true, the usual one; any other value, the \
+             pager itself (after GIT_PAGER). pager.bullpen.ls and pager.bullpen.logs win over \
+             pager.bullpen, which git itself also reads for every git bullpen command.",
+        ));
+        entries.push((
+            config::CORE_PAGER,
+            "The pager, after GIT_PAGER and pager.bullpen.<command>, before PAGER, as in git.",
+        ));
+    }
+    if matches!(sub, None | Some("help")) {
+        entries.push((
+            config::HELP_FORMAT,
+            "Only man: git-bullpen has no info or HTML pages; another value opens the man \
+             page with a warning.",
+        ));
+        entries.push((
+            "man.viewer, man.<tool>.cmd",
+            "The viewer of git bullpen help, as git help's: man, or a tool whose \
+             man.<tool>.cmd is run with /bin/sh -c and the page's name.",
         ));
     }
     if all_or(sub, colours(sub)) {
@@ -927,11 +980,15 @@ fn docs_man_pages_render_with_man() {
         let applies = [
             (
                 "ENVIRONMENT",
-                sub.is_none_or(|s| !matches!(s, "stop" | "logs" | "wait" | "push" | "fetch")),
+                sub.is_none_or(|s| !matches!(s, "stop" | "wait" | "push" | "fetch")),
             ),
             (
                 "GIT CONFIGURATION",
-                uses_the_root(sub) || matches!(sub, Some("push" | "fetch" | "attach" | "peek")),
+                uses_the_root(sub)
+                    || matches!(
+                        sub,
+                        Some("push" | "fetch" | "attach" | "peek" | "logs" | "help")
+                    ),
             ),
             ("FILES", sub.is_none()),
         ];

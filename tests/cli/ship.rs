@@ -686,13 +686,14 @@ fn completion_script_is_printed_on_request() {
 #[test]
 fn help_version_and_usage_errors_read_like_git() {
     let env = Env::new();
-    let short = env.bullpen(&["-h"]).ok();
+    let short = env.bullpen(&["-h"]);
+    assert_eq!(short.code(), 129, "-h exits as git's -h");
     assert_contains(&short.stdout, "Usage: git bullpen");
     let long = env.bullpen(&["--help"]).ok();
     assert!(long.stdout.len() > short.stdout.len());
     let spawn_long = env.bullpen(&["spawn", "--help"]).ok();
     assert_contains(&spawn_long.stdout, "Examples:");
-    let spawn_short = env.bullpen(&["spawn", "-h"]).ok();
+    let spawn_short = env.bullpen(&["spawn", "-h"]);
     assert!(
         !spawn_short.stdout.contains("Examples:"),
         "{}",
