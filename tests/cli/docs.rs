@@ -812,11 +812,17 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         tagged(
             roff,
             "125",
-            "bullpen itself refused, failed or was used wrongly (an occupied path, an untrusted \
-             record, not a repository, an unknown option, a lost run, ...): the command's \
-             status is not known. The reason is printed on stderr after \"fatal:\" or \
-             \"error:\", with what to do on \"hint:\" lines.",
+            &format!(
+                "bullpen itself refused, failed or was used wrongly ({}not a repository, an \
+                 unknown option, ...): the command's status is not known. The reason is \
+                 printed on stderr after \"fatal:\" or \"error:\", with what to do on \
+                 \"hint:\" lines.",
+                own_outcomes(sub)
+            ),
         );
+    }
+    // Only spawn and resume execute a command themselves.
+    if matches!(sub, None | Some("spawn" | "resume")) {
         tagged(
             roff,
             "126",
@@ -831,14 +837,17 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
     if sub.is_none() {
         paragraph(roff, &["In every other command:".to_owned()]);
     }
-    if !passes_through {
+    if let Some(cases) = refusals(sub).filter(|_| !passes_through) {
         tagged(
             roff,
             "3",
-            "Refused: bullpen left something alone to keep work safe (an occupied path, a \
-             running session, an id in use, a record it does not trust); nothing was changed \
-             or run. The reason and what to do are printed on stderr.",
+            &format!(
+                "Refused: bullpen left something alone to keep work safe ({cases}); nothing \
+                 was changed or run. The reason and what to do are printed on stderr."
+            ),
         );
+    }
+    if !passes_through {
         tagged(
             roff,
             "128",
@@ -858,6 +867,63 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         "70",
         "Internal error: a bug in bullpen (it panicked). Please report it with what stderr says.",
     );
+}
+
+/// What makes a command that passes its command's status through give 125 of
+/// its own, besides what every command can fail at (each ends with ", ").
+fn own_outcomes(sub: Option<&str>) -> &'static str {
+    match sub {
+        Some("spawn") => {
+            "an id, branch or directory already in use, a .worktreeinclude that is not a \
+             plain file or reaches outside the worktree, an agent not on PATH, a setup command \
+             that failed, "
+        }
+        Some("resume") => {
+            "something else at the recorded path, a session already running or still being \
+             created, a command this machine never recorded, "
+        }
+        Some("attach") => {
+            "a run in the foreground of another terminal, a run or socket this machine cannot \
+             prove is the session's, a session attached elsewhere, a lost run, "
+        }
+        Some("wait") => "no such session, a lost run, ",
+        _ => {
+            "an occupied path, a session already running, an id in use, a record it does not \
+             trust, a lost run, "
+        }
+    }
+}
+
+/// What a command refuses (exit 3), in the commands that refuse anything and do
+/// not pass a status through (`None` for the main page: all of them).
+fn refusals(sub: Option<&str>) -> Option<&'static str> {
+    match sub {
+        None => Some(
+            "a session that holds work, a run or record this machine cannot prove is the \
+             session's, a remote whose refspecs would write bullpen's own refs",
+        ),
+        Some("stop") => Some(
+            "a run this machine cannot prove it started, processes it cannot prove are the \
+             session's, a run in the foreground of another terminal: nothing was signalled",
+        ),
+        Some("peek") => Some(
+            "a run or socket this machine cannot prove is the session's, a supervisor that \
+             refused",
+        ),
+        Some("hook") => Some("a caller that is not the session's running command"),
+        Some("rm") => Some(
+            "a session kept because it holds work (unpublished commits, uncommitted files; \
+             --force discards those) or a process uses it",
+        ),
+        Some("push") => Some(
+            "a remote whose fetch refspecs would write bullpen's own refs (a mirror's), a \
+             session named while it is still being created",
+        ),
+        Some("fetch") => {
+            Some("a remote whose fetch refspecs would write bullpen's own refs (a mirror's)")
+        }
+        _ => None,
+    }
 }
 
 fn see_also(roff: &mut Roff, cmd: &clap::Command, sub: Option<&str>) {

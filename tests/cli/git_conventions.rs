@@ -312,3 +312,115 @@ fn ls_and_logs_page_on_a_terminal_by_gits_rules() {
     assert_contains(&run.ok().stdout, "paged");
     assert_eq!(taken(), None, "a pipe is never paged");
 }
+
+/// A generated page's EXIT STATUS section, as roff, and its tags in order.
+fn exit_status_of(page: &str) -> (String, Vec<String>) {
+    let pages = crate::docs::generated();
+    let bytes = &pages[&PathBuf::from(format!("man/{page}.1"))];
+    let text = String::from_utf8_lossy(bytes);
+    let start = text.find(".SH \"EXIT STATUS\"").expect("EXIT STATUS");
+    let rest = &text[start + 4..];
+    let section = &rest[..rest.find(".SH ").unwrap_or(rest.len())];
+    let mut tags = Vec::new();
+    let mut lines = section.lines();
+    while let Some(line) = lines.next() {
+        if line == ".TP" {
+            let tag = lines.next().unwrap_or_default();
+            tags.push(tag.replace("\\fB", "").replace("\\fR", ""));
+        }
+    }
+    (section.replace("\\*(Aq", "'"), tags)
+}
+
+#[test]
+fn each_page_lists_only_its_own_exit_statuses_and_refusals() {
+    let plain = ["0", "128", "129", "70"];
+    // (page, its statuses, words of its own cases, words of other pages' cases)
+    let table: &[(&str, &[&str], &[&str], &[&str])] = &[
+        ("ls", &plain, &[], &["Refused", "occupied"]),
+        ("path", &plain, &[], &["Refused", "occupied"]),
+        ("logs", &plain, &[], &["Refused"]),
+        ("help", &plain, &[], &["Refused"]),
+        ("gc", &["0", "1", "128", "129", "70"], &[], &["Refused"]),
+        (
+            "stop",
+            &["0", "3", "128", "129", "70"],
+            &["nothing was signalled", "foreground of another terminal"],
+            &["id in use", "holds work", "refspecs"],
+        ),
+        (
+            "rm",
+            &["0", "1", "3", "128", "129", "70"],
+            &["holds work"],
+            &["signalled", "refspecs", "id in use"],
+        ),
+        (
+            "push",
+            &["0", "1", "3", "128", "129", "70"],
+            &["refspecs", "still being created"],
+            &["signalled", "holds work"],
+        ),
+        (
+            "fetch",
+            &["0", "1", "3", "128", "129", "70"],
+            &["refspecs"],
+            &["signalled", "holds work", "still being created"],
+        ),
+        (
+            "hook",
+            &["0", "3", "128", "129", "70"],
+            &["running command"],
+            &["holds work", "refspecs"],
+        ),
+        (
+            "peek",
+            &["0", "3", "128", "129", "70"],
+            &["supervisor"],
+            &["holds work", "refspecs", "id in use"],
+        ),
+        (
+            "spawn",
+            &["0 ... 255", "125", "126", "127", "70"],
+            &["already in use", ".worktreeinclude"],
+            &["Refused", "attached elsewhere", "lost run", "occupied"],
+        ),
+        (
+            "resume",
+            &["0 ... 255", "125", "126", "127", "70"],
+            &["already running", "never recorded"],
+            &["Refused", "attached elsewhere", ".worktreeinclude"],
+        ),
+        (
+            "attach",
+            &["0", "0 ... 255", "125", "70"],
+            &["attached elsewhere"],
+            &["Refused", "already in use", "could not be executed"],
+        ),
+        (
+            "wait",
+            &["0 ... 255", "0, 1", "124", "125", "70"],
+            &["lost run"],
+            &[
+                "Refused",
+                "already in use",
+                "could not be executed",
+                "occupied",
+            ],
+        ),
+    ];
+    let mut seen: Vec<&str> = table.iter().map(|(p, ..)| *p).collect();
+    seen.sort_unstable();
+    let mut all = subcommands();
+    all.sort_unstable();
+    assert_eq!(seen, all, "every page is in the table");
+    for (page, statuses, own, others) in table {
+        let (text, tags) = exit_status_of(&format!("git-bullpen-{page}"));
+        assert_eq!(&tags, statuses, "{page}(1)'s exit statuses");
+        for word in *own {
+            assert!(text.contains(word), "{page}(1) names {word:?}:\n{text}");
+        }
+        for word in *others {
+            assert!(!text.contains(word), "{page}(1) names {word:?}:\n{text}");
+        }
+    }
+}
