@@ -424,3 +424,33 @@ fn each_page_lists_only_its_own_exit_statuses_and_refusals() {
         }
     }
 }
+
+#[test]
+fn fish_describes_help_as_bullpens_own() {
+    if crate::docs::which("fish").is_none() {
+        return crate::ship::skip_or_fail("fish is not installed");
+    }
+    let inst = crate::ship::Installed::new();
+    // As a person gets there: `git bullp<TAB>`, then the option.
+    let out = crate::ship::fish_run(
+        &inst,
+        "complete -C 'git bullp'; complete -C 'git bullpen ls --h'; \
+         complete -C 'git bullpen gc -'; complete -C 'git log --h'",
+    );
+    let described = |word: &str| -> Vec<&str> {
+        out.lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(w, _)| *w == word)
+            .map(|(_, d)| d)
+            .collect()
+    };
+    let bullpens = "Print help (see a summary with '-h')";
+    let gits = "Display manual of a Git command";
+    // git log's --help stays git's; bullpen's --help and -h are its own.
+    assert_eq!(described("--help"), [bullpens, bullpens, gits], "{out}");
+    assert_eq!(
+        described("-h"),
+        ["Print help (see more with '--help')"],
+        "{out}"
+    );
+}

@@ -76,7 +76,7 @@ fn subcommands() -> Vec<String> {
         .collect()
 }
 
-struct Installed {
+pub(crate) struct Installed {
     env: Env,
     prefix: PathBuf,
 }
@@ -84,7 +84,7 @@ struct Installed {
 impl Installed {
     /// A test repository with sessions `alpha` and `beta`, and git-bullpen
     /// installed into `<tmp>/prefix` with its `bin` first on PATH.
-    fn new() -> Installed {
+    pub(crate) fn new() -> Installed {
         let mut env = Env::new();
         let prefix = env.root().join("prefix");
         install(&env, &prefix, &[]).ok();
@@ -544,6 +544,17 @@ fn zsh_completes_git_bullpen_under_zshs_own_git_completion() {
 
 fn fish_complete(inst: &Installed, line: &str) -> Vec<String> {
     fish_complete_in(inst, &inst.env.repo, line)
+}
+
+/// `fish -c <script>` in the repository, with the installed completions; stdout.
+pub(crate) fn fish_run(inst: &Installed, script: &str) -> String {
+    let mut cmd = inst.env.cmd("fish", &inst.env.repo);
+    cmd.arg("-c").arg(script).env(
+        "XDG_DATA_DIRS",
+        format!("{}:/usr/local/share:/usr/share", inst.share().display()),
+    );
+    let run: Run = cmd.output().unwrap().into();
+    run.ok().stdout
 }
 
 fn fish_complete_in(inst: &Installed, cwd: &Path, line: &str) -> Vec<String> {
