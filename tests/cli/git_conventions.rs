@@ -332,11 +332,13 @@ fn exit_status_of(page: &str) -> (String, Vec<String>) {
     (section.replace("\\*(Aq", "'"), tags)
 }
 
+/// A page, its exit statuses, words of its own cases, words of other pages' cases.
+type Page<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+
 #[test]
 fn each_page_lists_only_its_own_exit_statuses_and_refusals() {
     let plain = ["0", "128", "129", "70"];
-    // (page, its statuses, words of its own cases, words of other pages' cases)
-    let table: &[(&str, &[&str], &[&str], &[&str])] = &[
+    let table: &[Page] = &[
         ("ls", &plain, &[], &["Refused", "occupied"]),
         ("path", &plain, &[], &["Refused", "occupied"]),
         ("logs", &plain, &[], &["Refused"]),

@@ -65,16 +65,28 @@ pub fn start(command: &str, defaults: &[(&str, &str)], stderr_too: bool) -> Resu
             return Err(e);
         }
     };
+    let onto = || -> std::io::Result<()> {
+        rustix::stdio::dup2_stdout(&pipe)?;
+        if stderr_too {
+            rustix::stdio::dup2_stderr(&pipe)?;
+        }
+        Ok(())
+    };
+    if let Err(e) = onto() {
+        // Our own stdout back (stderr moves last) and the pager gone.
+        let _ = rustix::stdio::dup2_stdout(&out);
+        drop(pipe);
+        let _ = child.wait();
+        return Err(e).context("cannot write to the pager");
+    }
+    // The pager sees its end when our stdout (and stderr) let go of the pipe.
+    drop(pipe);
     SAVED_OUT.store(out.as_raw_fd(), Ordering::SeqCst);
     SAVED_ERR.store(err.as_ref().map_or(-1, |e| e.as_raw_fd()), Ordering::SeqCst);
     PID.store(child.id() as i32, Ordering::SeqCst);
     for sig in SIGNALS {
         // SAFETY: the handler makes only async-signal-safe calls.
         unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
-    }
-    rustix::stdio::dup2_stdout(&pipe).context("cannot write to the pager")?;
-    if stderr_too {
-        rustix::stdio::dup2_stderr(&pipe).context("cannot write to the pager")?;
     }
     Ok(Pager { child, out, err })
 }
