@@ -456,3 +456,67 @@ fn fish_describes_help_as_bullpens_own() {
         "{out}"
     );
 }
+
+/// `/proc/<pid>`'s state letter and wait channel.
+fn proc_state(pid: u32) -> (char, String) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next())
+        .unwrap_or('?');
+    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+    (state, wchan)
+}
+
+#[test]
+fn a_signal_while_paging_waits_for_the_pager_then_ends_bullpen() {
+    use std::os::unix::process::ExitStatusExt;
+    let env = Env::new();
+    env.bullpen(&["spawn", "one", "--", "true"]).ok();
+    let dir = env.root().join("pager");
+    std::fs::create_dir_all(&dir).unwrap();
+    let gate = dir.join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Once bullpen has written (so it is set up), the pager interrupts it as
+    // Ctrl-C would, reads to the end, and then holds until the test opens the gate.
+    let script = format!(
+        "#!/bin/sh\nIFS= read -r first\nkill -INT $PPID\ncat >/dev/null\n: > '{d}/held'\nread x < '{d}/gate'\n",
+        d = dir.display()
+    );
+    let pager = dir.join("fake-pager");
+    std::fs::write(&pager, script).unwrap();
+    make_executable(&pager);
+    let mut cmd = env.cmd(BIN, &env.repo);
+    cmd.arg("ls")
+        .env("GIT_PAGER", format!("exec '{}'", pager.display()));
+    let mut t = Term::spawn(cmd, 24, 100);
+    let pid = t.pid();
+    let deadline = std::time::Instant::now() + crate::pty::DEADLINE;
+    while !dir.join("held").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pager never got its end"
+        );
+        std::thread::yield_now();
+    }
+    // The pager holds: bullpen, interrupted, must be waiting for it, not gone.
+    loop {
+        let (state, wchan) = proc_state(pid);
+        assert_ne!(state, 'Z', "bullpen ended while its pager still ran");
+        if wchan == "do_wait" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bullpen: {state} {wchan}"
+        );
+        std::thread::yield_now();
+    }
+    std::fs::write(&gate, "go\n").unwrap();
+    let status = t.wait();
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+}
