@@ -468,9 +468,11 @@ fn proc_state(pid: u32) -> (char, String) {
     (state, wchan)
 }
 
-#[test]
-fn a_signal_while_paging_waits_for_the_pager_then_ends_bullpen() {
-    use std::os::unix::process::ExitStatusExt;
+/// `ls` on a terminal through a pager that, when `interrupt`, interrupts
+/// bullpen as Ctrl-C would once it has written, reads to the end, then holds
+/// until the gate opens: bullpen must be waiting for it meanwhile, never gone
+/// (the shell's prompt would land in the pager's screen). Its exit status.
+fn paged_and_held(interrupt: bool) -> std::process::ExitStatus {
     let env = Env::new();
     env.bullpen(&["spawn", "one", "--", "true"]).ok();
     let dir = env.root().join("pager");
@@ -481,10 +483,9 @@ fn a_signal_while_paging_waits_for_the_pager_then_ends_bullpen() {
         .status()
         .unwrap();
     assert!(made.success());
-    // Once bullpen has written (so it is set up), the pager interrupts it as
-    // Ctrl-C would, reads to the end, and then holds until the test opens the gate.
+    let kill = if interrupt { "kill -INT $PPID" } else { ":" };
     let script = format!(
-        "#!/bin/sh\nIFS= read -r first\nkill -INT $PPID\ncat >/dev/null\n: > '{d}/held'\nread x < '{d}/gate'\n",
+        "#!/bin/sh\nIFS= read -r first\n{kill}\ncat >/dev/null\n: > '{d}/held'\nread x < '{d}/gate'\n",
         d = dir.display()
     );
     let pager = dir.join("fake-pager");
@@ -503,7 +504,6 @@ fn a_signal_while_paging_waits_for_the_pager_then_ends_bullpen() {
         );
         std::thread::yield_now();
     }
-    // The pager holds: bullpen, interrupted, must be waiting for it, not gone.
     loop {
         let (state, wchan) = proc_state(pid);
         assert_ne!(state, 'Z', "bullpen ended while its pager still ran");
@@ -517,6 +517,17 @@ fn a_signal_while_paging_waits_for_the_pager_then_ends_bullpen() {
         std::thread::yield_now();
     }
     std::fs::write(&gate, "go\n").unwrap();
-    let status = t.wait();
+    t.wait()
+}
+
+#[test]
+fn bullpen_waits_for_its_pager() {
+    assert_eq!(paged_and_held(false).code(), Some(0));
+}
+
+#[test]
+fn a_signal_while_paging_waits_for_the_pager_then_ends_bullpen() {
+    use std::os::unix::process::ExitStatusExt;
+    let status = paged_and_held(true);
     assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
 }
