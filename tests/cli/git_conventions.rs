@@ -498,6 +498,8 @@ fn paged_and_held(interrupt: bool) -> std::process::ExitStatus {
     let pid = t.pid();
     let deadline = std::time::Instant::now() + crate::pty::DEADLINE;
     while !dir.join("held").exists() {
+        // Gone, bullpen would take the pager with it (the terminal's hang-up).
+        assert_ne!(proc_state(pid).0, 'Z', "bullpen ended while its pager ran");
         assert!(
             std::time::Instant::now() < deadline,
             "the pager never got its end"
