@@ -11,6 +11,10 @@
 //! `--color` beats git config `color.bullpen`, which beats `color.ui`; `auto`
 //! (the default) means stdout is a terminal that is not `TERM=dumb`, and (an
 //! addition: git 2.47 ignores it) `NO_COLOR` is not set to a non-empty value.
+//!
+//! `-q` ([`Ui::set_quiet`]) drops the `bullpen:` lines and the progress bar. The
+//! pager of `ls` and `logs` ([`Ui::want_pager`], [`Ui::start_pager`]) is chosen by
+//! `model::pager` and run by `sys::pager`; `main` waits for it ([`Ui::finish_pager`]).
 
 use std::cell::{Cell, RefCell, RefMut};
 use std::fmt::Display;
