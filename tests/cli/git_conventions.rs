@@ -177,7 +177,18 @@ fn quiet_silences_progress_and_banners_only() {
     // An error stays.
     let run = env.bullpen(&["stop", "-q", "nope"]);
     assert_contains(&run.stderr, "fatal:");
-    // Only where there is something to silence.
+    // Where there is progress or a banner to silence, and only there.
+    let quiet = [
+        "spawn", "resume", "stop", "attach", "wait", "rm", "gc", "push", "fetch",
+    ];
+    for sub in subcommands() {
+        let help = env.bullpen(&[&sub, "--help"]).ok();
+        assert_eq!(
+            help.stdout.contains("-q, --quiet"),
+            quiet.contains(&sub.as_str()),
+            "{sub} -q"
+        );
+    }
     assert_eq!(env.bullpen(&["ls", "-q"]).code(), 129);
 }
 
