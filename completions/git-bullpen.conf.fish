@@ -20,12 +20,23 @@ function __git_bullpen_words
     string join \n -- $tokens
 end
 function __git_bullpen_needs_command
+    __git_bullpen_own_help
     set -l words (__git_bullpen_words)
     test (count $words) -eq 0
 end
 function __git_bullpen_using
+    __git_bullpen_own_help
     set -l words (__git_bullpen_words)
     test "$words[1]" = bullpen
+end
+# fish's git completion, loaded at the first <TAB> after `git` (after this file),
+# describes -h and --help as git's for every git command, and the completion
+# registered last wins: bullpen's own go in once git's are there.
+function __git_bullpen_own_help
+    set -q __git_bullpen_help_done; and return
+    set -g __git_bullpen_help_done 1
+    complete --command git --no-files --condition __git_bullpen_using --long-option help --description "Print help (see a summary with '-h')"
+    complete --command git --no-files --condition __git_bullpen_using --short-option h --description "Print help (see more with '--help')"
 end
 # The global options typed before the git subcommand (`-C <dir>`, `-c <x=y>`, ...).
 function __git_bullpen_globals

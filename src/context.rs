@@ -32,6 +32,7 @@ impl<'ui> Ctx<'ui> {
     pub fn discover_records(cwd: &Path, ui: &'ui Ui) -> Result<Ctx<'ui>> {
         let repo = Repo::discover(cwd)?;
         ui.configure_color(|key| repo.config_value(key))?;
+        ui.start_pager(|key| repo.config_value(key));
         let layout = Layout::for_repo(&repo)?;
         Ok(Ctx { repo, layout, ui })
     }

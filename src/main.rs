@@ -26,13 +26,14 @@ fn main() -> ExitCode {
         default_hook(info);
         eprintln!("fatal: internal error: this is a bug in git-bullpen; please report it");
     }));
-    match std::panic::catch_unwind(|| run(subcommand.as_deref())) {
+    let long_help = bullpen::cli::long_help_asked(args.iter().map(String::as_str));
+    match std::panic::catch_unwind(|| run(subcommand.as_deref(), long_help)) {
         Ok(code) => code,
         Err(_) => ExitCode::from(exit::INTERNAL),
     }
 }
 
-fn run(subcommand: Option<&str>) -> ExitCode {
+fn run(subcommand: Option<&str>, long_help: bool) -> ExitCode {
     if std::env::var_os(config::ENV_TEST_PANIC).is_some() {
         panic!("{} is set", config::ENV_TEST_PANIC);
     }
@@ -46,7 +47,10 @@ fn run(subcommand: Option<&str>) -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() {
+            // `-h` is the short usage and exits as a usage error, as git's;
+            // `--help` is the whole help, and `--version` is no error.
+            let short_help = e.kind() == clap::error::ErrorKind::DisplayHelp && !long_help;
+            let code = if e.use_stderr() || short_help {
                 exit::of_error(Kind::Usage, subcommand)
             } else {
                 0
@@ -56,10 +60,16 @@ fn run(subcommand: Option<&str>) -> ExitCode {
         }
     };
     let ui = Ui::stdio(cli.color());
+    if cli.command.quiet() {
+        ui.set_quiet();
+    }
+    if let Some(command) = cli.command.pages().filter(|_| !cli.no_pager) {
+        ui.want_pager(command);
+    }
     let result = std::env::current_dir()
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))
         .and_then(|cwd| cli.command.run(&cwd, &ui));
-    match result.and_then(|status| ui.flush().map(|()| status)) {
+    let code = match result.and_then(|status| ui.flush().map(|()| status)) {
         Ok(status) => ExitCode::from(status.clamp(0, 255) as u8),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
@@ -67,7 +77,9 @@ fn run(subcommand: Option<&str>) -> ExitCode {
             let _ = ui.flush();
             ExitCode::from(exit::of_error(ui.error(&e), subcommand))
         }
-    }
+    };
+    ui.finish_pager();
+    code
 }
 
 /// `git bullpen ls | head` closes our stdout early: exit quietly with 0.

@@ -11,6 +11,10 @@
 //! `--color` beats git config `color.bullpen`, which beats `color.ui`; `auto`
 //! (the default) means stdout is a terminal that is not `TERM=dumb`, and (an
 //! addition: git 2.47 ignores it) `NO_COLOR` is not set to a non-empty value.
+//!
+//! `-q` ([`Ui::set_quiet`]) drops the `bullpen:` lines and the progress bar. The
+//! pager of `ls` and `logs` ([`Ui::want_pager`], [`Ui::start_pager`]) is chosen by
+//! `model::pager` and run by `sys::pager`; `main` waits for it ([`Ui::finish_pager`]).
 
 use std::cell::{Cell, RefCell, RefMut};
 use std::fmt::Display;
@@ -107,9 +111,16 @@ pub struct Ui {
     /// How wide a line of a table may be (`ls`): `None` for as wide as it takes.
     width: Option<usize>,
     /// stderr is a terminal: progress is drawn there.
-    err_terminal: bool,
+    err_terminal: Cell<bool>,
     /// The progress bar being drawn, if any: lines on stderr go above it.
     bar: RefCell<Option<indicatif::ProgressBar>>,
+    /// `-q`: no progress and no `bullpen:` lines.
+    quiet: Cell<bool>,
+    /// The command whose output may be paged (`ls`, `logs`), until the
+    /// configuration is known ([`Ui::start_pager`]).
+    pager_wish: Cell<Option<&'static str>>,
+    /// The pager stdout goes through, while it runs.
+    pager: RefCell<Option<crate::sys::pager::Pager>>,
 }
 
 impl Ui {
@@ -127,7 +138,7 @@ impl Ui {
         ui.terminal = Terminal::stdout();
         ui.color.set(decide_color(option, None, None, ui.terminal));
         ui.width = stdout_width();
-        ui.err_terminal = std::io::stderr().is_terminal();
+        ui.err_terminal.set(std::io::stderr().is_terminal());
         ui
     }
 
@@ -140,8 +151,11 @@ impl Ui {
             terminal: Terminal::default(),
             color: Cell::new(color),
             width: None,
-            err_terminal: false,
+            err_terminal: Cell::new(false),
             bar: RefCell::new(None),
+            quiet: Cell::new(false),
+            pager_wish: Cell::new(None),
+            pager: RefCell::new(None),
         }
     }
 
@@ -166,7 +180,7 @@ impl Ui {
     /// Progress over `total` items on stderr when it is a terminal (a bar,
     /// with the item at hand); nothing otherwise: the report says the rest.
     pub fn progress(&self, total: u64, what: &str) -> Progress<'_> {
-        if !self.err_terminal || total == 0 {
+        if !self.err_terminal.get() || self.quiet.get() || total == 0 {
             return Progress {
                 ui: self,
                 on: false,
@@ -223,9 +237,69 @@ impl Ui {
         }
     }
 
-    /// Progress and information: `bullpen: ...`.
+    /// Progress and information: `bullpen: ...`; nothing with `-q`.
     pub fn info(&self, msg: impl Display) {
-        self.line("bullpen: ", msg);
+        if !self.quiet.get() {
+            self.line("bullpen: ", msg);
+        }
+    }
+
+    /// `-q`: from now on no progress and no `bullpen:` lines; warnings, hints,
+    /// errors and stdout stay.
+    pub fn set_quiet(&self) {
+        self.quiet.set(true);
+    }
+
+    /// `command`'s output goes through a pager when git's rules say so, once
+    /// the repository's configuration is known ([`Ui::start_pager`]).
+    pub fn want_pager(&self, command: &'static str) {
+        self.pager_wish.set(Some(command));
+    }
+
+    /// Start the pager asked for with [`Ui::want_pager`], if git's rules
+    /// (`model::pager`) choose one with this configuration (`lookup` as for
+    /// [`Ui::configure_color`]). A pager that cannot start is no pager, as in git.
+    pub fn start_pager(&self, lookup: impl Fn(&str) -> Option<Option<String>>) {
+        let Some(command) = self.pager_wish.take() else {
+            return;
+        };
+        if !self.terminal.tty {
+            return;
+        }
+        let env = |key: &str| std::env::var(key).ok();
+        let facts = crate::model::pager::Facts {
+            tty: true,
+            no_pager: false,
+            git_pager: env(config::ENV_GIT_PAGER),
+            pager: env(config::ENV_PAGER),
+            command_key: lookup(&format!("{}.{command}", config::PAGER_BULLPEN)),
+            bullpen_key: lookup(config::PAGER_BULLPEN),
+            core_pager: lookup(config::CORE_PAGER).flatten(),
+        };
+        let Some(program) = crate::model::pager::choose(&facts) else {
+            return;
+        };
+        if self.flush().is_err() {
+            return;
+        }
+        let stderr_too = self.err_terminal.get();
+        if let Ok(pager) =
+            crate::sys::pager::start(&program, crate::model::pager::ENV_DEFAULTS, stderr_too)
+        {
+            // stderr, if it goes to the pager too, is no place for a bar.
+            self.err_terminal.set(false);
+            *self.pager.borrow_mut() = Some(pager);
+        }
+    }
+
+    /// The end of the output: stdout flushed, our own streams back, and the
+    /// pager, if one runs, waited for.
+    pub fn finish_pager(&self) {
+        let pager = self.pager.borrow_mut().take();
+        if let Some(pager) = pager {
+            let _ = self.flush();
+            pager.finish();
+        }
     }
 
     /// `warning: ...`

@@ -4,6 +4,7 @@
 pub mod attach;
 pub mod fetch;
 pub mod gc;
+pub mod help;
 pub mod hook;
 pub mod logs;
 pub mod ls;

@@ -277,6 +277,11 @@ fn all_or(sub: Option<&str>, this: bool) -> bool {
     sub.is_none() || this
 }
 
+/// Commands whose output may go through a pager.
+fn pages(sub: Option<&str>) -> bool {
+    matches!(sub, None | Some("ls" | "logs"))
+}
+
 /// The colour keys, as one tag.
 const COLOR_KEYS: &str = "color.bullpen, color.ui";
 
@@ -356,6 +361,30 @@ fn environment(roff: &mut Roff, sub: Option<&str>) {
             config::ENV_COLUMNS.to_owned(),
             "How wide the table of ls may be; else the terminal's width. Into a pipe without \
              it, lines are not cut.",
+        ));
+    }
+    if all || pages(sub) {
+        entries.push((
+            format!("{}, {}", config::ENV_GIT_PAGER, config::ENV_PAGER),
+            "The pager of ls and logs when stdout is a terminal (never for --json, logs \
+             --follow or --raw): GIT_PAGER, else git config pager.bullpen.<command> or \
+             pager.bullpen when it names a pager, else core.pager, else PAGER, else less. \
+             cat or an empty value: no pager. git --no-pager bullpen sets GIT_PAGER=cat.",
+        ));
+        entries.push((
+            "LESS, LV".to_owned(),
+            "Set to FRX and -c for the pager when they are unset, as git does.",
+        ));
+    }
+    if all || sub == Some("help") {
+        entries.push((
+            config::ENV_MAN_VIEWER.to_owned(),
+            "The viewer of git bullpen help, instead of git config man.viewer.",
+        ));
+        entries.push((
+            config::ENV_MANPATH.to_owned(),
+            "Where man looks for the pages; git bullpen help puts the share/man next to the \
+             binary's bin/ first, when there is one.",
         ));
     }
     if all || colours(sub) {
@@ -532,6 +561,30 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
             "remote.pushDefault",
             "The remote push uses when none is named, as git push does; else, as for fetch, \
              the only remote, or origin.",
+        ));
+    }
+    if all_or(sub, pages(sub)) {
+        entries.push((
+            "pager.bullpen.<command>, pager.bullpen",
+            "For ls and logs: false, no pager; true, the usual one; any other value, the \
+             pager itself (after GIT_PAGER). pager.bullpen.ls and pager.bullpen.logs win over \
+             pager.bullpen, which git itself also reads for every git bullpen command.",
+        ));
+        entries.push((
+            config::CORE_PAGER,
+            "The pager, after GIT_PAGER and pager.bullpen.<command>, before PAGER, as in git.",
+        ));
+    }
+    if matches!(sub, None | Some("help")) {
+        entries.push((
+            config::HELP_FORMAT,
+            "Only man: git-bullpen has no info or HTML pages; another value opens the man \
+             page with a warning.",
+        ));
+        entries.push((
+            "man.viewer, man.<tool>.cmd",
+            "The viewer of git bullpen help, as git help's: man, or a tool whose \
+             man.<tool>.cmd is run with /bin/sh -c and the page's name.",
         ));
     }
     if all_or(sub, colours(sub)) {
@@ -759,11 +812,17 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         tagged(
             roff,
             "125",
-            "bullpen itself refused, failed or was used wrongly (an occupied path, an untrusted \
-             record, not a repository, an unknown option, a lost run, ...): the command's \
-             status is not known. The reason is printed on stderr after \"fatal:\" or \
-             \"error:\", with what to do on \"hint:\" lines.",
+            &format!(
+                "bullpen itself refused, failed or was used wrongly ({}not a repository, an \
+                 unknown option, ...): the command's status is not known. The reason is \
+                 printed on stderr after \"fatal:\" or \"error:\", with what to do on \
+                 \"hint:\" lines.",
+                own_outcomes(sub)
+            ),
         );
+    }
+    // Only spawn and resume execute a command themselves.
+    if matches!(sub, None | Some("spawn" | "resume")) {
         tagged(
             roff,
             "126",
@@ -778,14 +837,17 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
     if sub.is_none() {
         paragraph(roff, &["In every other command:".to_owned()]);
     }
-    if !passes_through {
+    if let Some(cases) = refusals(sub).filter(|_| !passes_through) {
         tagged(
             roff,
             "3",
-            "Refused: bullpen left something alone to keep work safe (an occupied path, a \
-             running session, an id in use, a record it does not trust); nothing was changed \
-             or run. The reason and what to do are printed on stderr.",
+            &format!(
+                "Refused: bullpen left something alone to keep work safe ({cases}); nothing \
+                 was changed or run. The reason and what to do are printed on stderr."
+            ),
         );
+    }
+    if !passes_through {
         tagged(
             roff,
             "128",
@@ -805,6 +867,63 @@ fn exit_status(roff: &mut Roff, sub: Option<&str>) {
         "70",
         "Internal error: a bug in bullpen (it panicked). Please report it with what stderr says.",
     );
+}
+
+/// What makes a command that passes its command's status through give 125 of
+/// its own, besides what every command can fail at (each ends with ", ").
+fn own_outcomes(sub: Option<&str>) -> &'static str {
+    match sub {
+        Some("spawn") => {
+            "an id, branch or directory already in use, a .worktreeinclude that is not a \
+             plain file or reaches outside the worktree, an agent not on PATH, a setup command \
+             that failed, "
+        }
+        Some("resume") => {
+            "something else at the recorded path, a session already running or still being \
+             created, a command this machine never recorded, "
+        }
+        Some("attach") => {
+            "a run in the foreground of another terminal, a run or socket this machine cannot \
+             prove is the session's, a session attached elsewhere, a lost run, "
+        }
+        Some("wait") => "no such session, a lost run, ",
+        _ => {
+            "an occupied path, a session already running, an id in use, a record it does not \
+             trust, a lost run, "
+        }
+    }
+}
+
+/// What a command refuses (exit 3), in the commands that refuse anything and do
+/// not pass a status through (`None` for the main page: all of them).
+fn refusals(sub: Option<&str>) -> Option<&'static str> {
+    match sub {
+        None => Some(
+            "a session that holds work, a run or record this machine cannot prove is the \
+             session's, a remote whose refspecs would write bullpen's own refs",
+        ),
+        Some("stop") => Some(
+            "a run this machine cannot prove it started, processes it cannot prove are the \
+             session's, a run in the foreground of another terminal: nothing was signalled",
+        ),
+        Some("peek") => Some(
+            "a run or socket this machine cannot prove is the session's, a supervisor that \
+             refused",
+        ),
+        Some("hook") => Some("a caller that is not the session's running command"),
+        Some("rm") => Some(
+            "a session kept because it holds work (unpublished commits, uncommitted files; \
+             --force discards those) or a process uses it",
+        ),
+        Some("push") => Some(
+            "a remote whose fetch refspecs would write bullpen's own refs (a mirror's), a \
+             session named while it is still being created",
+        ),
+        Some("fetch") => {
+            Some("a remote whose fetch refspecs would write bullpen's own refs (a mirror's)")
+        }
+        _ => None,
+    }
 }
 
 fn see_also(roff: &mut Roff, cmd: &clap::Command, sub: Option<&str>) {
@@ -927,11 +1046,15 @@ fn docs_man_pages_render_with_man() {
         let applies = [
             (
                 "ENVIRONMENT",
-                sub.is_none_or(|s| !matches!(s, "stop" | "logs" | "wait" | "push" | "fetch")),
+                sub.is_none_or(|s| !matches!(s, "stop" | "wait" | "push" | "fetch")),
             ),
             (
                 "GIT CONFIGURATION",
-                uses_the_root(sub) || matches!(sub, Some("push" | "fetch" | "attach" | "peek")),
+                uses_the_root(sub)
+                    || matches!(
+                        sub,
+                        Some("push" | "fetch" | "attach" | "peek" | "logs" | "help")
+                    ),
             ),
             ("FILES", sub.is_none()),
         ];

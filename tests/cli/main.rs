@@ -19,6 +19,7 @@ mod conventions;
 mod docs;
 mod exit_status;
 mod gc;
+mod git_conventions;
 mod gitenv;
 mod hidden_work;
 mod layout;

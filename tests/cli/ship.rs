@@ -76,7 +76,7 @@ fn subcommands() -> Vec<String> {
         .collect()
 }
 
-struct Installed {
+pub(crate) struct Installed {
     env: Env,
     prefix: PathBuf,
 }
@@ -84,7 +84,7 @@ struct Installed {
 impl Installed {
     /// A test repository with sessions `alpha` and `beta`, and git-bullpen
     /// installed into `<tmp>/prefix` with its `bin` first on PATH.
-    fn new() -> Installed {
+    pub(crate) fn new() -> Installed {
         let mut env = Env::new();
         let prefix = env.root().join("prefix");
         install(&env, &prefix, &[]).ok();
@@ -546,6 +546,17 @@ fn fish_complete(inst: &Installed, line: &str) -> Vec<String> {
     fish_complete_in(inst, &inst.env.repo, line)
 }
 
+/// `fish -c <script>` in the repository, with the installed completions; stdout.
+pub(crate) fn fish_run(inst: &Installed, script: &str) -> String {
+    let mut cmd = inst.env.cmd("fish", &inst.env.repo);
+    cmd.arg("-c").arg(script).env(
+        "XDG_DATA_DIRS",
+        format!("{}:/usr/local/share:/usr/share", inst.share().display()),
+    );
+    let run: Run = cmd.output().unwrap().into();
+    run.ok().stdout
+}
+
 fn fish_complete_in(inst: &Installed, cwd: &Path, line: &str) -> Vec<String> {
     let mut cmd = inst.env.cmd("fish", cwd);
     cmd.arg("-c").arg("complete -C $argv[1]").arg(line).env(
@@ -686,13 +697,14 @@ fn completion_script_is_printed_on_request() {
 #[test]
 fn help_version_and_usage_errors_read_like_git() {
     let env = Env::new();
-    let short = env.bullpen(&["-h"]).ok();
+    let short = env.bullpen(&["-h"]);
+    assert_eq!(short.code(), 129, "-h exits as git's -h");
     assert_contains(&short.stdout, "Usage: git bullpen");
     let long = env.bullpen(&["--help"]).ok();
     assert!(long.stdout.len() > short.stdout.len());
     let spawn_long = env.bullpen(&["spawn", "--help"]).ok();
     assert_contains(&spawn_long.stdout, "Examples:");
-    let spawn_short = env.bullpen(&["spawn", "-h"]).ok();
+    let spawn_short = env.bullpen(&["spawn", "-h"]);
     assert!(
         !spawn_short.stdout.contains("Examples:"),
         "{}",

@@ -140,6 +140,19 @@ pub const COLOR_UI: &str = "color.ui";
 /// explicit `always` (option or config) still colours.
 pub const ENV_NO_COLOR: &str = "NO_COLOR";
 
+/// The pager of `ls` and `logs` (`model::pager`): `pager.bullpen.<command>`,
+/// else `pager.bullpen` (a boolean, or a pager of its own), then `GIT_PAGER`,
+/// `core.pager`, `PAGER`, as git reads them.
+pub const PAGER_BULLPEN: &str = "pager.bullpen";
+pub const CORE_PAGER: &str = "core.pager";
+pub const ENV_GIT_PAGER: &str = "GIT_PAGER";
+pub const ENV_PAGER: &str = "PAGER";
+/// `git bullpen help`'s viewer, as `git help` reads it.
+pub const HELP_FORMAT: &str = "help.format";
+pub const MAN_VIEWER: &str = "man.viewer";
+pub const ENV_MAN_VIEWER: &str = "GIT_MAN_VIEWER";
+pub const ENV_MANPATH: &str = "MANPATH";
+
 /// What `git -c <key>=<value>` passes to the commands it runs (see `params`).
 pub const ENV_CONFIG_PARAMETERS: &str = "GIT_CONFIG_PARAMETERS";
 /// The repository to use instead of discovering one (`git --git-dir` sets it).

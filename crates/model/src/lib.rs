@@ -18,6 +18,7 @@ pub mod local;
 pub mod names;
 pub mod notes;
 pub mod oid;
+pub mod pager;
 pub mod params;
 pub mod paths;
 pub mod process;

@@ -37,6 +37,7 @@ pub mod layout;
 pub mod localtime;
 pub mod lock;
 pub mod memory;
+pub mod pager;
 pub mod paths;
 pub mod procfs;
 pub mod program;
