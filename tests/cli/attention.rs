@@ -16,7 +16,7 @@ use crate::pty::Term;
 use crate::support::{make_executable, Env, BIN};
 
 /// The activity `ls --json` shows for `id`, once it is `want`.
-fn wait_activity(env: &Env, id: &str, want: &str) -> Value {
+pub(crate) fn wait_activity(env: &Env, id: &str, want: &str) -> Value {
     wait_for(&format!("{id} to be {want}"), || {
         let json = env.ls_json();
         json.as_array()?
@@ -26,7 +26,7 @@ fn wait_activity(env: &Env, id: &str, want: &str) -> Value {
     })
 }
 
-fn lines(path: &Path) -> Vec<String> {
+pub(crate) fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -35,7 +35,7 @@ fn lines(path: &Path) -> Vec<String> {
 }
 
 /// `bullpen.notify` appends the session, its state and repository to `file`.
-fn notify_into(env: &Env, repo: &Path, file: &Path) {
+pub(crate) fn notify_into(env: &Env, repo: &Path, file: &Path) {
     let cmd = format!(
         "printf '%s|%s|%s\\n' \"$BULLPEN_SESSION\" \"$BULLPEN_STATE\" \"$BULLPEN_REPOSITORY\" >> '{}'",
         file.display()

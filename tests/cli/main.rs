@@ -13,6 +13,7 @@ mod attach;
 mod attacks;
 mod attention;
 mod bg;
+mod codex_hooks;
 mod color;
 mod content;
 mod conventions;

@@ -201,7 +201,8 @@ pub fn until_working(
     terminal: Option<&Stamped>,
 ) -> Option<u64> {
     let full_before = before.is_some_and(|b| b.until_working.is_none());
-    (is_partial(event) && !full_before).then(|| terminal.map_or(0, |t| t.workings))
+    // No terminal's word yet: its first `working` is the run's start.
+    (is_partial(event) && !full_before).then(|| terminal.map_or(1, |t| t.workings))
 }
 
 /// Pure: whether moving from `from` to `to` calls for a person
