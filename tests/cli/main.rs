@@ -18,6 +18,7 @@ mod color;
 mod content;
 mod conventions;
 mod docs;
+mod done_when_agents;
 mod exit_status;
 mod gc;
 mod gitenv;
