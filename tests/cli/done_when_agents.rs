@@ -261,7 +261,7 @@ fn three_agents_in_two_repositories_one_asks_and_is_found_notified_and_answered(
     // bullpen.notify ran once, for it (its hook started it; not waited for).
     let want = format!("fix-login|needs input|{}", env.repo.display());
     wait_for("notify", || (!lines(&notified).is_empty()).then_some(()));
-    assert_eq!(lines(&notified), [want.clone()]);
+    assert_eq!(lines(&notified), std::slice::from_ref(&want));
 
     // Answered: the tool ran.
     assert_eq!(
