@@ -193,7 +193,7 @@ impl Agent {
         env.bullpen(&["spawn", "--bg", "--agent", "claude", "a"])
             .ok();
         // Opening blocks until the agent has opened its end.
-        let feed = std::fs::OpenOptions::new().write(true).open(&feed).unwrap();
+        let feed = open_feed(&feed);
         Agent { env, feed, acks }
     }
 
@@ -202,7 +202,7 @@ impl Agent {
         self.env.bullpen(&["stop", "a"]).ok();
         self.env.bullpen(&["resume", "--bg", "a"]).ok();
         let feed = self.env.root().join("feed");
-        self.feed = std::fs::OpenOptions::new().write(true).open(&feed).unwrap();
+        self.feed = open_feed(&feed);
     }
 
     /// Send one event; return once the hook has run, with its exit status.
@@ -214,6 +214,20 @@ impl Agent {
             lines(&self.acks).get(before).cloned()
         })
     }
+}
+
+/// The FIFO `path`, once the agent has opened its end: non-blocking, so that
+/// an agent that never does fails the test (ENXIO until then) instead of
+/// hanging it.
+fn open_feed(path: &Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    wait_for("the agent to open its feed", || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .ok()
+    })
 }
 
 fn tool(name: &str) -> Value {
