@@ -15,17 +15,18 @@ Examples:
 
 Run by an agent's hooks inside a session's run, not by people: the built-in profiles \
 wire it up (Claude Code through --settings with a file under the repository's \
-.git/bullpen/hooks/, Codex through -c notify=...), and nothing is written into the \
+.git/bullpen/hooks/, Codex through -c notify=... and -c hooks.<Event>=..., which Codex \
+runs once its user has trusted them in /hooks), and nothing is written into the \
 worktree. The payload is the agent's JSON on stdin (or, for Codex's notify, the last \
 argument).
 
 Events (Claude Code's names, Codex's alike): UserPromptSubmit, PreToolUse, \
 PostToolUse, PostToolUseFailure, PermissionDenied and ElicitationResult mean working; \
-PermissionRequest, Elicitation, a PreToolUse of AskUserQuestion and a Notification of \
+PermissionRequest, Elicitation, a PreToolUse of AskUserQuestion (or request_user_input) and a Notification of \
 type permission_prompt or elicitation_dialog mean needs input; Stop, StopFailure, \
-SessionStart and a Notification of type idle_prompt mean idle; SessionEnd means \
-exited; codex-notify with type agent-turn-complete means idle. Other events change \
-nothing.
+SessionStart, Codex's Interrupt and a Notification of type idle_prompt mean idle; SessionEnd means \
+exited; codex-notify with type agent-turn-complete means idle (alone, only until the \
+terminal sees the program working again). Other events change nothing.
 
 The session is the one BULLPEN_SESSION names, and the hook is taken only from a \
 process that descends from that session's running command: another session's \

@@ -89,10 +89,16 @@ pub fn hook(event: &str, payload: Option<&str>, cwd: &Path, ui: &Ui) -> Result<O
     }
     let local = Local::of(&ctx.layout, &id);
     let _lock = local.activity_lock()?;
-    let now = local
-        .activity(Source::Agent)?
-        .filter(|s| s.pid == process.pid)
-        .map(|s| s.activity);
+    let this_run = |s: &Stamped| s.pid == process.pid;
+    let before = local.activity(Source::Agent)?.filter(this_run);
+    let terminal = local.activity(Source::Terminal)?.filter(this_run);
+    // A partial report moves from what is shown (the terminal's word may have
+    // taken over since); a full one from the agent's own last word.
+    let now = match activity::is_partial(event) {
+        true => activity::shown(terminal.as_ref(), before.as_ref(), process.pid),
+        false => before.as_ref(),
+    }
+    .map(|s| s.activity);
     let Some(to) = activity::next(
         now,
         &Event {
@@ -108,6 +114,8 @@ pub fn hook(event: &str, payload: Option<&str>, cwd: &Path, ui: &Ui) -> Result<O
         since: time::now_rfc3339(),
         source: Source::Agent,
         pid: process.pid,
+        workings: 0,
+        until_working: activity::until_working(event, before.as_ref(), terminal.as_ref()),
     })?;
     if activity::calls_for_attention(now, to) {
         if let Some(n) = Notify::configured(&ctx.repo) {

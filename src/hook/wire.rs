@@ -1,7 +1,15 @@
 //! How the built-in agent profiles call `git bullpen hook`, without writing
 //! into a worktree: Claude Code reads its hooks from `--settings <file>`, a
-//! file under `<common>/bullpen/hooks/`; Codex runs its `notify` program, set
-//! with `-c notify=[...]`. `bullpen.agent.<name>.hooks = false` turns it off.
+//! file under `<common>/bullpen/hooks/`; Codex gets its `notify` program and
+//! its hooks as `-c` overrides (`-c notify=[...]`, `-c hooks.<Event>=[...]`).
+//! `bullpen.agent.<name>.hooks = false` turns it off.
+//!
+//! Codex (0.171.0) runs a hook from `-c` only once its user has trusted it
+//! (`/hooks` in Codex; trust is kept in `~/.codex/config.toml` by the hook's
+//! hash), so the overrides are the same for every session: trusted once, they
+//! run in each. Codex also gets `--no-daemon`: else its TUI runs the session in a
+//! shared app-server daemon that outlives the run, whose hooks would run with
+//! the environment of whichever session started it.
 
 use std::path::PathBuf;
 
@@ -31,6 +39,19 @@ pub const CLAUDE_EVENTS: &[&str] = &[
     "SessionEnd",
 ];
 
+/// Codex's hook events that say something of attention (its config's names;
+/// `codex app-server`'s `hooks/list` accepts each).
+pub const CODEX_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "Stop",
+    "Interrupt",
+    "SessionEnd",
+];
+
 /// The arguments the profile of `name` gets so that the agent reports to
 /// `git bullpen hook`: only where `line` (the form it runs) runs that agent's
 /// own program (`claude`, `/opt/bin/claude --model opus`), not a command of
@@ -40,13 +61,18 @@ pub fn extra_args(ctx: &Ctx, name: &AgentName, line: &str) -> Result<Vec<String>
     if !runs_program(line, name.as_str()) {
         return Ok(Vec::new());
     }
+    // Codex's run stays the session's own, hooks or not.
+    let mut args = match name.as_str() {
+        "codex" => vec!["--no-daemon".to_owned()],
+        _ => Vec::new(),
+    };
     let key = format!("{}.{name}.hooks", crate::model::config::AGENT);
     if let Some(v) = ctx.repo.config_value(&key) {
         if matches!(
             v.as_deref().map(str::trim),
             Some("false" | "no" | "off" | "0")
         ) {
-            return Ok(Vec::new());
+            return Ok(args);
         }
     }
     let exe = std::env::current_exe()
@@ -70,13 +96,31 @@ pub fn extra_args(ctx: &Ctx, name: &AgentName, line: &str) -> Result<Vec<String>
             ])
         }
         "codex" => {
-            let argv = [exe, "hook".to_owned(), "codex-notify".to_owned()];
-            // A TOML array of strings: JSON's string escapes are TOML's.
-            let toml = serde_json::to_string(&argv).context("cannot serialize codex's notify")?;
-            Ok(vec!["-c".to_owned(), format!("notify={toml}")])
+            args.extend(codex_overrides(&exe)?);
+            Ok(args)
         }
-        _ => Ok(Vec::new()),
+        _ => Ok(args),
     }
+}
+
+/// Pure: Codex's `-c` overrides that run `<exe> hook codex-notify` as its
+/// notify program and `<exe> hook <Event>` for each of [`CODEX_EVENTS`]
+/// (`hooks.<Event> = [{hooks = [{type = "command", command = "..."}]}]`, the
+/// shape of Claude Code's settings in TOML).
+pub fn codex_overrides(exe: &str) -> Result<Vec<String>> {
+    // TOML strings and arrays of strings: JSON's string escapes are TOML's.
+    let toml = |v: &Value| serde_json::to_string(v).context("cannot serialize codex's hooks");
+    let notify = json!([exe, "hook", "codex-notify"]);
+    let mut out = vec!["-c".to_owned(), format!("notify={}", toml(&notify)?)];
+    for event in CODEX_EVENTS {
+        let command = render_command(&[exe.to_owned(), "hook".to_owned(), (*event).to_owned()]);
+        out.push("-c".to_owned());
+        out.push(format!(
+            "hooks.{event}=[{{hooks=[{{type=\"command\",command={}}}]}}]",
+            toml(&Value::String(command))?
+        ));
+    }
+    Ok(out)
 }
 
 /// Pure: does the shell line `line` run `program` (its first word, by file name)?
@@ -121,6 +165,36 @@ mod tests {
         assert!(!runs_program("echo start >> log", "claude"));
         assert!(!runs_program("my-claude", "claude"));
         assert!(!runs_program("", "claude"));
+    }
+
+    #[test]
+    fn codex_gets_its_notify_program_and_a_hook_for_every_event() {
+        let args = codex_overrides("/opt/my bin/git-bullpen").unwrap();
+        assert_eq!(
+            args[..2],
+            [
+                "-c",
+                r#"notify=["/opt/my bin/git-bullpen","hook","codex-notify"]"#
+            ]
+        );
+        assert_eq!(args.len(), 2 + 2 * CODEX_EVENTS.len());
+        assert_eq!(
+            args[3],
+            r#"hooks.SessionStart=[{hooks=[{type="command",command="'/opt/my bin/git-bullpen' hook SessionStart"}]}]"#
+        );
+        for (pair, event) in args[2..].chunks(2).zip(CODEX_EVENTS) {
+            assert_eq!(pair[0], "-c");
+            assert!(
+                pair[1].starts_with(&format!("hooks.{event}=[")),
+                "{}",
+                pair[1]
+            );
+            assert!(
+                pair[1].ends_with(&format!(" hook {event}\"}}]}}]")),
+                "{}",
+                pair[1]
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! terminal's foreground process group while the program is quiet, writes
 //! `activity-terminal.json` on each change and runs `bullpen.notify` on each
 //! move into `needs input`, unless the agent reports for this run (its hooks
-//! then say, and notify, themselves).
+//! then say, and notify, themselves; Codex's notify alone only until the
+//! program works again).
 
 use std::os::fd::BorrowedFd;
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ pub struct Watch {
     /// A member other than the leader was waiting on the terminal, at the last look.
     member_waits: bool,
     now: Option<Activity>,
+    /// How many times this run has entered `working`.
+    workings: u64,
     /// What went wrong writing the state, said once.
     failed: Option<String>,
 }
@@ -60,6 +63,7 @@ impl Watch {
             last_members: None,
             member_waits: false,
             now: None,
+            workings: 0,
             failed: None,
         };
         w.enter(Activity::Working);
@@ -114,17 +118,22 @@ impl Watch {
 
     fn enter(&mut self, a: Activity) {
         let from = self.now.replace(a);
+        if a == Activity::Working {
+            self.workings += 1;
+        }
         let stamped = Stamped {
             schema: LOCAL_SCHEMA,
             activity: a,
             since: time::now_rfc3339(),
             source: Source::Terminal,
             pid: self.pid,
+            workings: self.workings,
+            until_working: None,
         };
         if let Err(e) = self.local.write_activity(&stamped) {
             self.failed.get_or_insert(format!("{e:#}"));
         }
-        if activity::calls_for_attention(from, a) && !self.agent_reports() {
+        if activity::calls_for_attention(from, a) && !self.agent_reports(&stamped) {
             if let Some(n) = &self.notify {
                 match n.run(&self.id, a, &self.cwd) {
                     // Reaped by the relay (it collects every child).
@@ -137,8 +146,10 @@ impl Watch {
         }
     }
 
-    /// The agent's hooks have reported for this run: theirs is the word.
-    fn agent_reports(&self) -> bool {
-        matches!(self.local.activity(Source::Agent), Ok(Some(s)) if s.pid == self.pid)
+    /// The agent has reported for this run, and its word holds against the
+    /// terminal's (`model::activity::holds`): theirs is the word.
+    fn agent_reports(&self, terminal: &Stamped) -> bool {
+        matches!(self.local.activity(Source::Agent),
+            Ok(Some(s)) if s.pid == self.pid && activity::holds(&s, Some(terminal)))
     }
 }

@@ -222,11 +222,17 @@ fn a_task_prompt_is_said_once_and_options_follow_the_session() {
         "bug",
     ])
     .ok();
-    assert_eq!(last_args(&env), "--model o3 fix the \"login\" bug");
+    assert_eq!(
+        last_args(&env),
+        "--no-daemon --model o3 fix the \"login\" bug"
+    );
     assert_eq!(env.record("t")["agent_args"], json!(["--model", "o3"]));
     let id = last_turn(&env).id;
     env.bullpen(&["resume", "t"]).ok();
-    assert_eq!(last_args(&env), format!("resume {id} --model o3"));
+    assert_eq!(
+        last_args(&env),
+        format!("resume {id} --no-daemon --model o3")
+    );
 }
 
 #[test]
@@ -282,7 +288,7 @@ fn fresh_starts_a_conversation_that_becomes_the_sessions_own() {
     assert_eq!(fresh.what, "started");
     assert_ne!(fresh.id, first);
     env.bullpen(&["resume", "b"]).ok();
-    assert_eq!(last_args(&env), format!("resume {}", fresh.id));
+    assert_eq!(last_args(&env), format!("resume {} --no-daemon", fresh.id));
     assert_eq!(last_turn(&env).id, fresh.id);
 }
 
@@ -300,7 +306,7 @@ fn codex_is_resumed_by_the_id_learned_from_its_store() {
     // Another session in that directory since, by hand: `--last` would take it.
     by_hand(&env, "codex", &wt, &[]);
     let run = env.bullpen(&["resume", "t"]).ok();
-    assert_eq!(last_args(&env), format!("resume {own}"));
+    assert_eq!(last_args(&env), format!("resume {own} --no-daemon"));
     assert_eq!(last_turn(&env).id, own);
     assert!(!run.stderr.contains("most recent"), "{}", run.stderr);
 }
@@ -327,7 +333,7 @@ fn codex_falls_back_to_its_last_session_with_a_note_and_never_takes_a_forged_id(
     )
     .unwrap();
     let run = env.bullpen(&["resume", "t"]).ok();
-    assert_eq!(last_args(&env), "resume --last --model o3");
+    assert_eq!(last_args(&env), "resume --last --no-daemon --model o3");
     assert_contains(&run.stderr, "bullpen: no codex session of ");
     assert_contains(
         &run.stderr,

@@ -101,7 +101,10 @@ fn spawn_runs_each_built_in_agents_start_form_in_the_worktree() {
     env.bullpen(&["spawn", "--agent", "codex", "b", "--", "--model", "o3"])
         .ok();
     let wt_b = env.worktree_of("b");
-    assert_eq!(env.last_call(), call("codex", &wt_b, "--model o3"));
+    assert_eq!(
+        env.last_call(),
+        call("codex", &wt_b, "--no-daemon --model o3")
+    );
     // The record keeps the agent's name (and the arguments); ls shows it.
     assert_eq!(env.record("a")["agent"], "claude");
     assert_eq!(env.record("b")["agent"], "codex");
@@ -142,7 +145,11 @@ fn a_plain_resume_after_the_run_ended_continues_in_the_same_worktree() {
     env.bullpen(&["resume", "b"]).ok();
     assert_eq!(
         env.last_call(),
-        call("codex", &wt_b, &format!("resume {codex_id} --model o3"))
+        call(
+            "codex",
+            &wt_b,
+            &format!("resume {codex_id} --no-daemon --model o3")
+        )
     );
     // It stays an agent session: again.
     env.bullpen(&["resume", "a"]).ok();
@@ -221,12 +228,15 @@ fn fresh_starts_a_new_conversation_and_the_session_continues_that_one() {
     let wt = env.worktree_of("a");
     let run = env.bullpen(&["resume", "a", "--fresh"]).ok();
     assert_contains(&run.stderr, "agent codex, a new conversation");
-    assert_eq!(env.last_call(), call("codex", &wt, "--model o3"));
+    assert_eq!(
+        env.last_call(),
+        call("codex", &wt, "--no-daemon --model o3")
+    );
     env.bullpen(&["resume", "a"]).ok();
     let id = env.conversation_id("a");
     assert_eq!(
         env.last_call(),
-        call("codex", &wt, &format!("resume {id} --model o3"))
+        call("codex", &wt, &format!("resume {id} --no-daemon --model o3"))
     );
     // --fresh is for agents, and not with a command of its own.
     env.bullpen(&["spawn", "plain", "--", "true"]).ok();
@@ -362,7 +372,7 @@ fn a_record_whose_agent_or_arguments_differ_from_what_was_recorded_here_is_refus
     env.bullpen(&["resume", "c"]).ok();
     assert_eq!(
         env.last_call(),
-        call("codex", &env.worktree_of("c"), "resume --last")
+        call("codex", &env.worktree_of("c"), "resume --last --no-daemon")
     );
     env.edit_record("c", |r| r["agent_args"] = json!(["--yolo"]));
     let run = env.bullpen(&["resume", "c"]);
@@ -495,5 +505,8 @@ fn a_session_that_never_ran_starts_its_agent_and_bg_takes_the_default_agent() {
     let run = env.bullpen(&["spawn", "--bg", "b"]).ok();
     assert_eq!(run.stdout, "b\n");
     env.bullpen(&["wait", "b"]).ok();
-    assert_eq!(env.last_call(), call("codex", &env.worktree_of("b"), ""));
+    assert_eq!(
+        env.last_call(),
+        call("codex", &env.worktree_of("b"), "--no-daemon")
+    );
 }

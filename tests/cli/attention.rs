@@ -16,7 +16,7 @@ use crate::pty::Term;
 use crate::support::{make_executable, Env, BIN};
 
 /// The activity `ls --json` shows for `id`, once it is `want`.
-fn wait_activity(env: &Env, id: &str, want: &str) -> Value {
+pub(crate) fn wait_activity(env: &Env, id: &str, want: &str) -> Value {
     wait_for(&format!("{id} to be {want}"), || {
         let json = env.ls_json();
         json.as_array()?
@@ -26,7 +26,7 @@ fn wait_activity(env: &Env, id: &str, want: &str) -> Value {
     })
 }
 
-fn lines(path: &Path) -> Vec<String> {
+pub(crate) fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -35,7 +35,7 @@ fn lines(path: &Path) -> Vec<String> {
 }
 
 /// `bullpen.notify` appends the session, its state and repository to `file`.
-fn notify_into(env: &Env, repo: &Path, file: &Path) {
+pub(crate) fn notify_into(env: &Env, repo: &Path, file: &Path) {
     let cmd = format!(
         "printf '%s|%s|%s\\n' \"$BULLPEN_SESSION\" \"$BULLPEN_STATE\" \"$BULLPEN_REPOSITORY\" >> '{}'",
         file.display()
@@ -193,7 +193,7 @@ impl Agent {
         env.bullpen(&["spawn", "--bg", "--agent", "claude", "a"])
             .ok();
         // Opening blocks until the agent has opened its end.
-        let feed = std::fs::OpenOptions::new().write(true).open(&feed).unwrap();
+        let feed = open_feed(&feed);
         Agent { env, feed, acks }
     }
 
@@ -202,7 +202,7 @@ impl Agent {
         self.env.bullpen(&["stop", "a"]).ok();
         self.env.bullpen(&["resume", "--bg", "a"]).ok();
         let feed = self.env.root().join("feed");
-        self.feed = std::fs::OpenOptions::new().write(true).open(&feed).unwrap();
+        self.feed = open_feed(&feed);
     }
 
     /// Send one event; return once the hook has run, with its exit status.
@@ -214,6 +214,20 @@ impl Agent {
             lines(&self.acks).get(before).cloned()
         })
     }
+}
+
+/// The FIFO `path`, once the agent has opened its end: non-blocking, so that
+/// an agent that never does fails the test (ENXIO until then) instead of
+/// hanging it.
+fn open_feed(path: &Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    wait_for("the agent to open its feed", || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .ok()
+    })
 }
 
 fn tool(name: &str) -> Value {

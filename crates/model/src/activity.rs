@@ -70,6 +70,20 @@ pub struct Stamped {
     /// The run's command (the record's `process.pid`): a state left by an
     /// earlier run is not this run's.
     pub pid: u32,
+    /// The terminal's: how many times this run has entered `working` (so an
+    /// agent's partial word can tell whether the program wrote since).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub workings: u64,
+    /// The agent's, when only a partial report stands behind it (Codex's notify
+    /// program, which tells the end of a turn and nothing else): the terminal's
+    /// `workings` when it was said. It holds until the terminal sees the program
+    /// working again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_working: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// An event an agent reported: its name and payload (JSON, as its hooks send it).
@@ -80,8 +94,16 @@ pub struct Event<'a> {
 }
 
 /// Tools through which an agent asks its user a question (Claude Code's
-/// `AskUserQuestion`): using one is waiting for a person, not working.
-pub const QUESTION_TOOLS: &[&str] = &["AskUserQuestion"];
+/// `AskUserQuestion`, Codex's `request_user_input`): using one is waiting for
+/// a person, not working.
+pub const QUESTION_TOOLS: &[&str] = &["AskUserQuestion", "request_user_input"];
+
+/// Pure: whether `event` alone is a partial report (it tells one transition
+/// and would miss the others): Codex's notify program, which runs at the end
+/// of each turn whether or not Codex's hooks run.
+pub fn is_partial(event: &str) -> bool {
+    event == "codex-notify"
+}
 
 /// Pure: the activity after `event`, from `now` (`None`: nothing reported yet
 /// in this run). `None` when the event says nothing of it (the state stays).
@@ -92,9 +114,10 @@ pub const QUESTION_TOOLS: &[&str] = &["AskUserQuestion"];
 /// working on whichever comes first); `PermissionRequest`, `Elicitation`,
 /// `PreToolUse` of a question tool, `Notification` of a permission prompt or an
 /// elicitation dialog → needs input; `Stop`, `StopFailure`, `SessionStart`,
-/// `Notification` of an idle prompt → idle (except while a person is already
-/// wanted: an idle prompt then is the same wait); `SessionEnd` → exited.
-/// Codex's `notify` program (`agent-turn-complete`, named `codex-notify` here) → idle.
+/// `Notification` of an idle prompt, Codex's `Interrupt` (a turn interrupted)
+/// → idle (except while a person is already wanted: an idle prompt then is
+/// the same wait); `SessionEnd` → exited. Codex's `notify` program
+/// (`agent-turn-complete`, named `codex-notify` here) → idle.
 pub fn next(now: Option<Activity>, event: &Event) -> Option<Activity> {
     let field = |k: &str| event.payload.get(k).and_then(|v| v.as_str());
     let to = match event.name {
@@ -114,7 +137,7 @@ pub fn next(now: Option<Activity>, event: &Event) -> Option<Activity> {
             Some("idle_prompt") => Activity::Idle,
             _ => return None,
         },
-        "Stop" | "StopFailure" | "SessionStart" => Activity::Idle,
+        "Stop" | "StopFailure" | "SessionStart" | "Interrupt" => Activity::Idle,
         "SessionEnd" => Activity::Exited,
         "codex-notify" => match field("type") {
             Some("agent-turn-complete") => Activity::Idle,
@@ -142,14 +165,44 @@ pub fn from_terminal(quiet_for: Duration, waiting_on_terminal: bool) -> Activity
 
 /// Pure: what `ls` and `wait` show for the run of command `pid`: the agent's
 /// word where it has reported in this run, else the terminal's; neither when
-/// both are of another run.
+/// both are of another run. A partial word of the agent's holds only until
+/// the terminal has seen the program working again (see [`holds`]).
 pub fn shown<'a>(
     terminal: Option<&'a Stamped>,
     agent: Option<&'a Stamped>,
     pid: u32,
 ) -> Option<&'a Stamped> {
     let this_run = |s: &&Stamped| s.pid == pid;
-    agent.filter(this_run).or(terminal.filter(this_run))
+    let terminal = terminal.filter(this_run);
+    match agent.filter(this_run) {
+        Some(a) if holds(a, terminal) => Some(a),
+        _ => terminal,
+    }
+}
+
+/// Pure: whether the agent's word `agent` (of this run) holds against the
+/// terminal's: always for a full report; for a partial one (Codex's notify,
+/// with no hooks behind it), while the terminal has not entered `working`
+/// since it was said.
+pub fn holds(agent: &Stamped, terminal: Option<&Stamped>) -> bool {
+    match (agent.until_working, terminal) {
+        (Some(n), Some(t)) => t.workings <= n,
+        _ => true,
+    }
+}
+
+/// Pure: the `until_working` of an agent's new word after `event`: `None` (a
+/// full report) unless the event is partial and nothing fuller was said in
+/// this run (`before`: the agent's last word of this run); then the terminal's
+/// `workings` now.
+pub fn until_working(
+    event: &str,
+    before: Option<&Stamped>,
+    terminal: Option<&Stamped>,
+) -> Option<u64> {
+    let full_before = before.is_some_and(|b| b.until_working.is_none());
+    // No terminal's word yet: its first `working` is the run's start.
+    (is_partial(event) && !full_before).then(|| terminal.map_or(1, |t| t.workings))
 }
 
 /// Pure: whether moving from `from` to `to` calls for a person
@@ -477,7 +530,54 @@ mod tests {
             since: "t".into(),
             source,
             pid,
+            workings: 0,
+            until_working: None,
         }
+    }
+
+    #[test]
+    fn codex_s_notify_alone_holds_only_until_the_program_works_again() {
+        // workmux #197: with notify alone, a Codex session stayed "idle" through
+        // its next turn and its next approval prompt.
+        let terminal = |a, workings| Stamped {
+            workings,
+            ..stamped(a, Source::Terminal, 7)
+        };
+        let notified = Stamped {
+            until_working: until_working("codex-notify", None, Some(&terminal(Working, 3))),
+            ..stamped(Idle, Source::Agent, 7)
+        };
+        assert_eq!(notified.until_working, Some(3));
+        // Quiet on its prompt after the turn: the terminal says needs input, notify idle.
+        let asks = terminal(NeedsInput, 3);
+        assert_eq!(shown(Some(&asks), Some(&notified), 7), Some(&notified));
+        // The next turn wrote (working again), then asked: the terminal's word.
+        let again = terminal(NeedsInput, 4);
+        assert_eq!(shown(Some(&again), Some(&notified), 7), Some(&again));
+        // No terminal (a run in the foreground): notify's word.
+        assert_eq!(shown(None, Some(&notified), 7), Some(&notified));
+        // Where Codex's hooks report (a full word before), notify is no less exact.
+        let hooked = stamped(Working, Source::Agent, 7);
+        assert_eq!(
+            until_working("codex-notify", Some(&hooked), Some(&asks)),
+            None
+        );
+        assert_eq!(
+            until_working("codex-notify", Some(&notified), Some(&again)),
+            Some(4)
+        );
+        assert_eq!(until_working("Stop", None, Some(&asks)), None);
+        let full = stamped(Idle, Source::Agent, 7);
+        assert_eq!(shown(Some(&again), Some(&full), 7), Some(&full));
+    }
+
+    #[test]
+    fn codex_s_interrupt_ends_the_turn_and_its_question_tool_needs_input() {
+        assert_eq!(after(Some(Working), "Interrupt", json!({})), Some(Idle));
+        assert_eq!(
+            after(Some(Working), "PreToolUse", tool("request_user_input")),
+            Some(NeedsInput)
+        );
     }
 
     #[test]
