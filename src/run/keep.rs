@@ -51,6 +51,8 @@ fn param(params: &[&[u16]], i: usize, default: u16) -> u16 {
 struct Model {
     extra: Extra,
     back: Back,
+    /// The rows scrolling off now are not kept ([`back::unkept`]).
+    unkept: bool,
 }
 
 impl vt100::Callbacks for Model {
@@ -67,7 +69,7 @@ impl vt100::Callbacks for Model {
 
     fn on_scroll(&mut self, row: vt100::capture::RowContents<'_>, alternate: bool) {
         // A terminal keeps no scrollback of its alternate screen.
-        if !alternate {
+        if !alternate && !self.unkept {
             self.back.push(row);
         }
     }
@@ -124,9 +126,19 @@ impl Extra {
 /// lines of 200 columns of text are about 240 KiB.
 pub const DEFAULT_SCROLLBACK: usize = 1000;
 
+/// Output kept unfed at most, in bytes: what a client that attaches, a `peek` or
+/// a resize waits for the model to take in first (a few milliseconds).
+pub const UNFED: usize = 256 * 1024;
+
 /// A run's terminal as the supervisor sees it.
+///
+/// Output is fed to the model in batches of up to [`UNFED`] bytes, and at once
+/// whenever the model is read: the rows of a batch that the scrollback would
+/// push out again before its end are not captured (vt100's row capture was most
+/// of the supervisor's time under a burst of output).
 pub struct Keep {
     parser: vt100::Parser<Model>,
+    unfed: Vec<u8>,
 }
 
 /// What `peek` is sent: the screen as text, and where its cursor is.
@@ -162,14 +174,33 @@ impl Keep {
                 Model {
                     extra: Extra::default(),
                     back: Back::new(scrollback),
+                    unkept: false,
                 },
             ),
+            unfed: Vec::new(),
         }
     }
 
     /// What the command wrote.
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        self.unfed.extend_from_slice(bytes);
+        if self.unfed.len() >= UNFED {
+            self.catch_up();
+        }
+    }
+
+    /// Feed the model what it has not taken in yet.
+    pub fn catch_up(&mut self) {
+        let unfed = std::mem::take(&mut self.unfed);
+        let lines = self.parser.callbacks().back.capacity();
+        let skip = back::unkept(&unfed, lines);
+        self.parser.process(&unfed[..skip.start]);
+        self.parser.callbacks_mut().unkept = true;
+        self.parser.process(&unfed[skip.clone()]);
+        self.parser.callbacks_mut().unkept = false;
+        self.parser.process(&unfed[skip.end..]);
+        self.unfed = unfed;
+        self.unfed.clear();
     }
 
     /// The terminal's new size (what the command's pty was given). Taller, the
@@ -177,6 +208,7 @@ impl Keep {
     /// terminal does (vt100 makes room for them, blank; they are drawn from
     /// the scrollback, without their wrap marks).
     pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.catch_up();
         let (old, _) = self.screen().size();
         let (rows, cols) = (size(rows), size(cols));
         if rows <= old {
@@ -208,16 +240,20 @@ impl Keep {
         }
     }
 
-    pub fn screen(&self) -> &vt100::Screen {
+    /// The screen as it is now, all output taken in.
+    pub fn screen(&mut self) -> &vt100::Screen {
+        self.catch_up();
         self.parser.screen()
     }
 
-    pub fn extra(&self) -> &Extra {
+    pub fn extra(&mut self) -> &Extra {
+        self.catch_up();
         &self.parser.callbacks().extra
     }
 
     /// The rows that scrolled off the main screen, oldest first.
-    pub fn scrollback(&self) -> impl Iterator<Item = &back::Line> {
+    pub fn scrollback(&mut self) -> impl Iterator<Item = &back::Line> {
+        self.catch_up();
         self.parser.callbacks().back.iter()
     }
 
@@ -226,9 +262,10 @@ impl Keep {
     /// is on it; else what that terminal showed is scrolled up into its own
     /// scrollback first, not erased), its cursor, and every mode the program
     /// turned on.
-    pub fn redraw(&self) -> Vec<u8> {
-        let screen = self.screen();
-        let extra = self.extra();
+    pub fn redraw(&mut self) -> Vec<u8> {
+        self.catch_up();
+        let screen = self.parser.screen();
+        let extra = &self.parser.callbacks().extra;
         let mut out = String::new();
         kitty_state(&extra.kitty[0], &mut out);
         if screen.alternate_screen() {
@@ -253,7 +290,7 @@ impl Keep {
     }
 
     /// The screen for `peek`.
-    pub fn shot(&self, formatted: bool) -> Shot {
+    pub fn shot(&mut self, formatted: bool) -> Shot {
         let screen = self.screen();
         let (rows, cols) = screen.size();
         Shot {
@@ -305,7 +342,7 @@ mod tests {
 
     #[test]
     fn a_redraw_gives_a_fresh_terminal_the_same_screen_and_modes() {
-        let k = fed(
+        let mut k = fed(
             b"\x1b[?1049h\x1b[2;3Hhello\x1b[31mred\x1b[m\x1b[4;1Hbottom\x1b[?1h\x1b=\
               \x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?25l\x1b[3;5H",
         );
@@ -328,7 +365,7 @@ mod tests {
 
     #[test]
     fn on_the_main_screen_what_the_terminal_showed_goes_to_its_scrollback() {
-        let k = fed(b"\x1b[2;1Hprogram");
+        let mut k = fed(b"\x1b[2;1Hprogram");
         let mut outer = vt100::Parser::new(size(5), size(20), 10);
         outer.process(b"mine 1\r\nmine 2");
         outer.process(&k.redraw());
@@ -484,9 +521,77 @@ mod tests {
         assert_eq!(none.scrollback().count(), 0);
     }
 
+    /// The screen, cursor and scrollback of `k`, to compare.
+    fn state(k: &mut Keep) -> (String, (u16, u16), Vec<(String, bool)>) {
+        let back = k
+            .scrollback()
+            .map(|l| (l.text.to_string(), l.wrapped))
+            .collect();
+        let screen = k.screen();
+        (screen.contents_formatted(), screen.cursor_position(), back)
+    }
+
+    #[test]
+    fn output_fed_in_one_batch_leaves_what_fed_line_by_line_leaves() {
+        let lines = |n: usize| -> String { (0..n).map(|i| format!("line {i}\r\n")).collect() };
+        let cases = [
+            // Plain lines: most rows are never captured.
+            lines(300),
+            format!("{}{}", lines(30), "x".repeat(700)),
+            // A LF inside an ESC's sequence, then the ESC's end restores the
+            // cursor to the top: the rows after it do not scroll.
+            format!("\x1b[H\x1b7{}\x1b\n8{}", lines(30), lines(51)),
+            // A LF inside a CSI's parameters, then the CSI moves the cursor up.
+            format!("{}\x1b[5\nA{}", lines(30), lines(51)),
+            // A LF after the `[` of an ESC, then the CSI enters the alternate screen.
+            format!("{}\x1b[\n?1049h{}", lines(30), lines(60)),
+            // The cursor moved up now and then, colours, a scroll region.
+            (0..200)
+                .map(|i| match i % 10 {
+                    0 => format!("\x1b[3{}mline {i}\x1b[m\r\n\x1b[3A", i % 8),
+                    5 => format!("\x1b[2;8r{i}\r\n\x1b[r"),
+                    _ => format!("line {i}\r\n"),
+                })
+                .collect(),
+            // Wide characters and rows that wrap.
+            (0..200)
+                .map(|i| format!("{i} \u{4e16}\u{754c} {}\r\n", "w".repeat(i % 45)))
+                .collect(),
+        ];
+        for bytes in cases {
+            let mut batch = Keep::new(10, 20, 50);
+            batch.feed(bytes.as_bytes());
+            let mut each = Keep::new(10, 20, 50);
+            for line in bytes.as_bytes().split_inclusive(|&b| b == b'\n') {
+                each.feed(line);
+                each.catch_up();
+            }
+            assert_eq!(state(&mut batch), state(&mut each), "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn no_more_than_a_batch_of_output_waits_for_the_model() {
+        let mut k = Keep::new(24, 80, 1000);
+        let (mut i, mut bytes) = (0, 0);
+        while bytes < 4 * UNFED {
+            i += 1;
+            let line = format!("{i}\r\n");
+            bytes += line.len();
+            k.feed(line.as_bytes());
+            assert!(k.unfed.len() < UNFED);
+        }
+        let shot = k.shot(false);
+        assert_eq!(shot.lines[22], i.to_string());
+        assert_eq!(
+            k.scrollback().last().map(|l| l.text.to_string()),
+            Some((i - 23).to_string())
+        );
+    }
+
     #[test]
     fn a_shot_is_the_screen_as_text_with_its_cursor() {
-        let k = fed(b"word1\x1b[3Cword2\x1b[20Gx\r\nspin 1\rspin 2\x1b[?25l");
+        let mut k = fed(b"word1\x1b[3Cword2\x1b[20Gx\r\nspin 1\rspin 2\x1b[?25l");
         let shot = k.shot(false);
         assert_eq!(shot.lines, ["word1   word2      x", "spin 2", "", "", ""]);
         assert_eq!((shot.cursor, shot.cursor_visible), ((1, 6), false));
