@@ -534,15 +534,16 @@ mod tests {
     #[test]
     fn output_fed_in_one_batch_leaves_what_fed_line_by_line_leaves() {
         let lines = |n: usize| -> String { (0..n).map(|i| format!("line {i}\r\n")).collect() };
+        let digits = |n: usize| -> String { (0..n).map(|i| format!("{i}\r\n")).collect() };
         let cases = [
             // Plain lines: most rows are never captured.
             lines(300),
             format!("{}{}", lines(30), "x".repeat(700)),
             // A LF inside an ESC's sequence, then the ESC's end restores the
             // cursor to the top: the rows after it do not scroll.
-            format!("\x1b[H\x1b7{}\x1b\n8{}", lines(30), lines(51)),
+            format!("\x1b[H\x1b7{}\x1b\x07\n8{}", lines(30), digits(51)),
             // A LF inside a CSI's parameters, then the CSI moves the cursor up.
-            format!("{}\x1b[5\nA{}", lines(30), lines(51)),
+            format!("{}\x1b[\x075\nA{}", lines(30), lines(51)),
             // A LF after the `[` of an ESC, then the CSI enters the alternate screen.
             format!("{}\x1b[\n?1049h{}", lines(30), lines(60)),
             // The cursor moved up now and then, colours, a scroll region.
