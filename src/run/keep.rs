@@ -15,6 +15,7 @@ use std::num::NonZeroU16;
 use serde::{Deserialize, Serialize};
 
 use super::back::{self, Back};
+use super::unfed;
 
 /// The modes vt100 leaves to its callbacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,8 +52,10 @@ fn param(params: &[&[u16]], i: usize, default: u16) -> u16 {
 struct Model {
     extra: Extra,
     back: Back,
-    /// The rows scrolling off now are not kept ([`back::unkept`]).
+    /// The rows scrolling off now are not kept ([`unfed::unkept`]).
     unkept: bool,
+    /// A row scrolled off the top of the screen since this was last unset.
+    scrolled: bool,
 }
 
 impl vt100::Callbacks for Model {
@@ -68,6 +71,7 @@ impl vt100::Callbacks for Model {
     }
 
     fn on_scroll(&mut self, row: vt100::capture::RowContents<'_>, alternate: bool) {
+        self.scrolled = true;
         // A terminal keeps no scrollback of its alternate screen.
         if !alternate && !self.unkept {
             self.back.push(row);
@@ -135,7 +139,9 @@ pub const UNFED: usize = 256 * 1024;
 /// Output is fed to the model in batches of up to [`UNFED`] bytes, and at once
 /// whenever the model is read: the rows of a batch that the scrollback would
 /// push out again before its end are not captured (vt100's row capture was most
-/// of the supervisor's time under a burst of output).
+/// of the supervisor's time under a burst of output), and of those, the lines
+/// that would scroll off the screen before the batch ends are not fed at all
+/// ([`Keep::skim`]).
 pub struct Keep {
     parser: vt100::Parser<Model>,
     unfed: Vec<u8>,
@@ -175,6 +181,7 @@ impl Keep {
                     extra: Extra::default(),
                     back: Back::new(scrollback),
                     unkept: false,
+                    scrolled: false,
                 },
             ),
             unfed: Vec::new(),
@@ -193,14 +200,57 @@ impl Keep {
     pub fn catch_up(&mut self) {
         let unfed = std::mem::take(&mut self.unfed);
         let lines = self.parser.callbacks().back.capacity();
-        let skip = back::unkept(&unfed, lines);
-        self.parser.process(&unfed[..skip.start]);
+        let unkept = unfed::unkept(&unfed, lines);
+        self.parser.process(&unfed[..unkept.start]);
+        let part = &unfed[unkept.clone()];
         self.parser.callbacks_mut().unkept = true;
-        self.parser.process(&unfed[skip.clone()]);
+        let from = self.skim(part);
+        self.parser.process(&part[from..]);
         self.parser.callbacks_mut().unkept = false;
-        self.parser.process(&unfed[skip.end..]);
+        self.parser.process(&unfed[unkept.end..]);
         self.unfed = unfed;
         self.unfed.clear();
+    }
+
+    /// Feed the start of `part` (plain output whose rows are not kept), and say
+    /// from where the rest is to be fed: past the lines that would scroll off
+    /// the screen unseen, when the model shows it is safe to leave them out.
+    ///
+    /// That is when, after a screenful of `part`, a row has scrolled off the
+    /// top (the cursor is at the bottom of a scroll region that starts there,
+    /// and plain output keeps it there, each LF scrolling the region), and the
+    /// next [`unfed::telltale_line`] shows on the row above the cursor (the
+    /// parser is in its ground state, where plain output keeps it). Then the
+    /// cursor is at the start of a blank row, as it is after any later CR LF,
+    /// and what follows the last CR LF before the last screenful of `part`
+    /// scrolls every row of the region that was there before it off.
+    fn skim(&mut self, part: &[u8]) -> usize {
+        let (rows, cols) = self.parser.screen().size();
+        let (rows, cols) = (rows.get(), cols.get());
+        let mut lfs = part.iter().enumerate().filter(|(_, &b)| b == b'\n');
+        let Some((lf, _)) = lfs.nth(usize::from(rows)) else {
+            return 0;
+        };
+        self.parser.callbacks_mut().scrolled = false;
+        self.parser.process(&part[..=lf]);
+        let fed = lf + 1;
+        if !self.parser.callbacks().scrolled {
+            return fed;
+        }
+        let Some((start, end)) = unfed::telltale_line(part, fed, cols) else {
+            return fed;
+        };
+        self.parser.process(&part[fed..end]);
+        let screen = self.parser.screen();
+        let above = screen.cursor_position().0.checked_sub(1);
+        let shown = above.and_then(|r| screen.rows(0, cols).nth(usize::from(r)));
+        if shown.as_deref().map(str::as_bytes) != Some(&part[start..end - 2]) {
+            return end;
+        }
+        match unfed::last_screen(part, rows) {
+            Some(last) if last > end => last,
+            _ => end,
+        }
     }
 
     /// The terminal's new size (what the command's pty was given). Taller, the
@@ -535,40 +585,108 @@ mod tests {
     fn output_fed_in_one_batch_leaves_what_fed_line_by_line_leaves() {
         let lines = |n: usize| -> String { (0..n).map(|i| format!("line {i}\r\n")).collect() };
         let digits = |n: usize| -> String { (0..n).map(|i| format!("{i}\r\n")).collect() };
-        let cases = [
-            // Plain lines: most rows are never captured.
-            lines(300),
-            format!("{}{}", lines(30), "x".repeat(700)),
+        let one = |s: String| vec![s];
+        let cases: Vec<Vec<String>> = vec![
+            // Plain lines: most rows are never captured, most lines never fed.
+            one(lines(300)),
+            one(digits(300)),
+            one(format!("{}{}", lines(30), "x".repeat(700))),
             // A LF inside an ESC's sequence, then the ESC's end restores the
             // cursor to the top: the rows after it do not scroll.
-            format!("\x1b[H\x1b7{}\x1b\x07\n8{}", lines(30), digits(51)),
+            one(format!("\x1b[H\x1b7{}\x1b\x07\n8{}", lines(30), digits(51))),
             // A LF inside a CSI's parameters, then the CSI moves the cursor up.
-            format!("{}\x1b[\x075\nA{}", lines(30), lines(51)),
+            one(format!("{}\x1b[\x075\nA{}", lines(30), lines(51))),
             // A LF after the `[` of an ESC, then the CSI enters the alternate screen.
-            format!("{}\x1b[\n?1049h{}", lines(30), lines(60)),
+            one(format!("{}\x1b[\n?1049h{}", lines(30), lines(60))),
             // The cursor moved up now and then, colours, a scroll region.
-            (0..200)
+            one((0..200)
                 .map(|i| match i % 10 {
                     0 => format!("\x1b[3{}mline {i}\x1b[m\r\n\x1b[3A", i % 8),
                     5 => format!("\x1b[2;8r{i}\r\n\x1b[r"),
                     _ => format!("line {i}\r\n"),
                 })
-                .collect(),
-            // Wide characters and rows that wrap.
-            (0..200)
+                .collect()),
+            // Wide characters, rows that wrap, lines wider than the screen.
+            one((0..200)
                 .map(|i| format!("{i} \u{4e16}\u{754c} {}\r\n", "w".repeat(i % 45)))
-                .collect(),
+                .collect()),
+            one((0..300)
+                .map(|i| match i % 7 {
+                    0 => format!("{}\r\n", "7".repeat(i % 45)),
+                    3 => format!("{i}\n"),
+                    _ => format!("{i}\r\n"),
+                })
+                .collect()),
+            // A scroll region at the top, one below the cursor, one lower down.
+            one(format!("\x1b[1;5r{}", digits(300))),
+            one(format!(
+                "\x1b[1;5r\x1b[8;1H{}{}\r\n{}",
+                "x\r\n".repeat(30),
+                "w".repeat(15),
+                digits(300)
+            )),
+            one(format!("\x1b[3;8r{}", digits(300))),
+            // The alternate screen.
+            one(format!("{}\x1b[?1049h{}", digits(30), digits(300))),
+            // A sequence that lasts the whole batch: nothing is shown; one
+            // line moves it into what ends it without effect, unless left out.
+            vec![
+                format!(
+                    "{}\x1b[{}?\r\n{}",
+                    digits(30),
+                    "1\r\n".repeat(20),
+                    "2\r\n".repeat(300)
+                ),
+                format!("A{}", digits(20)),
+            ],
+            vec![
+                format!(
+                    "{}\x1b[{}?\r\n{}",
+                    digits(30),
+                    "\r\n".repeat(20),
+                    "\r\n".repeat(300)
+                ),
+                format!("A{}", digits(20)),
+            ],
         ];
-        for bytes in cases {
-            let mut batch = Keep::new(10, 20, 50);
-            batch.feed(bytes.as_bytes());
-            let mut each = Keep::new(10, 20, 50);
-            for line in bytes.as_bytes().split_inclusive(|&b| b == b'\n') {
-                each.feed(line);
-                each.catch_up();
+        for (scrollback, batches) in [0, 5, 50]
+            .into_iter()
+            .flat_map(|n| cases.iter().map(move |c| (n, c)))
+        {
+            let mut batch = Keep::new(10, 20, scrollback);
+            let mut each = Keep::new(10, 20, scrollback);
+            for bytes in batches {
+                batch.feed(bytes.as_bytes());
+                batch.catch_up();
+                for line in bytes.as_bytes().split_inclusive(|&b| b == b'\n') {
+                    each.feed(line);
+                    each.catch_up();
+                }
             }
-            assert_eq!(state(&mut batch), state(&mut each), "{bytes:?}");
+            assert_eq!(
+                state(&mut batch),
+                state(&mut each),
+                "{scrollback}: {batches:?}"
+            );
         }
+    }
+
+    #[test]
+    fn of_a_burst_of_plain_lines_only_the_last_screen_is_fed() {
+        let digits =
+            |r: std::ops::Range<usize>| -> String { r.map(|i| format!("{i}\r\n")).collect() };
+        let mut k = Keep::new(10, 20, 50);
+        k.feed(digits(0..30).as_bytes());
+        k.catch_up();
+        let burst = digits(30..1000);
+        let from = k.skim(burst.as_bytes());
+        assert_eq!(&burst[from..from + 5], "990\r\n");
+        // In a sequence, the lines do not show: all of them are fed.
+        let mut k = Keep::new(10, 20, 50);
+        k.feed(format!("{}\x1b[", digits(0..30)).as_bytes());
+        k.catch_up();
+        let from = k.skim(burst.as_bytes());
+        assert!(from < 100, "{from}");
     }
 
     #[test]
