@@ -223,7 +223,7 @@ impl Keep {
     /// parser is in its ground state, where plain output keeps it). Then the
     /// cursor is at the start of a blank row, as it is after any later CR LF,
     /// and what follows the last CR LF before the last screenful of `part`
-    /// scrolls every row of the region that was there before it off.
+    /// scrolls every row of the region above the cursor's off.
     fn skim(&mut self, part: &[u8]) -> usize {
         let (rows, cols) = self.parser.screen().size();
         let (rows, cols) = (rows.get(), cols.get());
@@ -637,7 +637,7 @@ mod tests {
                     "1\r\n".repeat(20),
                     "2\r\n".repeat(300)
                 ),
-                format!("A{}", digits(20)),
+                "Az".into(),
             ],
             vec![
                 format!(
@@ -646,7 +646,7 @@ mod tests {
                     "\r\n".repeat(20),
                     "\r\n".repeat(300)
                 ),
-                format!("A{}", digits(20)),
+                "Az".into(),
             ],
         ];
         for (scrollback, batches) in [0, 5, 50]
@@ -680,7 +680,16 @@ mod tests {
         k.catch_up();
         let burst = digits(30..1000);
         let from = k.skim(burst.as_bytes());
-        assert_eq!(&burst[from..from + 5], "990\r\n");
+        assert_eq!(&burst[from..from + 5], "991\r\n");
+        // From the top of the screen, after a line wider than it.
+        let wide = format!(
+            "{}{}\r\n{}",
+            digits(30..41),
+            "w".repeat(30),
+            digits(41..1000)
+        );
+        let from = Keep::new(10, 20, 50).skim(wide.as_bytes());
+        assert_eq!(&wide[from..from + 5], "991\r\n");
         // In a sequence, the lines do not show: all of them are fed.
         let mut k = Keep::new(10, 20, 50);
         k.feed(format!("{}\x1b[", digits(0..30)).as_bytes());

@@ -74,12 +74,13 @@ pub fn telltale_line(part: &[u8], from: usize, cols: u16) -> Option<(usize, usiz
 }
 
 /// Pure: where the last lines of `part` that fill a screen of `rows` begin:
-/// after a CR LF with at least `rows` LFs after it.
+/// after a CR LF with at least `rows - 1` LFs after it (the cursor's row after
+/// that CR LF is blank; the LFs scroll every row above it off).
 pub fn last_screen(part: &[u8], rows: u16) -> Option<usize> {
     let mut seen = 0;
     for (i, &b) in part.iter().enumerate().rev() {
         if b == b'\n' {
-            if seen >= usize::from(rows) && i >= 1 && part[i - 1] == b'\r' {
+            if seen + 1 >= usize::from(rows) && i >= 1 && part[i - 1] == b'\r' {
                 return Some(i + 1);
             }
             seen += 1;
@@ -137,11 +138,12 @@ mod tests {
     #[test]
     fn the_last_screen_begins_after_a_crlf_with_enough_lines_after_it() {
         let part = b"a\r\nb\r\nc\nd\r\ne\r\n";
-        assert_eq!(last_screen(part, 1), Some(part.len() - 3));
+        assert_eq!(last_screen(part, 1), Some(part.len()));
+        assert_eq!(last_screen(part, 2), Some(part.len() - 3));
         // `c` ends with a bare LF: the line before it begins there.
-        assert_eq!(last_screen(part, 2), Some(6));
         assert_eq!(last_screen(part, 3), Some(6));
-        assert_eq!(last_screen(part, 4), Some(3));
-        assert_eq!(last_screen(part, 5), None);
+        assert_eq!(last_screen(part, 4), Some(6));
+        assert_eq!(last_screen(part, 5), Some(3));
+        assert_eq!(last_screen(part, 6), None);
     }
 }
