@@ -617,6 +617,13 @@ mod tests {
                     _ => format!("{i}\r\n"),
                 })
                 .collect()),
+            // Lines ended by a bare LF: the next one starts where it ended.
+            one((0..300)
+                .map(|i| match i % 10 {
+                    0 => format!("{i}\n"),
+                    _ => format!("{i}\r\n"),
+                })
+                .collect()),
             // A scroll region at the top, one below the cursor, one lower down.
             one(format!("\x1b[1;5r{}", digits(300))),
             one(format!(
