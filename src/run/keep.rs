@@ -258,7 +258,7 @@ impl Keep {
     /// terminal does (vt100 makes room for them, blank; they are drawn from
     /// the scrollback, without their wrap marks).
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.catch_up();
+        // All output first, at the size it was written at.
         let (old, _) = self.screen().size();
         let (rows, cols) = (size(rows), size(cols));
         if rows <= old {
