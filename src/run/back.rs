@@ -46,6 +46,10 @@ impl Back {
         }
     }
 
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     pub fn len(&self) -> usize {
         self.lines.len()
     }

@@ -15,6 +15,7 @@ use std::num::NonZeroU16;
 use serde::{Deserialize, Serialize};
 
 use super::back::{self, Back};
+use super::unfed;
 
 /// The modes vt100 leaves to its callbacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,10 @@ fn param(params: &[&[u16]], i: usize, default: u16) -> u16 {
 struct Model {
     extra: Extra,
     back: Back,
+    /// The rows scrolling off now are not kept ([`unfed::unkept`]).
+    unkept: bool,
+    /// A row scrolled off the top of the screen since this was last unset.
+    scrolled: bool,
 }
 
 impl vt100::Callbacks for Model {
@@ -66,8 +71,9 @@ impl vt100::Callbacks for Model {
     }
 
     fn on_scroll(&mut self, row: vt100::capture::RowContents<'_>, alternate: bool) {
+        self.scrolled = true;
         // A terminal keeps no scrollback of its alternate screen.
-        if !alternate {
+        if !alternate && !self.unkept {
             self.back.push(row);
         }
     }
@@ -124,9 +130,21 @@ impl Extra {
 /// lines of 200 columns of text are about 240 KiB.
 pub const DEFAULT_SCROLLBACK: usize = 1000;
 
+/// Output kept unfed at most, in bytes: what a client that attaches, a `peek` or
+/// a resize waits for the model to take in first (a few milliseconds).
+pub const UNFED: usize = 256 * 1024;
+
 /// A run's terminal as the supervisor sees it.
+///
+/// Output is fed to the model in batches of up to [`UNFED`] bytes, and at once
+/// whenever the model is read: the rows of a batch that the scrollback would
+/// push out again before its end are not captured (vt100's row capture was most
+/// of the supervisor's time under a burst of output), and of those, the lines
+/// that would scroll off the screen before the batch ends are not fed at all
+/// ([`Keep::skim`]).
 pub struct Keep {
     parser: vt100::Parser<Model>,
+    unfed: Vec<u8>,
 }
 
 /// What `peek` is sent: the screen as text, and where its cursor is.
@@ -162,14 +180,77 @@ impl Keep {
                 Model {
                     extra: Extra::default(),
                     back: Back::new(scrollback),
+                    unkept: false,
+                    scrolled: false,
                 },
             ),
+            unfed: Vec::new(),
         }
     }
 
     /// What the command wrote.
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        self.unfed.extend_from_slice(bytes);
+        if self.unfed.len() >= UNFED {
+            self.catch_up();
+        }
+    }
+
+    /// Feed the model what it has not taken in yet.
+    pub fn catch_up(&mut self) {
+        let unfed = std::mem::take(&mut self.unfed);
+        let lines = self.parser.callbacks().back.capacity();
+        let unkept = unfed::unkept(&unfed, lines);
+        self.parser.process(&unfed[..unkept.start]);
+        let part = &unfed[unkept.clone()];
+        self.parser.callbacks_mut().unkept = true;
+        let from = self.skim(part);
+        self.parser.process(&part[from..]);
+        self.parser.callbacks_mut().unkept = false;
+        self.parser.process(&unfed[unkept.end..]);
+        self.unfed = unfed;
+        self.unfed.clear();
+    }
+
+    /// Feed the start of `part` (plain output whose rows are not kept), and say
+    /// from where the rest is to be fed: past the lines that would scroll off
+    /// the screen unseen, when the model shows it is safe to leave them out.
+    ///
+    /// That is when, after a screenful of `part`, a row has scrolled off the
+    /// top (the cursor is at the bottom of a scroll region that starts there,
+    /// and plain output keeps it there, each LF scrolling the region), and the
+    /// next [`unfed::telltale_line`] shows on the row above the cursor (the
+    /// parser is in its ground state, where plain output keeps it). Then the
+    /// cursor is at the start of a blank row, as it is after any later CR LF,
+    /// and what follows the last CR LF before the last screenful of `part`
+    /// scrolls every row of the region above the cursor's off.
+    fn skim(&mut self, part: &[u8]) -> usize {
+        let (rows, cols) = self.parser.screen().size();
+        let (rows, cols) = (rows.get(), cols.get());
+        let mut lfs = part.iter().enumerate().filter(|(_, &b)| b == b'\n');
+        let Some((lf, _)) = lfs.nth(usize::from(rows)) else {
+            return 0;
+        };
+        self.parser.callbacks_mut().scrolled = false;
+        self.parser.process(&part[..=lf]);
+        let fed = lf + 1;
+        if !self.parser.callbacks().scrolled {
+            return fed;
+        }
+        let Some((start, end)) = unfed::telltale_line(part, fed, cols) else {
+            return fed;
+        };
+        self.parser.process(&part[fed..end]);
+        let screen = self.parser.screen();
+        let above = screen.cursor_position().0.checked_sub(1);
+        let shown = above.and_then(|r| screen.rows(0, cols).nth(usize::from(r)));
+        if shown.as_deref().map(str::as_bytes) != Some(&part[start..end - 2]) {
+            return end;
+        }
+        match unfed::last_screen(part, rows) {
+            Some(last) if last > end => last,
+            _ => end,
+        }
     }
 
     /// The terminal's new size (what the command's pty was given). Taller, the
@@ -177,6 +258,7 @@ impl Keep {
     /// terminal does (vt100 makes room for them, blank; they are drawn from
     /// the scrollback, without their wrap marks).
     pub fn resize(&mut self, rows: u16, cols: u16) {
+        // All output first, at the size it was written at.
         let (old, _) = self.screen().size();
         let (rows, cols) = (size(rows), size(cols));
         if rows <= old {
@@ -208,16 +290,20 @@ impl Keep {
         }
     }
 
-    pub fn screen(&self) -> &vt100::Screen {
+    /// The screen as it is now, all output taken in.
+    pub fn screen(&mut self) -> &vt100::Screen {
+        self.catch_up();
         self.parser.screen()
     }
 
-    pub fn extra(&self) -> &Extra {
+    pub fn extra(&mut self) -> &Extra {
+        self.catch_up();
         &self.parser.callbacks().extra
     }
 
     /// The rows that scrolled off the main screen, oldest first.
-    pub fn scrollback(&self) -> impl Iterator<Item = &back::Line> {
+    pub fn scrollback(&mut self) -> impl Iterator<Item = &back::Line> {
+        self.catch_up();
         self.parser.callbacks().back.iter()
     }
 
@@ -226,9 +312,10 @@ impl Keep {
     /// is on it; else what that terminal showed is scrolled up into its own
     /// scrollback first, not erased), its cursor, and every mode the program
     /// turned on.
-    pub fn redraw(&self) -> Vec<u8> {
-        let screen = self.screen();
-        let extra = self.extra();
+    pub fn redraw(&mut self) -> Vec<u8> {
+        self.catch_up();
+        let screen = self.parser.screen();
+        let extra = &self.parser.callbacks().extra;
         let mut out = String::new();
         kitty_state(&extra.kitty[0], &mut out);
         if screen.alternate_screen() {
@@ -253,7 +340,7 @@ impl Keep {
     }
 
     /// The screen for `peek`.
-    pub fn shot(&self, formatted: bool) -> Shot {
+    pub fn shot(&mut self, formatted: bool) -> Shot {
         let screen = self.screen();
         let (rows, cols) = screen.size();
         Shot {
@@ -305,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_redraw_gives_a_fresh_terminal_the_same_screen_and_modes() {
-        let k = fed(
+        let mut k = fed(
             b"\x1b[?1049h\x1b[2;3Hhello\x1b[31mred\x1b[m\x1b[4;1Hbottom\x1b[?1h\x1b=\
               \x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?25l\x1b[3;5H",
         );
@@ -328,7 +415,7 @@ mod tests {
 
     #[test]
     fn on_the_main_screen_what_the_terminal_showed_goes_to_its_scrollback() {
-        let k = fed(b"\x1b[2;1Hprogram");
+        let mut k = fed(b"\x1b[2;1Hprogram");
         let mut outer = vt100::Parser::new(size(5), size(20), 10);
         outer.process(b"mine 1\r\nmine 2");
         outer.process(&k.redraw());
@@ -484,9 +571,162 @@ mod tests {
         assert_eq!(none.scrollback().count(), 0);
     }
 
+    /// The screen, cursor and scrollback of `k`, to compare.
+    fn state(k: &mut Keep) -> (String, (u16, u16), Vec<(String, bool)>) {
+        let back = k
+            .scrollback()
+            .map(|l| (l.text.to_string(), l.wrapped))
+            .collect();
+        let screen = k.screen();
+        (screen.contents_formatted(), screen.cursor_position(), back)
+    }
+
+    #[test]
+    fn output_fed_in_one_batch_leaves_what_fed_line_by_line_leaves() {
+        let lines = |n: usize| -> String { (0..n).map(|i| format!("line {i}\r\n")).collect() };
+        let digits = |n: usize| -> String { (0..n).map(|i| format!("{i}\r\n")).collect() };
+        let one = |s: String| vec![s];
+        let cases: Vec<Vec<String>> = vec![
+            // Plain lines: most rows are never captured, most lines never fed.
+            one(lines(300)),
+            one(digits(300)),
+            one(format!("{}{}", lines(30), "x".repeat(700))),
+            // A LF inside an ESC's sequence, then the ESC's end restores the
+            // cursor to the top: the rows after it do not scroll.
+            one(format!("\x1b[H\x1b7{}\x1b\x07\n8{}", lines(30), digits(51))),
+            // A LF inside a CSI's parameters, then the CSI moves the cursor up.
+            one(format!("{}\x1b[\x075\nA{}", lines(30), lines(51))),
+            // A LF after the `[` of an ESC, then the CSI enters the alternate screen.
+            one(format!("{}\x1b[\n?1049h{}", lines(30), lines(60))),
+            // The cursor moved up now and then, colours, a scroll region.
+            one((0..200)
+                .map(|i| match i % 10 {
+                    0 => format!("\x1b[3{}mline {i}\x1b[m\r\n\x1b[3A", i % 8),
+                    5 => format!("\x1b[2;8r{i}\r\n\x1b[r"),
+                    _ => format!("line {i}\r\n"),
+                })
+                .collect()),
+            // Wide characters, rows that wrap, lines wider than the screen.
+            one((0..200)
+                .map(|i| format!("{i} \u{4e16}\u{754c} {}\r\n", "w".repeat(i % 45)))
+                .collect()),
+            one((0..300)
+                .map(|i| match i % 7 {
+                    0 => format!("{}\r\n", "7".repeat(i % 45)),
+                    3 => format!("{i}\n"),
+                    _ => format!("{i}\r\n"),
+                })
+                .collect()),
+            // Lines ended by a bare LF: the next one starts where it ended.
+            one((0..300)
+                .map(|i| match i % 10 {
+                    0 if i > 20 => format!("{i}\n"),
+                    _ => format!("{i}\r\n"),
+                })
+                .collect()),
+            // A scroll region at the top, one below the cursor, one lower down.
+            one(format!("\x1b[1;5r{}", digits(300))),
+            one(format!(
+                "\x1b[1;5r\x1b[8;1H{}{}\r\n{}",
+                "x\r\n".repeat(30),
+                "w".repeat(15),
+                digits(300)
+            )),
+            one(format!("\x1b[3;8r{}", digits(300))),
+            // The alternate screen.
+            one(format!("{}\x1b[?1049h{}", digits(30), digits(300))),
+            // A sequence that lasts the whole batch: nothing is shown; one
+            // line moves it into what ends it without effect, unless left out.
+            vec![
+                format!(
+                    "{}\x1b[{}?\r\n{}",
+                    digits(30),
+                    "1\r\n".repeat(20),
+                    "2\r\n".repeat(300)
+                ),
+                "Az".into(),
+            ],
+            vec![
+                format!(
+                    "{}\x1b[{}?\r\n{}",
+                    digits(30),
+                    "\r\n".repeat(20),
+                    "\r\n".repeat(300)
+                ),
+                "Az".into(),
+            ],
+        ];
+        for (scrollback, batches) in [0, 5, 50]
+            .into_iter()
+            .flat_map(|n| cases.iter().map(move |c| (n, c)))
+        {
+            let mut batch = Keep::new(10, 20, scrollback);
+            let mut each = Keep::new(10, 20, scrollback);
+            for bytes in batches {
+                batch.feed(bytes.as_bytes());
+                batch.catch_up();
+                for line in bytes.as_bytes().split_inclusive(|&b| b == b'\n') {
+                    each.feed(line);
+                    each.catch_up();
+                }
+            }
+            assert_eq!(
+                state(&mut batch),
+                state(&mut each),
+                "{scrollback}: {batches:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn of_a_burst_of_plain_lines_only_the_last_screen_is_fed() {
+        let digits =
+            |r: std::ops::Range<usize>| -> String { r.map(|i| format!("{i}\r\n")).collect() };
+        let mut k = Keep::new(10, 20, 50);
+        k.feed(digits(0..30).as_bytes());
+        k.catch_up();
+        let burst = digits(30..1000);
+        let from = k.skim(burst.as_bytes());
+        assert_eq!(&burst[from..from + 5], "991\r\n");
+        // From the top of the screen, after a line wider than it.
+        let wide = format!(
+            "{}{}\r\n{}",
+            digits(30..41),
+            "w".repeat(30),
+            digits(41..1000)
+        );
+        let from = Keep::new(10, 20, 50).skim(wide.as_bytes());
+        assert_eq!(&wide[from..from + 5], "991\r\n");
+        // In a sequence, the lines do not show: all of them are fed.
+        let mut k = Keep::new(10, 20, 50);
+        k.feed(format!("{}\x1b[", digits(0..30)).as_bytes());
+        k.catch_up();
+        let from = k.skim(burst.as_bytes());
+        assert!(from < 100, "{from}");
+    }
+
+    #[test]
+    fn no_more_than_a_batch_of_output_waits_for_the_model() {
+        let mut k = Keep::new(24, 80, 1000);
+        let (mut i, mut bytes) = (0, 0);
+        while bytes < 4 * UNFED {
+            i += 1;
+            let line = format!("{i}\r\n");
+            bytes += line.len();
+            k.feed(line.as_bytes());
+            assert!(k.unfed.len() < UNFED);
+        }
+        let shot = k.shot(false);
+        assert_eq!(shot.lines[22], i.to_string());
+        assert_eq!(
+            k.scrollback().last().map(|l| l.text.to_string()),
+            Some((i - 23).to_string())
+        );
+    }
+
     #[test]
     fn a_shot_is_the_screen_as_text_with_its_cursor() {
-        let k = fed(b"word1\x1b[3Cword2\x1b[20Gx\r\nspin 1\rspin 2\x1b[?25l");
+        let mut k = fed(b"word1\x1b[3Cword2\x1b[20Gx\r\nspin 1\rspin 2\x1b[?25l");
         let shot = k.shot(false);
         assert_eq!(shot.lines, ["word1   word2      x", "spin 2", "", "", ""]);
         assert_eq!((shot.cursor, shot.cursor_visible), ((1, 6), false));

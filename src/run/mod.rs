@@ -22,6 +22,7 @@ pub mod screen;
 pub mod setup;
 pub mod sizes;
 pub mod supervisor;
+pub mod unfed;
 pub mod wire;
 
 pub use background::run_background;

@@ -46,6 +46,7 @@ mod run_leftovers;
 mod sandbox;
 mod screen;
 mod screen_more;
+mod screen_replay;
 mod ship;
 mod snapshots;
 mod snapshots_commands;
