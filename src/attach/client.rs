@@ -123,6 +123,12 @@ pub fn relay(
     let mut out = ctx.ui.out();
     let _ = out.write_all(&scan.restore());
     if !matches!(ending, Ok(Ending::Ended(_))) {
+        // A program on the main screen (Claude Code's input box) may have
+        // drawn below its cursor: go under the last row, so that the words
+        // and the shell's prompt that follow do not land in its drawing.
+        if scan.on_main_screen() {
+            let _ = out.write_all(b"\x1b[999;1H");
+        }
         let _ = out.write_all(b"\r\n");
     }
     let _ = out.flush();

@@ -72,6 +72,12 @@ impl Scan {
     pub fn restore(&self) -> Vec<u8> {
         self.modes.restore().into_bytes()
     }
+
+    /// Whether the program left the terminal on its main screen, where what
+    /// it drew stays when attach lets go.
+    pub fn on_main_screen(&self) -> bool {
+        self.modes.alt.is_none()
+    }
 }
 
 fn first(params: &Params, default: u16) -> u16 {

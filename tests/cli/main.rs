@@ -17,6 +17,7 @@ mod codex_hooks;
 mod color;
 mod content;
 mod conventions;
+mod detach_below;
 mod docs;
 mod done_when_agents;
 mod exit_status;
