@@ -54,6 +54,7 @@ pub use content::{Content, ContentQuery, IntegrationRef};
 pub use env::GitEnv;
 pub use notes::NotesMerge;
 pub use resolve::Unresolved;
+pub use sandbox::PutBack;
 pub use status::{NestedTarget, StatusMap};
 
 use discover::{canonical_or_self, common_dir_of};

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::{DotGit, Repo};
+use super::{DotGit, Expect, Oid, Repo};
+use crate::model::sandbox_guard::{self as guard, BranchNow, BranchVerdict, Made, MadeFile, Now};
 use crate::model::SessionId;
 
 /// The session's own places in the git directory.
@@ -52,5 +53,341 @@ impl Repo {
             .open(&reflog)
             .with_context(|| format!("cannot create the reflog {}", reflog.display()))?;
         Ok(SessionGitDirs { admin })
+    }
+}
+
+/// The admin directory's files a sandboxed run could repoint, besides `HEAD`.
+const ADMIN_FILES: [&str; 3] = ["commondir", "gitdir", "config.worktree"];
+
+/// Where the session branches are.
+const BRANCHES: &str = "refs/heads/bullpen/";
+
+/// One thing put back at a sandboxed run's end, for the warning and the
+/// record's event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PutBack {
+    /// The file or ref.
+    pub what: String,
+    /// What was done, in words (`put back as it was; the run's version is at ...`).
+    pub how: String,
+}
+
+impl Repo {
+    /// At the start of a sandboxed run of session `id`: its worktree's `.git`,
+    /// its admin directory's files, and the other session branches. Each of
+    /// those branches gets an (empty) reflog if it has none, so that any real
+    /// git update of it during the run leaves an entry, whatever
+    /// `core.logAllRefUpdates` says (git appends to a reflog that exists).
+    pub fn sandbox_made(&self, id: &SessionId, worktree: &Path, admin: &Path) -> Result<Made> {
+        let mut files = vec![MadeFile {
+            path: worktree.join(".git"),
+            content: read_if_file(&worktree.join(".git"))?,
+        }];
+        for name in ADMIN_FILES {
+            let path = admin.join(name);
+            files.push(MadeFile {
+                content: read_if_file(&path)?,
+                path,
+            });
+        }
+        let own = id.branch_ref();
+        let mut branches = std::collections::BTreeMap::new();
+        for (name, target) in self.ref_targets_with_prefix(BRANCHES)? {
+            if name == own {
+                continue;
+            }
+            let log = self.common_dir().join("logs").join(&name);
+            if !log.exists() {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .with_context(|| format!("cannot create the reflog {}", log.display()))?;
+            }
+            branches.insert(name, target.to_string());
+        }
+        Ok(Made {
+            files,
+            admin: admin.to_path_buf(),
+            head: own,
+            branches,
+            locks: self.branch_locks()?.into_iter().map(|(n, _)| n).collect(),
+        })
+    }
+
+    /// At the end of a sandboxed run of session `id` (nothing of it running):
+    /// put back what [`Repo::sandbox_made`] found and the run could change
+    /// though it must not (`model::sandbox_guard` decides), moving what the run
+    /// left there into `aside` (or, across file systems, beside it): nothing is
+    /// lost. `recorded`: whether a session record names a branch. Returns what
+    /// was put back; what cannot be told is said as a `PutBack` too.
+    pub fn sandbox_put_back(
+        &self,
+        id: &SessionId,
+        made: &Made,
+        aside: &Path,
+        recorded: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<PutBack>> {
+        let mut out = Vec::new();
+        let mut aside = Aside::new(aside);
+        for f in &made.files {
+            let now = look(&f.path)?;
+            if !guard::changed(f.content.as_deref(), &now) {
+                continue;
+            }
+            let kept = aside.take(&f.path, &now)?;
+            if let Some(content) = &f.content {
+                crate::sys::atomic::write(&f.path, content)?;
+            }
+            out.push(PutBack {
+                what: f.path.display().to_string(),
+                how: put_back_words(f.content.is_some(), kept.as_deref()),
+            });
+        }
+        let head = made.admin.join("HEAD");
+        let now = look(&head)?;
+        if guard::head_points_away(&made.head, &now) {
+            let kept = aside.take(&head, &now)?;
+            crate::sys::atomic::write(&head, &guard::head_content(&made.head))?;
+            out.push(PutBack {
+                what: head.display().to_string(),
+                how: format!("put back on {}{}", made.head, kept_words(kept.as_deref())),
+            });
+        }
+        for name in guard::FOREIGN_IN_ADMIN {
+            let path = made.admin.join(name);
+            let now = look(&path)?;
+            if now == Now::Absent {
+                continue;
+            }
+            let kept = aside.take(&path, &now)?;
+            out.push(PutBack {
+                what: path.display().to_string(),
+                how: format!(
+                    "moved away (git never keeps a {name} there){}",
+                    kept_words(kept.as_deref())
+                ),
+            });
+        }
+        out.extend(self.branches_put_back(id, made, recorded)?);
+        Ok(out)
+    }
+
+    /// The other session branches: each written from inside the run is put
+    /// back, and each stale lock it left removed.
+    fn branches_put_back(
+        &self,
+        id: &SessionId,
+        made: &Made,
+        recorded: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<PutBack>> {
+        let first = self.branch_locks()?;
+        let mut names: std::collections::BTreeSet<String> = made.branches.keys().cloned().collect();
+        let targets: std::collections::BTreeMap<String, Oid> = self
+            .ref_targets_with_prefix(BRANCHES)?
+            .into_iter()
+            .collect();
+        names.extend(targets.keys().cloned());
+        let mut now = Vec::new();
+        for name in names {
+            let (reflog, reflog_last) = self.reflog_last(&name)?;
+            now.push(BranchNow {
+                target: targets.get(&name).map(Oid::to_string),
+                reflog_last,
+                reflog,
+                // Asked only of a branch that is new since the start.
+                recorded: !made.branches.contains_key(&name)
+                    && targets.contains_key(&name)
+                    && recorded(name.strip_prefix(BRANCHES).unwrap_or(&name)),
+                name,
+            });
+        }
+        let verdicts = guard::branch_verdicts(&id.branch_ref(), &made.branches, &now);
+        let second = self.branch_locks()?;
+        let mut out = Vec::new();
+        for lock in guard::stale_locks(&made.locks, &first, &second) {
+            let path = self.common_dir().join(BRANCHES).join(&lock);
+            match std::fs::remove_file(&path) {
+                Ok(()) => out.push(PutBack {
+                    what: path.display().to_string(),
+                    how: "removed (a stale lock left by the run)".to_owned(),
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot remove {}", path.display()))
+                }
+            }
+        }
+        for v in verdicts {
+            out.push(match v {
+                BranchVerdict::PutBack { name, to, found } => {
+                    let to_oid: Oid = to
+                        .parse()
+                        .with_context(|| format!("{name}'s reflog names {to}, not a commit"))?;
+                    let expect = match found.as_deref().map(str::parse::<Oid>) {
+                        Some(Ok(f)) => Expect::At(f),
+                        Some(Err(_)) => bail!("{name} holds what is not a commit id"),
+                        None => Expect::Absent,
+                    };
+                    self.update_ref(
+                        &name,
+                        to_oid,
+                        expect,
+                        &format!("bullpen: put back after session {id}'s sandboxed run"),
+                    )?;
+                    PutBack {
+                        how: match found {
+                            Some(f) => format!(
+                                "put back at {} (its reflog's last); the run had moved it to {f} \
+                                 without a reflog entry",
+                                to_oid.short(12)
+                            ),
+                            None => format!(
+                                "put back at {} (its reflog's last); the run had deleted it",
+                                to_oid.short(12)
+                            ),
+                        },
+                        what: name,
+                    }
+                }
+                BranchVerdict::Unexplained { name, found } => PutBack {
+                    how: format!(
+                        "kept at {found}: it changed during the run and has no reflog to tell \
+                         whether the run did it"
+                    ),
+                    what: name,
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Whether `name`'s reflog file is there, and its last entry's new value.
+    fn reflog_last(&self, name: &str) -> Result<(bool, Option<String>)> {
+        let path = self.common_dir().join("logs").join(name);
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((false, None)),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        // `<old> <new> <committer>\t<message>` a line.
+        let last = text
+            .split(|b| *b == b'\n')
+            .rev()
+            .find(|l| !l.is_empty())
+            .and_then(|l| l.split(|b| *b == b' ').nth(1))
+            .map(|new| String::from_utf8_lossy(new).into_owned());
+        Ok((true, last))
+    }
+
+    /// The lock files in `refs/heads/bullpen/`, with their inodes.
+    fn branch_locks(&self) -> Result<Vec<(String, u64)>> {
+        use std::os::unix::fs::MetadataExt;
+        let dir = self.common_dir().join(BRANCHES);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("cannot list {}", dir.display())),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".lock") {
+                continue;
+            }
+            if let Ok(meta) = entry.metadata() {
+                out.push((name, meta.ino()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// The content of `path` when it is a regular file (`None`: there is none).
+fn read_if_file(path: &Path) -> Result<Option<Vec<u8>>> {
+    match look(path)? {
+        Now::File(bytes) => Ok(Some(bytes)),
+        Now::Absent => Ok(None),
+        Now::Other => bail!(
+            "{} is not a file; bullpen cannot guard it for a sandboxed run",
+            path.display()
+        ),
+    }
+}
+
+/// What `path` is now, not following a symlink.
+fn look(path: &Path) -> Result<Now> {
+    match path.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Now::Absent),
+        Err(e) => Err(e).with_context(|| format!("cannot look at {}", path.display())),
+        Ok(m) if m.is_file() => {
+            Ok(Now::File(std::fs::read(path).with_context(|| {
+                format!("cannot read {}", path.display())
+            })?))
+        }
+        Ok(_) => Ok(Now::Other),
+    }
+}
+
+fn put_back_words(had: bool, kept: Option<&Path>) -> String {
+    let what = match had {
+        true => "put back as it was when the run started",
+        false => "removed (it was not there when the run started)",
+    };
+    format!("{what}{}", kept_words(kept))
+}
+
+fn kept_words(kept: Option<&Path>) -> String {
+    kept.map(|k| format!("; the run's version is kept at {}", k.display()))
+        .unwrap_or_default()
+}
+
+/// Where what a run left in place of its git files goes: a directory made on
+/// first use.
+struct Aside<'a> {
+    dir: &'a Path,
+    n: usize,
+}
+
+impl<'a> Aside<'a> {
+    fn new(dir: &'a Path) -> Aside<'a> {
+        Aside { dir, n: 0 }
+    }
+
+    /// Move `path` (as it is now: `now`) aside, returning where it went. A
+    /// file's content is copied (a worktree may be on another file system);
+    /// anything else is renamed, into the directory or, across file systems,
+    /// beside itself.
+    fn take(&mut self, path: &Path, now: &Now) -> Result<Option<PathBuf>> {
+        if *now == Now::Absent {
+            return Ok(None);
+        }
+        crate::sys::atomic::create_private_dir(self.dir)?;
+        self.n += 1;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let to = self.dir.join(format!("{}-{name}", self.n));
+        if let Now::File(bytes) = now {
+            crate::sys::atomic::write(&to, bytes)?;
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+            return Ok(Some(to));
+        }
+        match std::fs::rename(path, &to) {
+            Ok(()) => Ok(Some(to)),
+            Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+                let beside = path.with_file_name(format!("{name}.put-aside-by-bullpen-{}", self.n));
+                std::fs::rename(path, &beside).with_context(|| {
+                    format!("cannot move {} to {}", path.display(), beside.display())
+                })?;
+                Ok(Some(beside))
+            }
+            Err(e) => Err(e)
+                .with_context(|| format!("cannot move {} to {}", path.display(), to.display())),
+        }
     }
 }

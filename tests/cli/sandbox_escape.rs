@@ -1,0 +1,195 @@
+//! `--sandbox`'s escapes (issue 26): what Landlock cannot deny inside a
+//! directory it allows. Each test attacks from inside a real sandboxed run (a
+//! script as the command) and shows that after the run nothing outside the
+//! rules took effect: the session's `.git` file and admin directory are put
+//! back, other sessions' branches are put back, a stale lock is removed, the
+//! private TMPDIR of a killed run is swept, and bullpen's own reads of a
+//! worktree run no program the agent configured. Skipped, saying so on stderr,
+//! where the kernel lacks Landlock ABI 6.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{assert_contains, Env, BIN};
+
+/// Whether the kernel can enforce `--sandbox`; if not, says why on stderr.
+fn kernel_has_landlock(env: &Env) -> bool {
+    let run = env
+        .cmd(BIN, &env.repo)
+        .args(["spawn", "--sandbox=best-effort", "--dry-run", "probe"])
+        .output()
+        .expect("run git-bullpen");
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    let abi: i32 = out
+        .lines()
+        .find_map(|l| l.split("(Landlock ABI ").nth(1))
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    if abi < 6 {
+        eprintln!("SKIPPED: this kernel has Landlock ABI {abi}, --sandbox needs 6");
+        return false;
+    }
+    true
+}
+
+fn q(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+}
+
+/// The events of a session's record, newest first.
+fn events(env: &Env, id: &str) -> String {
+    env.git_out(&["log", "--format=%s", &format!("refs/bullpen/sessions/{id}")])
+}
+
+/// The attack on the session's own git files: its `.git` and its admin
+/// directory's `commondir`, `gitdir`, `config.worktree`, `HEAD`, and a
+/// `config` and `hooks/` there, all naming a program (`fsmonitor`, a hook)
+/// that would run at the user's next git command in the worktree, outside the
+/// sandbox.
+struct OwnFiles {
+    admin: PathBuf,
+    mark: PathBuf,
+    dot_git: String,
+    commondir: String,
+    gitdir: String,
+}
+
+impl OwnFiles {
+    /// Session `id` spawned (plain), and `extensions.worktreeConfig` on, so
+    /// that git reads a worktree's `config.worktree`.
+    fn new(env: &Env, id: &str) -> OwnFiles {
+        env.bullpen(&["spawn", id, "--", "true"]).ok();
+        env.git(&env.repo, &["config", "extensions.worktreeConfig", "true"])
+            .ok();
+        let wt = env.worktree_of(id);
+        let admin = env.repo.join(".git/worktrees").join(id);
+        OwnFiles {
+            mark: env.root().join("ran-outside"),
+            dot_git: read(&wt.join(".git")),
+            commondir: read(&admin.join("commondir")),
+            gitdir: read(&admin.join("gitdir")),
+            admin,
+        }
+    }
+
+    fn script(&self) -> String {
+        format!(
+            r#"set -e
+git init -q --bare .evil
+printf '#!/bin/sh\ntouch %s\n' {mark} > .evil/program
+chmod +x .evil/program
+git --git-dir=.evil config core.fsmonitor "$PWD/.evil/program"
+printf 'gitdir: %s/.evil\n' "$PWD" > .git
+printf '%s/.evil\n' "$PWD" > {admin}/commondir
+printf '/nowhere/.git\n' > {admin}/gitdir
+printf '[core]\n\tfsmonitor = %s/.evil/program\n' "$PWD" > {admin}/config.worktree
+printf 'ref: refs/heads/main\n' > {admin}/HEAD
+cp .evil/config {admin}/config
+mkdir {admin}/hooks
+cp .evil/program {admin}/hooks/post-commit
+echo attacked
+"#,
+            mark = q(&self.mark),
+            admin = q(&self.admin),
+        )
+    }
+
+    /// After the run: everything spawn made is back, the run's versions are
+    /// kept aside, and the user's git in the worktree runs nothing of theirs.
+    fn check(&self, env: &Env, id: &str, said: &str) {
+        let wt = env.worktree_of(id);
+        // The user's own git in the worktree, outside any sandbox.
+        env.git(&wt, &["status", "--short"]);
+        env.git(&wt, &["commit", "-q", "--allow-empty", "-m", "after"]);
+        assert!(
+            !self.mark.exists(),
+            "the run's program ran outside the sandbox"
+        );
+        assert_eq!(
+            env.git_out(&["log", "-1", "--format=%s", &format!("bullpen/{id}")]),
+            "after"
+        );
+        assert_eq!(
+            env.git_out(&["log", "-1", "--format=%s", "main"]),
+            "initial"
+        );
+        for (what, file) in [
+            (".git", "put back as it was when the run started"),
+            ("commondir", "put back as it was when the run started"),
+            ("gitdir", "put back as it was when the run started"),
+            (
+                "config.worktree",
+                "removed (it was not there when the run started)",
+            ),
+            ("HEAD", "put back on refs/heads/bullpen/"),
+            ("config", "moved away (git never keeps a config there)"),
+            ("hooks", "moved away (git never keeps a hooks there)"),
+        ] {
+            assert_contains(said, &format!("/{what}: {file}"));
+        }
+        assert_contains(said, "the run's version is kept at ");
+        assert_eq!(read(&wt.join(".git")), self.dot_git);
+        assert_eq!(read(&self.admin.join("commondir")), self.commondir);
+        assert_eq!(read(&self.admin.join("gitdir")), self.gitdir);
+        assert_eq!(
+            read(&self.admin.join("HEAD")),
+            format!("ref: refs/heads/bullpen/{id}\n")
+        );
+        for gone in ["config.worktree", "config", "hooks"] {
+            assert!(!self.admin.join(gone).exists(), "{gone} is still there");
+        }
+        assert_eq!(
+            events(env, id).lines().find(|l| l.contains("sandbox")),
+            Some(
+                format!(
+                    "bullpen: {id} sandbox: put back .git, commondir, gitdir, config.worktree, \
+                     HEAD, config, hooks"
+                )
+                .as_str()
+            )
+        );
+        // The run's own git dir is still in the worktree: its work, not bullpen's.
+        assert!(wt.join(".evil/config").exists());
+    }
+}
+
+#[test]
+fn a_foreground_run_s_git_files_are_put_back() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    let own = OwnFiles::new(&env, "a");
+    let run = env
+        .bullpen(&["resume", "--sandbox", "a", "--", "sh", "-c", &own.script()])
+        .ok();
+    assert_eq!(run.stdout, "attacked\n", "{}", run.stderr);
+    own.check(&env, "a", &run.stderr);
+}
+
+#[test]
+fn a_background_run_s_git_files_are_put_back_by_its_supervisor() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    let own = OwnFiles::new(&env, "a");
+    env.bullpen(&[
+        "resume",
+        "--bg",
+        "--sandbox",
+        "a",
+        "--",
+        "sh",
+        "-c",
+        &own.script(),
+    ])
+    .ok();
+    env.bullpen(&["wait", "a"]).ok();
+    let log = env.bullpen(&["logs", "a", "--raw"]).ok().stdout;
+    own.check(&env, "a", &log);
+}
