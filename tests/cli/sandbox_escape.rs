@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{assert_contains, Env, BIN};
+use crate::support::{assert_contains, Env, Run, BIN};
 
 /// Whether the kernel can enforce `--sandbox`; if not, says why on stderr.
 fn kernel_has_landlock(env: &Env) -> bool {
@@ -79,7 +79,9 @@ impl OwnFiles {
     fn script(&self) -> String {
         format!(
             r#"set -e
-git init -q --bare .evil
+git init -q .evilrepo
+mv .evilrepo/.git .evil
+rmdir .evilrepo
 printf '#!/bin/sh\ntouch %s\n' {mark} > .evil/program
 chmod +x .evil/program
 git --git-dir=.evil config core.fsmonitor "$PWD/.evil/program"
@@ -192,4 +194,128 @@ fn a_background_run_s_git_files_are_put_back_by_its_supervisor() {
     env.bullpen(&["wait", "a"]).ok();
     let log = env.bullpen(&["logs", "a", "--raw"]).ok().stdout;
     own.check(&env, "a", &log);
+}
+
+/// Poll `cond` until it holds, failing after a generous deadline (a failure
+/// bound only: every wait here is for an event).
+fn until(what: &str, cond: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo");
+    assert!(ok.success());
+}
+
+/// Sessions whose branches hold a commit of their own, spawned plainly.
+fn sessions_with_commits(env: &Env, ids: &[&str]) {
+    for id in ids {
+        env.spawn_sh(
+            id,
+            "echo $BULLPEN_SESSION > f && git add f && git commit -qm $BULLPEN_SESSION",
+        );
+    }
+}
+
+fn tip(env: &Env, id: &str) -> String {
+    env.git_out(&["rev-parse", &format!("refs/heads/bullpen/{id}")])
+}
+
+#[test]
+fn other_sessions_branches_written_from_inside_are_put_back_and_real_updates_kept() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    // b and c have reflogs from their spawn; d to g none (git writes none
+    // with core.logAllRefUpdates=false): the run's start makes them empty ones.
+    sessions_with_commits(&env, &["b", "c"]);
+    env.git(&env.repo, &["config", "core.logAllRefUpdates", "false"])
+        .ok();
+    sessions_with_commits(&env, &["d", "e", "f", "g"]);
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    let before: Vec<String> = ["b", "c", "d", "e", "f"]
+        .iter()
+        .map(|id| tip(&env, id))
+        .collect();
+    let main = env.git_out(&["rev-parse", "main"]);
+    let git = env.repo.join(".git");
+    let go = env.root().join("go");
+    mkfifo(&go);
+    let script = format!(
+        r#"refs={refs}
+printf '%s\n' {main} | dd of="$refs/b" conv=notrunc 2>/dev/null && echo b-written
+printf '%s\n' {main} > "$refs/c.new" && mv "$refs/c.new" "$refs/c" && echo c-renamed
+rm "$refs/d" && echo d-deleted
+: > "$refs/e.lock" && echo e-locked
+git -c core.logAllRefUpdates=false update-ref refs/heads/bullpen/f {main} 2>/dev/null && echo f-UPDATED || echo f-denied
+(: > {guard}) 2>/dev/null && echo guard-WRITTEN || echo guard-denied
+rm -f {marker} 2>/dev/null; test -e {marker} && echo marker-kept || echo marker-REMOVED
+touch ready
+read x < {go}
+"#,
+        refs = q(&git.join("refs/heads/bullpen")),
+        guard = q(&git.join("bullpen/local/a/sandbox.json")),
+        marker = q(&git.join("bullpen/sandboxed/a")),
+        go = q(&go),
+    );
+    let child = env
+        .cmd(BIN, &env.repo)
+        .args(["resume", "--sandbox", "a", "--", "sh", "-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run git-bullpen");
+    let wt = env.worktree_of("a");
+    until("the run's attack", || wt.join("ready").exists());
+    // Meanwhile the user commits in g's worktree, outside the sandbox.
+    let g = env.worktree_of("g");
+    env.git(&g, &["commit", "-q", "--allow-empty", "-m", "g2"])
+        .ok();
+    let g_after = tip(&env, "g");
+    std::fs::write(&go, "go\n").unwrap();
+    let run: Run = child.wait_with_output().expect("wait").into();
+    assert_eq!(
+        run.stdout,
+        "b-written\nc-renamed\nd-deleted\ne-locked\nf-denied\nguard-denied\nmarker-kept\n",
+        "{}",
+        run.stderr
+    );
+    assert!(run.status.success(), "{}", run.stderr);
+    let after: Vec<String> = ["b", "c", "d", "e", "f"]
+        .iter()
+        .map(|id| tip(&env, id))
+        .collect();
+    assert_eq!(after, before, "{}", run.stderr);
+    assert_eq!(tip(&env, "g"), g_after, "a real update stays");
+    assert!(!git.join("refs/heads/bullpen/e.lock").exists());
+    for (branch, how) in [
+        ("b", "put back at "),
+        ("c", "put back at "),
+        ("d", "put back at "),
+    ] {
+        assert_contains(
+            &run.stderr,
+            &format!("session a's sandboxed run changed refs/heads/bullpen/{branch}: {how}"),
+        );
+    }
+    assert_contains(
+        &run.stderr,
+        "e.lock: removed (a stale lock left by the run)",
+    );
+    assert!(!run.stderr.contains("bullpen/g"), "{}", run.stderr);
+    // e commits again: no lock in its way.
+    let e = env.worktree_of("e");
+    env.git(&e, &["commit", "-q", "--allow-empty", "-m", "e2"])
+        .ok();
 }

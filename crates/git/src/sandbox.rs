@@ -220,7 +220,12 @@ impl Repo {
         }
         for v in verdicts {
             out.push(match v {
-                BranchVerdict::PutBack { name, to, found } => {
+                BranchVerdict::PutBack {
+                    name,
+                    to,
+                    found,
+                    reflog,
+                } => {
                     let to_oid: Oid = to
                         .parse()
                         .with_context(|| format!("{name}'s reflog names {to}, not a commit"))?;
@@ -235,18 +240,19 @@ impl Repo {
                         expect,
                         &format!("bullpen: put back after session {id}'s sandboxed run"),
                     )?;
+                    let basis = match reflog {
+                        true => "its reflog's last",
+                        false => "where it was when the run started; its reflog is empty",
+                    };
+                    let done = match found {
+                        Some(f) => format!("moved it to {f} without a reflog entry"),
+                        None => "deleted it".to_owned(),
+                    };
                     PutBack {
-                        how: match found {
-                            Some(f) => format!(
-                                "put back at {} (its reflog's last); the run had moved it to {f} \
-                                 without a reflog entry",
-                                to_oid.short(12)
-                            ),
-                            None => format!(
-                                "put back at {} (its reflog's last); the run had deleted it",
-                                to_oid.short(12)
-                            ),
-                        },
+                        how: format!(
+                            "put back at {} ({basis}); the run had {done}",
+                            to_oid.short(12)
+                        ),
                         what: name,
                     }
                 }

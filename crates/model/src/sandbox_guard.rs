@@ -136,11 +136,13 @@ pub struct BranchNow {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BranchVerdict {
     /// Written from inside the sandbox (a real git update writes the reflog,
-    /// which the sandbox cannot): put it back at `to`. `found` is what it held.
+    /// which the sandbox cannot): put it back at `to`, its reflog's last value
+    /// (`reflog`) or else its value at the run's start. `found` is what it held.
     PutBack {
         name: String,
         to: String,
         found: Option<String>,
+        reflog: bool,
     },
     /// Changed with no reflog to tell by whom: kept, and said.
     Unexplained { name: String, found: String },
@@ -171,6 +173,7 @@ pub fn branch_verdicts(
                     name: b.name.clone(),
                     to: last.clone(),
                     found: target.clone(),
+                    reflog: true,
                 })
             }
             (Some(_), _, _) => None,
@@ -179,6 +182,7 @@ pub fn branch_verdicts(
                     name: b.name.clone(),
                     to: start.clone(),
                     found: target.clone(),
+                    reflog: false,
                 }),
                 false => target.as_ref().map(|t| BranchVerdict::Unexplained {
                     name: b.name.clone(),
@@ -256,10 +260,11 @@ mod tests {
                 now("h", None, None, false),          // deleted for real
             ],
         );
-        let put = |n: &str, to: &str, found: Option<&str>| BranchVerdict::PutBack {
+        let put = |n: &str, to: &str, found: Option<&str>, reflog| BranchVerdict::PutBack {
             name: format!("refs/heads/bullpen/{n}"),
             to: to.to_owned(),
             found: found.map(str::to_owned),
+            reflog,
         };
         let kept = |n: &str, found: &str| BranchVerdict::Unexplained {
             name: format!("refs/heads/bullpen/{n}"),
@@ -268,9 +273,9 @@ mod tests {
         assert_eq!(
             v,
             vec![
-                put("c", "1", Some("3")),
-                put("d", "1", None),
-                put("e", "1", Some("4")),
+                put("c", "1", Some("3"), true),
+                put("d", "1", None, true),
+                put("e", "1", Some("4"), false),
                 kept("f", "4"),
                 kept("g", "5"),
             ]
