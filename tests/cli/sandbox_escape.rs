@@ -319,3 +319,52 @@ read x < {go}
     env.git(&e, &["commit", "-q", "--allow-empty", "-m", "e2"])
         .ok();
 }
+
+#[test]
+fn a_run_killed_with_its_bullpen_is_settled_by_the_next_command() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    let own = OwnFiles::new(&env, "a");
+    let wt = env.worktree_of("a");
+    // The attack, then the private TMPDIR used and named, then held until killed.
+    let script = format!(
+        "{}echo kept > \"$TMPDIR/x\"\necho \"$TMPDIR\" > tmpdir\necho $$ > pid\ntouch ready\nexec sleep 1000\n",
+        own.script()
+    );
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        env.cmd(BIN, &env.repo)
+            .args(["resume", "--sandbox", "a", "--", "sh", "-c", &script])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("run git-bullpen")
+    };
+    until("the run's attack", || wt.join("ready").exists());
+    // SIGKILL to bullpen and its command at once (one process group).
+    // SAFETY: kill(2) on the group this test made.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    child.wait().expect("wait");
+    let pid = read(&wt.join("pid")).trim().to_owned();
+    until("the command to be gone", || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    });
+    let tmp = PathBuf::from(read(&wt.join("tmpdir")).trim());
+    assert!(tmp.join("x").exists(), "nothing settled it yet");
+    assert_ne!(read(&wt.join(".git")), own.dot_git);
+    // The next command that reads the worktrees settles it.
+    let run = env.bullpen(&["ls", "--status"]).ok();
+    assert_contains(
+        &run.stderr,
+        "warning: session a's sandboxed run ended without its bullpen (killed); checking what \
+         it changed",
+    );
+    assert!(!tmp.exists(), "its private TMPDIR is swept");
+    own.check(&env, "a", &run.stderr);
+    // Settled once: the next command says nothing of it.
+    let again = env.bullpen(&["ls", "--status"]).ok();
+    assert!(!again.stderr.contains("sandbox"), "{}", again.stderr);
+}
