@@ -368,3 +368,53 @@ fn a_run_killed_with_its_bullpen_is_settled_by_the_next_command() {
     let again = env.bullpen(&["ls", "--status"]).ok();
     assert!(!again.stderr.contains("sandbox"), "{}", again.stderr);
 }
+
+#[test]
+fn gc_looking_into_a_repository_the_run_made_runs_none_of_its_filters() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    // Published and clean but for an ignored directory: gc looks inside it.
+    std::fs::write(env.repo.join(".gitignore"), "build/\n").unwrap();
+    env.git(&env.repo, &["add", ".gitignore"]).ok();
+    env.git(&env.repo, &["commit", "-qm", "ignore build"]).ok();
+    env.add_bare_remote();
+    env.git(&env.repo, &["push", "-q", "origin", "main"]).ok();
+    env.git(&env.repo, &["fetch", "-q", "origin"]).ok();
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    let mark = env.root().join("ran-outside");
+    // A repository of the run's, whose clean filter would run at the next
+    // status that hashes its file (its modification time no longer the index's).
+    let script = format!(
+        r#"set -e
+mkdir build
+git init -q build/nested
+cd build/nested
+printf '#!/bin/sh\ntouch %s 2>/dev/null\ncat\n' {mark} > ../program
+chmod +x ../program
+git config filter.evil.clean "$(cd .. && pwd)/program"
+echo '* filter=evil' > .gitattributes
+echo data > file
+git add file .gitattributes
+touch -d 2000-01-01 file
+echo made
+"#,
+        mark = q(&mark)
+    );
+    let run = env
+        .bullpen(&["resume", "--sandbox", "a", "--", "sh", "-c", &script])
+        .ok();
+    assert_eq!(run.stdout, "made\n", "{}", run.stderr);
+    assert!(!mark.exists(), "the filter is confined in the run");
+    let gc = env.bullpen(&["gc", "--dry-run"]).ok();
+    assert!(!mark.exists(), "gc ran the run's filter: {}", gc.stdout);
+    // What the walk found is still reported as work.
+    assert_contains(&gc.stdout, "build/nested");
+    // And the user's own git, for comparison, does run it there.
+    env.git(
+        &env.worktree_of("a").join("build/nested"),
+        &["status", "--short"],
+    );
+    assert!(mark.exists(), "the attack is real");
+}

@@ -30,6 +30,7 @@ mod history;
 mod made;
 mod nested;
 mod notes;
+mod pinned;
 mod records;
 pub mod remote;
 mod resolve;

@@ -77,11 +77,11 @@ pub fn changed(made: Option<&[u8]>, now: &Now) -> bool {
 /// branch `own` (`refs/heads/bullpen/<id>`)? A detached `HEAD` does not: git
 /// detaches it during a rebase, a bisect, a checkout of a commit, and nothing
 /// runs from it. A symbolic one naming another ref does (the next commit there
-/// would move that ref), and so does anything but a file.
+/// would move that ref), and so does anything but a file, or none (git would
+/// no longer take the directory for a worktree).
 pub fn head_points_away(own: &str, head: &Now) -> bool {
     match head {
-        Now::Absent => false,
-        Now::Other => true,
+        Now::Absent | Now::Other => true,
         Now::File(text) => {
             let text = String::from_utf8_lossy(text);
             match text.trim_end().strip_prefix("ref:") {
@@ -293,6 +293,7 @@ mod tests {
         assert!(head_points_away(OWN, &file("ref: refs/heads/main\n")));
         assert!(head_points_away(OWN, &file("ref: refs/heads/bullpen/b\n")));
         assert!(head_points_away(OWN, &Now::Other));
+        assert!(head_points_away(OWN, &Now::Absent));
         assert_eq!(head_content(OWN), b"ref: refs/heads/bullpen/a\n");
     }
 
