@@ -418,3 +418,43 @@ echo made
     );
     assert!(mark.exists(), "the attack is real");
 }
+
+#[test]
+fn gc_s_git_status_of_a_worktree_without_its_admin_entry_runs_no_hook_of_a_submodule() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    let mark = env.root().join("ran-outside");
+    // A submodule of the run's, with a hook git runs when it writes its index
+    // (as a `git status` there does once a file's stat has changed).
+    let script = format!(
+        r#"set -e
+git init -q sub
+cd sub
+echo x > f
+git add f
+git commit -qm sub
+printf '#!/bin/sh\ntouch %s 2>/dev/null\n' {mark} > .git/hooks/post-index-change
+chmod +x .git/hooks/post-index-change
+cd ..
+git add sub 2>/dev/null
+git commit -qm 'with sub'
+touch -d 2000-01-01 sub/f
+echo made
+"#,
+        mark = q(&mark)
+    );
+    let run = env
+        .bullpen(&["resume", "--sandbox", "a", "--", "sh", "-c", &script])
+        .ok();
+    assert_eq!(run.stdout, "made\n", "{}", run.stderr);
+    assert!(!mark.exists());
+    // Its admin entry lost (fault injection): gc compares the directory with
+    // the branch through a temporary index, with git.
+    std::fs::remove_dir_all(env.repo.join(".git/worktrees/a")).unwrap();
+    let gc = env.bullpen(&["gc", "--dry-run"]).ok();
+    assert!(!mark.exists(), "gc ran the run's hook: {}", gc.stdout);
+    assert_contains(&gc.stdout, "a:");
+}
