@@ -458,3 +458,52 @@ echo made
     assert!(!mark.exists(), "gc ran the run's hook: {}", gc.stdout);
     assert_contains(&gc.stdout, "a:");
 }
+
+#[test]
+fn git_s_own_state_of_a_worktree_survives_a_run_that_ends_mid_rebase() {
+    let env = Env::new();
+    if !kernel_has_landlock(&env) {
+        return;
+    }
+    env.bullpen(&["spawn", "a", "--", "true"]).ok();
+    // Two commits, then a rebase that stops to edit the first: HEAD detached,
+    // ORIG_HEAD, rebase-merge/, the index, logs/HEAD. And git stash, refused
+    // (refs/stash is every worktree's), in git's own words.
+    let script = r#"set -e
+echo one > one && git add one && git commit -qm one
+echo two > two && git add two && git commit -qm two
+echo change >> two
+git stash 2>&1 || echo refused
+grep -q change two && echo kept
+git checkout -q -- two
+GIT_SEQUENCE_EDITOR='sed -i 1s/^pick/edit/' git rebase -qi HEAD~2 >/dev/null 2>&1
+echo change >> one
+echo stopped
+"#;
+    let run = env
+        .bullpen(&["resume", "--sandbox", "a", "--", "sh", "-c", script])
+        .ok();
+    assert_eq!(
+        run.stdout, "Cannot save the current status\nrefused\nkept\nstopped\n",
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("sandboxed run changed"),
+        "{}",
+        run.stderr
+    );
+    let admin = env.repo.join(".git/worktrees/a");
+    assert!(admin.join("rebase-merge").is_dir());
+    assert!(admin.join("ORIG_HEAD").exists());
+    assert!(!read(&admin.join("HEAD")).starts_with("ref:"), "detached");
+    // The user finishes the rebase: the branch has both commits, and the change.
+    let wt = env.worktree_of("a");
+    env.git(&wt, &["commit", "-q", "--amend", "-am", "one, edited"])
+        .ok();
+    env.git(&wt, &["rebase", "--continue"]).ok();
+    assert_eq!(
+        env.git_out(&["log", "--format=%s", "main..bullpen/a"]),
+        "two\none, edited"
+    );
+}
