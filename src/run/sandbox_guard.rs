@@ -78,18 +78,9 @@ pub fn settle(ctx: &Ctx, id: &SessionId, guard: &Guard) {
             .ok()
             .is_some_and(|s| store::load(&ctx.repo, &s).ok().flatten().is_some())
     };
-    let put_back = match ctx
+    let put_back = ctx
         .repo
-        .sandbox_put_back(id, &guard.made, &aside, &recorded)
-    {
-        Ok(p) => p,
-        Err(e) => {
-            ctx.ui.warn(format!(
-                "cannot check what session {id}'s sandboxed run changed: {e:#}"
-            ));
-            return;
-        }
-    };
+        .sandbox_put_back(id, &guard.made, &aside, &recorded);
     if put_back.is_empty() {
         return;
     }

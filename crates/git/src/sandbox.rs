@@ -120,57 +120,66 @@ impl Repo {
     /// though it must not (`model::sandbox_guard` decides), moving what the run
     /// left there into `aside` (or, across file systems, beside it): nothing is
     /// lost. `recorded`: whether a session record names a branch. Returns what
-    /// was put back; what cannot be told is said as a `PutBack` too.
+    /// was put back; what cannot be told, or failed, is said as a `PutBack`
+    /// too (one failure stops none of the others).
     pub fn sandbox_put_back(
         &self,
         id: &SessionId,
         made: &Made,
         aside: &Path,
         recorded: &dyn Fn(&str) -> bool,
-    ) -> Result<Vec<PutBack>> {
+    ) -> Vec<PutBack> {
         let mut out = Vec::new();
         let mut aside = Aside::new(aside);
         for f in &made.files {
-            let now = look(&f.path)?;
-            if !guard::changed(f.content.as_deref(), &now) {
-                continue;
-            }
-            let kept = aside.take(&f.path, &now)?;
-            if let Some(content) = &f.content {
-                crate::sys::atomic::write(&f.path, content)?;
-            }
-            out.push(PutBack {
-                what: f.path.display().to_string(),
-                how: put_back_words(f.content.is_some(), kept.as_deref()),
+            attempt(&mut out, &f.path.display().to_string(), || {
+                let now = look(&f.path)?;
+                if !guard::changed(f.content.as_deref(), &now) {
+                    return Ok(None);
+                }
+                let kept = aside.take(&f.path, &now)?;
+                if let Some(content) = &f.content {
+                    crate::sys::atomic::write(&f.path, content)?;
+                }
+                Ok(Some(put_back_words(f.content.is_some(), kept.as_deref())))
             });
         }
         let head = made.admin.join("HEAD");
-        let now = look(&head)?;
-        if guard::head_points_away(&made.head, &now) {
+        attempt(&mut out, &head.display().to_string(), || {
+            let now = look(&head)?;
+            if !guard::head_points_away(&made.head, &now) {
+                return Ok(None);
+            }
             let kept = aside.take(&head, &now)?;
             crate::sys::atomic::write(&head, &guard::head_content(&made.head))?;
-            out.push(PutBack {
-                what: head.display().to_string(),
-                how: format!("put back on {}{}", made.head, kept_words(kept.as_deref())),
-            });
-        }
+            Ok(Some(format!(
+                "put back on {}{}",
+                made.head,
+                kept_words(kept.as_deref())
+            )))
+        });
         for name in guard::FOREIGN_IN_ADMIN {
             let path = made.admin.join(name);
-            let now = look(&path)?;
-            if now == Now::Absent {
-                continue;
-            }
-            let kept = aside.take(&path, &now)?;
-            out.push(PutBack {
-                what: path.display().to_string(),
-                how: format!(
+            attempt(&mut out, &path.display().to_string(), || {
+                let now = look(&path)?;
+                if now == Now::Absent {
+                    return Ok(None);
+                }
+                let kept = aside.take(&path, &now)?;
+                Ok(Some(format!(
                     "moved away (git never keeps a {name} there){}",
                     kept_words(kept.as_deref())
-                ),
+                )))
             });
         }
-        out.extend(self.branches_put_back(id, made, recorded)?);
-        Ok(out)
+        match self.branches_put_back(id, made, recorded) {
+            Ok(branches) => out.extend(branches),
+            Err(e) => out.push(PutBack {
+                what: BRANCHES.to_owned(),
+                how: format!("NOT checked: {e:#}"),
+            }),
+        }
+        out
     }
 
     /// The other session branches: each written from inside the run is put
@@ -207,25 +216,24 @@ impl Repo {
         let mut out = Vec::new();
         for lock in guard::stale_locks(&made.locks, &first, &second) {
             let path = self.common_dir().join(BRANCHES).join(&lock);
-            match std::fs::remove_file(&path) {
-                Ok(()) => out.push(PutBack {
-                    what: path.display().to_string(),
-                    how: "removed (a stale lock left by the run)".to_owned(),
-                }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot remove {}", path.display()))
-                }
-            }
+            attempt(
+                &mut out,
+                &path.display().to_string(),
+                || match std::fs::remove_file(&path) {
+                    Ok(()) => Ok(Some("removed (a stale lock left by the run)".to_owned())),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+                },
+            );
         }
         for v in verdicts {
-            out.push(match v {
+            match v {
                 BranchVerdict::PutBack {
                     name,
                     to,
                     found,
                     reflog,
-                } => {
+                } => attempt(&mut out, &name, || {
                     let to_oid: Oid = to
                         .parse()
                         .with_context(|| format!("{name}'s reflog names {to}, not a commit"))?;
@@ -244,26 +252,23 @@ impl Repo {
                         true => "its reflog's last",
                         false => "where it was when the run started; its reflog is empty",
                     };
-                    let done = match found {
+                    let done = match &found {
                         Some(f) => format!("moved it to {f} without a reflog entry"),
                         None => "deleted it".to_owned(),
                     };
-                    PutBack {
-                        how: format!(
-                            "put back at {} ({basis}); the run had {done}",
-                            to_oid.short(12)
-                        ),
-                        what: name,
-                    }
-                }
-                BranchVerdict::Unexplained { name, found } => PutBack {
+                    Ok(Some(format!(
+                        "put back at {} ({basis}); the run had {done}",
+                        to_oid.short(12)
+                    )))
+                }),
+                BranchVerdict::Unexplained { name, found } => out.push(PutBack {
                     how: format!(
                         "kept at {found}: it changed during the run and has no reflog to tell \
                          whether the run did it"
                     ),
                     what: name,
-                },
-            });
+                }),
+            }
         }
         Ok(out)
     }
@@ -308,6 +313,22 @@ impl Repo {
         }
         out.sort();
         Ok(out)
+    }
+}
+
+/// Run one put-back; a failure is said as what was not put back, and the
+/// others still run.
+fn attempt(out: &mut Vec<PutBack>, what: &str, f: impl FnOnce() -> Result<Option<String>>) {
+    match f() {
+        Ok(None) => {}
+        Ok(Some(how)) => out.push(PutBack {
+            what: what.to_owned(),
+            how,
+        }),
+        Err(e) => out.push(PutBack {
+            what: what.to_owned(),
+            how: format!("NOT put back: {e:#}"),
+        }),
     }
 }
 
