@@ -242,9 +242,9 @@ fn other_sessions_branches_written_from_inside_are_put_back_and_real_updates_kep
     sessions_with_commits(&env, &["b", "c"]);
     env.git(&env.repo, &["config", "core.logAllRefUpdates", "false"])
         .ok();
-    sessions_with_commits(&env, &["d", "e", "f", "g"]);
+    sessions_with_commits(&env, &["d", "e", "f", "g", "h", "i"]);
     env.bullpen(&["spawn", "a", "--", "true"]).ok();
-    let before: Vec<String> = ["b", "c", "d", "e", "f"]
+    let before: Vec<String> = ["b", "c", "d", "e", "f", "h", "i"]
         .iter()
         .map(|id| tip(&env, id))
         .collect();
@@ -258,6 +258,8 @@ printf '%s\n' {main} | dd of="$refs/b" conv=notrunc 2>/dev/null && echo b-writte
 printf '%s\n' {main} > "$refs/c.new" && mv "$refs/c.new" "$refs/c" && echo c-renamed
 rm "$refs/d" && echo d-deleted
 : > "$refs/e.lock" && echo e-locked
+printf 'ref: refs/heads/main\n' > "$refs/h.new" && mv "$refs/h.new" "$refs/h" && echo h-symbolic
+printf 'garbage\n' > "$refs/i.new" && mv "$refs/i.new" "$refs/i" && echo i-garbage
 git -c core.logAllRefUpdates=false update-ref refs/heads/bullpen/f {main} 2>/dev/null && echo f-UPDATED || echo f-denied
 (: > {guard}) 2>/dev/null && echo guard-WRITTEN || echo guard-denied
 rm -f {marker} 2>/dev/null; test -e {marker} && echo marker-kept || echo marker-REMOVED
@@ -287,22 +289,27 @@ read x < {go}
     let run: Run = child.wait_with_output().expect("wait").into();
     assert_eq!(
         run.stdout,
-        "b-written\nc-renamed\nd-deleted\ne-locked\nf-denied\nguard-denied\nmarker-kept\n",
+        "b-written\nc-renamed\nd-deleted\ne-locked\nh-symbolic\ni-garbage\nf-denied\nguard-denied\n\
+         marker-kept\n",
         "{}",
         run.stderr
     );
     assert!(run.status.success(), "{}", run.stderr);
-    let after: Vec<String> = ["b", "c", "d", "e", "f"]
+    let after: Vec<String> = ["b", "c", "d", "e", "f", "h", "i"]
         .iter()
         .map(|id| tip(&env, id))
         .collect();
     assert_eq!(after, before, "{}", run.stderr);
     assert_eq!(tip(&env, "g"), g_after, "a real update stays");
+    env.git(&env.repo, &["symbolic-ref", "-q", "refs/heads/bullpen/h"])
+        .fails();
     assert!(!git.join("refs/heads/bullpen/e.lock").exists());
     for (branch, how) in [
         ("b", "put back at "),
         ("c", "put back at "),
         ("d", "put back at "),
+        ("h", "put back at "),
+        ("i", "put back at "),
     ] {
         assert_contains(
             &run.stderr,

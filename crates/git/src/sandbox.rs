@@ -98,11 +98,12 @@ impl Repo {
             }
             let log = self.common_dir().join("logs").join(&name);
             if !log.exists() {
-                std::fs::OpenOptions::new()
+                // One that cannot be made is judged without it (kept when it changes).
+                let _ = log.parent().map(std::fs::create_dir_all);
+                let _ = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(&log)
-                    .with_context(|| format!("cannot create the reflog {}", log.display()))?;
+                    .open(&log);
             }
             branches.insert(name, target.to_string());
         }
@@ -192,16 +193,15 @@ impl Repo {
     ) -> Result<Vec<PutBack>> {
         let first = self.branch_locks()?;
         let mut names: std::collections::BTreeSet<String> = made.branches.keys().cloned().collect();
-        let targets: std::collections::BTreeMap<String, Oid> = self
-            .ref_targets_with_prefix(BRANCHES)?
-            .into_iter()
-            .collect();
+        // Read as files, not through gix: what the run wrote may be no ref at
+        // all (a symbolic one, garbage), and is put back all the same.
+        let targets = self.branch_values()?;
         names.extend(targets.keys().cloned());
         let mut now = Vec::new();
         for name in names {
             let (reflog, reflog_last) = self.reflog_last(&name)?;
             now.push(BranchNow {
-                target: targets.get(&name).map(Oid::to_string),
+                target: targets.get(&name).cloned(),
                 reflog_last,
                 reflog,
                 // Asked only of a branch that is new since the start.
@@ -239,7 +239,17 @@ impl Repo {
                         .with_context(|| format!("{name}'s reflog names {to}, not a commit"))?;
                     let expect = match found.as_deref().map(str::parse::<Oid>) {
                         Some(Ok(f)) => Expect::At(f),
-                        Some(Err(_)) => bail!("{name} holds what is not a commit id"),
+                        Some(Err(_)) => {
+                            // Not a commit id (a symbolic ref, garbage): its
+                            // loose file goes; what is packed, if any, is the ref.
+                            let loose = self.common_dir().join(&name);
+                            std::fs::remove_file(&loose)
+                                .with_context(|| format!("cannot remove {}", loose.display()))?;
+                            match self.ref_target(&name)? {
+                                Some(packed) => Expect::At(packed),
+                                None => Expect::Absent,
+                            }
+                        }
                         None => Expect::Absent,
                     };
                     self.update_ref(
@@ -268,6 +278,58 @@ impl Repo {
                     ),
                     what: name,
                 }),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every branch under `refs/heads/bullpen/` and what it holds: its loose
+    /// file's content, trimmed (a commit id, or whatever else is there), else
+    /// its value in `packed-refs`.
+    fn branch_values(&self) -> Result<std::collections::BTreeMap<String, String>> {
+        let mut out = std::collections::BTreeMap::new();
+        let packed = self.common_dir().join("packed-refs");
+        match std::fs::read(&packed) {
+            Ok(text) => {
+                for line in text.split(|b| *b == b'\n') {
+                    let line = String::from_utf8_lossy(line);
+                    if let Some((oid, name)) = line.split_once(' ') {
+                        if name.starts_with(BRANCHES) && !oid.starts_with('#') {
+                            out.insert(name.to_owned(), oid.to_owned());
+                        }
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", packed.display())),
+        }
+        let mut dirs = vec![self.common_dir().join(BRANCHES)];
+        while let Some(dir) = dirs.pop() {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e).with_context(|| format!("cannot list {}", dir.display())),
+            };
+            for entry in entries {
+                let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+                let path = entry.path();
+                let kind = entry
+                    .file_type()
+                    .with_context(|| format!("cannot look at {}", path.display()))?;
+                if kind.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let name = path
+                    .strip_prefix(self.common_dir())
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if name.ends_with(".lock") || !kind.is_file() {
+                    continue;
+                }
+                let text = std::fs::read(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                out.insert(name, String::from_utf8_lossy(&text).trim().to_owned());
             }
         }
         Ok(out)
