@@ -35,6 +35,7 @@ mod records;
 pub mod remote;
 mod resolve;
 mod sandbox;
+mod sandbox_guard;
 mod shared;
 mod status;
 pub mod store;
@@ -55,7 +56,7 @@ pub use content::{Content, ContentQuery, IntegrationRef};
 pub use env::GitEnv;
 pub use notes::NotesMerge;
 pub use resolve::Unresolved;
-pub use sandbox::PutBack;
+pub use sandbox_guard::PutBack;
 pub use status::{NestedTarget, StatusMap};
 
 use discover::{canonical_or_self, common_dir_of};

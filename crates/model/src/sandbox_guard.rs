@@ -6,7 +6,7 @@
 //! commit elsewhere), and the other sessions' branches (the files of
 //! `refs/heads/bullpen/` are all writable to it). `run::sandbox_guard` keeps
 //! the guard in the session's local state (`sandbox.json`), which the sandbox
-//! cannot write; `git::sandbox` gathers and acts.
+//! cannot write; `git::sandbox_guard` gathers and acts.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
