@@ -23,6 +23,9 @@ impl<'ui> Ctx<'ui> {
     pub fn discover(cwd: &Path, ui: &'ui Ui) -> Result<Ctx<'ui>> {
         let ctx = Ctx::discover_records(cwd, ui)?;
         ctx.repo.require_worktree()?;
+        // A sandboxed run killed with its bullpen is settled by the next
+        // command that works in the repository (`run::sandbox_guard`).
+        crate::run::sandbox_guard::sweep(&ctx);
         Ok(ctx)
     }
 

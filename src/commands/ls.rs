@@ -163,6 +163,10 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if let Some(remote) = &args.remote {
         return run_remote(&ctx, remote.as_ref(), &args);
     }
+    if args.status {
+        // Status reads the worktrees: a killed sandboxed run is settled first.
+        crate::run::sandbox_guard::sweep(&ctx);
+    }
     // What the records and branches say, kept between listings (see
     // `git::cache`); only a full listing rewrites it, with what it used.
     let mut cache = if args.ids.is_empty() {

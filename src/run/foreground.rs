@@ -49,6 +49,9 @@ pub fn run_foreground(
     // concurrent starts only one runs, and the record names the command's pid
     // before it runs.
     let gated = gate::start_gated(&spec, Attach::Terminal, |pid| {
+        if let Some(s) = &sandbox {
+            s.forked(ctx, pid)?;
+        }
         claim(
             ctx,
             &stored,
@@ -65,12 +68,18 @@ pub fn run_foreground(
     })?;
     let _interrupts = gated.interrupts;
     let (running, mut child) = match (gated.admitted, gated.child) {
-        (Some(running), Ok(child)) => (running, child),
+        (Some(running), Ok(child)) => {
+            if let Some(s) = &sandbox {
+                s.running();
+            }
+            (running, child)
+        }
         (Some(running), Err(e)) => {
             // Claimed, but the command could not be executed: like a shell, say
             // why and exit 127 (not found) or 126 (recorded as such).
             ctx.ui.error(&e);
             let code = crate::model::exit::of_exec_failure(&e);
+            end_sandbox(ctx, sandbox);
             finish(ctx, &running, Exit::now(Some(code), None), State::Exited)?;
             return Ok(code);
         }
@@ -90,8 +99,17 @@ pub fn run_foreground(
         .context("cannot wait for the session's command")?;
     let (code, signal) = gate::split_status(status);
     let exit = Exit::now(code, signal);
+    // Before the end is recorded: the notes go on the branches as they were.
+    end_sandbox(ctx, sandbox);
     finish(ctx, &running, exit.clone(), State::Exited)?;
     Ok(exit.shell_status())
+}
+
+/// A sandboxed run has ended: put back what it must not have changed.
+fn end_sandbox(ctx: &Ctx, sandbox: Option<super::sandbox::Sandbox>) {
+    if let Some(s) = sandbox {
+        s.end(ctx);
+    }
 }
 
 /// The record of a foreground run: the command, and this bullpen process as its

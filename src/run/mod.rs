@@ -18,6 +18,7 @@ pub mod notify;
 pub mod pty;
 pub mod relay;
 pub mod sandbox;
+pub mod sandbox_guard;
 pub mod screen;
 pub mod setup;
 pub mod sizes;

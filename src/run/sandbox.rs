@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use crate::context::Ctx;
 use crate::model::agent::AgentName;
 use crate::model::sandbox::{self, Applied, Mode, Places, Root, REQUIRED_ABI};
+use crate::model::sandbox_guard::Guard;
 use crate::model::{config, Error, Record, SessionId};
 use crate::sys::landlock;
 use crate::trust::decide::Runnable;
@@ -72,16 +73,56 @@ pub fn warn_unenforced(ctx: &Ctx, mode: Mode) {
     }
 }
 
-/// A run's sandbox, ready for the gate. The private temporary directory goes
-/// when this is dropped (after the run).
+/// A run's sandbox, ready for the gate, with its guard (`run::sandbox_guard`).
+/// [`Sandbox::end`] settles the run and removes its private temporary
+/// directory; dropped without it before the command was forked, it removes
+/// both (nothing ran); after, they are left for the next command to settle.
 pub struct Sandbox {
     pub roots: Vec<Root>,
     pub applied: Applied,
     landlock: Option<OwnedFd>,
-    tmp: tempfile::TempDir,
+    tmp: PathBuf,
+    id: SessionId,
+    guard: Guard,
+    /// Paths to remove when dropped before the command was forked.
+    unused: std::cell::Cell<Option<[PathBuf; 3]>>,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some([tmp, guard, marker]) = self.unused.take() {
+            let _ = std::fs::remove_dir_all(tmp);
+            let _ = std::fs::remove_file(guard);
+            let _ = std::fs::remove_file(marker);
+        }
+    }
 }
 
 impl Sandbox {
+    /// The command is forked as `pid`, held at the gate: the guard names it
+    /// (a failure here runs nothing).
+    pub fn forked(&self, ctx: &Ctx, pid: u32) -> Result<()> {
+        super::sandbox_guard::forked(ctx, &self.id, &self.guard, pid)
+    }
+
+    /// The command runs (its claim landed): from here on the guard stays
+    /// until the run is settled.
+    pub fn running(&self) {
+        self.unused.set(None);
+    }
+
+    /// Put back what the run changed that it must not have (again at [`Sandbox::end`]).
+    pub fn settle(&self, ctx: &Ctx) {
+        super::sandbox_guard::settle(ctx, &self.id, &self.guard);
+    }
+
+    /// The run and what it left are over: settle, remove the private
+    /// temporary directory, forget the guard.
+    pub fn end(self, ctx: &Ctx) {
+        self.unused.set(None);
+        super::sandbox_guard::end(ctx, &self.id, &self.guard);
+    }
+
     /// The ruleset descriptor the gate applies (none: best-effort without Landlock).
     pub fn landlock_fd(&self) -> Option<RawFd> {
         self.landlock.as_ref().map(|fd| fd.as_raw_fd())
@@ -92,7 +133,7 @@ impl Sandbox {
     pub fn env(&self) -> Vec<(&'static str, OsString)> {
         let existing = std::env::var(config::ENV_CONFIG_PARAMETERS).ok();
         vec![
-            (config::ENV_TMPDIR, self.tmp.path().as_os_str().to_owned()),
+            (config::ENV_TMPDIR, self.tmp.as_os_str().to_owned()),
             (
                 config::ENV_CONFIG_PARAMETERS,
                 sandbox::config_parameters(existing.as_deref()).into(),
@@ -141,6 +182,13 @@ pub fn prepare(ctx: &Ctx, record: &Record, mode: Mode) -> Result<Option<Sandbox>
         0 => None,
         abi => Some(landlock::prepare(&roots, abi, &test_drops())?),
     };
+    let made = ctx
+        .repo
+        .sandbox_made(&record.id, &places.worktree, &places.admin)?;
+    let guard = super::sandbox_guard::start(ctx, &record.id, tmp.path(), made)?;
+    let tmp = tmp.keep();
+    let [guard_file, marker] = super::sandbox_guard::files(ctx, &record.id);
+    let unused = [tmp.clone(), guard_file, marker];
     warn_unenforced(ctx, mode);
     let applied = Applied {
         enforcement: match (&landlock, seatbelt) {
@@ -158,6 +206,9 @@ pub fn prepare(ctx: &Ctx, record: &Record, mode: Mode) -> Result<Option<Sandbox>
         applied,
         landlock,
         tmp,
+        id: record.id.clone(),
+        guard,
+        unused: std::cell::Cell::new(Some(unused)),
     }))
 }
 

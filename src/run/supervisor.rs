@@ -188,6 +188,11 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     let left = leftovers(&ctx, &req.id, me);
     // The relay has copied all the command's output: the end line comes after it.
     end_line(&ctx, &running.record.id, &exit, began.elapsed());
+    // Put back what the run must not have changed before the end is recorded
+    // (again once what it left behind has ended too).
+    if let Some(s) = &sandbox {
+        s.settle(&ctx);
+    }
     let recorded = finish(&ctx, &running, exit.clone(), State::Exited);
     relay::farewell(ended.client, &exit);
     if let Err(e) = Local::of(&ctx.layout, &req.id).remove_attached() {
@@ -196,7 +201,9 @@ pub fn supervise(req: Request, cwd: &Path, ui: &Ui) -> Result<i32> {
     if !left.is_empty() {
         linger(&ctx, &req.id, &left);
     }
-    drop(sandbox);
+    if let Some(s) = sandbox {
+        s.end(&ctx);
+    }
     recorded?;
     Ok(0)
 }
@@ -345,6 +352,9 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     };
     let socket_str = socket_path.to_string_lossy().into_owned();
     let gated = gate::start_gated(&spec, Attach::Pty(pty.slave.as_raw_fd()), |pid| {
+        if let Some(s) = &sandbox {
+            s.forked(&ctx, pid)?;
+        }
         let ident = procfs::identity(pid);
         let proc_rec = Process {
             pid,
@@ -376,21 +386,29 @@ fn start<'ui>(req: &Request, cwd: &Path, ui: &'ui Ui) -> Result<Started<'ui>> {
     // has closed it, reading the master says so.
     drop(pty.slave);
     match (gated.admitted, gated.child) {
-        (Some(running), Ok(child)) => Ok(Started {
-            ctx,
-            running,
-            // Waited for by the relay (waitpid), not through `child`.
-            pid: child.id(),
-            master: pty.master,
-            listener,
-            socket: socket_file,
-            tty,
-            sandbox,
-        }),
+        (Some(running), Ok(child)) => {
+            if let Some(s) = &sandbox {
+                s.running();
+            }
+            Ok(Started {
+                ctx,
+                running,
+                // Waited for by the relay (waitpid), not through `child`.
+                pid: child.id(),
+                master: pty.master,
+                listener,
+                socket: socket_file,
+                tty,
+                sandbox,
+            })
+        }
         (Some(running), Err(e)) => {
             // Claimed, but the command could not be executed: a shell says 127
             // (not found) or 126.
             let code = crate::model::exit::of_exec_failure(&e);
+            if let Some(s) = sandbox {
+                s.end(&ctx);
+            }
             if let Err(undo) = finish(&ctx, &running, Exit::now(Some(code), None), State::Exited) {
                 ui.warn(format!("{undo:#}"));
             }

@@ -45,6 +45,7 @@ mod reuse;
 mod rules;
 mod run_leftovers;
 mod sandbox;
+mod sandbox_escape;
 mod screen;
 mod screen_more;
 mod screen_replay;

@@ -117,7 +117,16 @@ impl Repo {
         let dir = dir.unwrap_or(self.main_worktree());
         let argv = argv_of(args);
         let mut cmd = std::process::Command::new(&self.git);
-        cmd.arg("-C").arg(dir).args(args).env("LC_ALL", "C");
+        cmd.arg("-C").arg(dir);
+        // What git would run from the configuration of where it runs (`pinned.rs`).
+        let elsewhere = dir != self.main_worktree();
+        for pin in super::pinned::ALWAYS
+            .iter()
+            .chain(super::pinned::ELSEWHERE.iter().filter(|_| elsewhere))
+        {
+            cmd.arg("-c").arg(pin);
+        }
+        cmd.args(args).env("LC_ALL", "C");
         for (k, v) in env {
             cmd.env(k, v);
         }

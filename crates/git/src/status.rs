@@ -336,7 +336,7 @@ pub(super) fn dirt_of(
     overrides.push("core.trustctime=true".into());
     overrides.push("core.checkStat=default".into());
     overrides.push("gitoxide.core.useNsec=true".into());
-    let options = gix::open::Options::default().cli_overrides(overrides);
+    let options = super::pinned::gix_options(overrides);
     let mut repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",
@@ -502,7 +502,7 @@ pub(super) fn tracked_dirs_at(
     worktree: &Path,
     cli_config: &[gix::bstr::BString],
 ) -> Result<Vec<PathBuf>> {
-    let options = gix::open::Options::default().cli_overrides(cli_config.to_vec());
+    let options = super::pinned::gix_options(cli_config.to_vec());
     let repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
             "could not open the worktree {} with gix",

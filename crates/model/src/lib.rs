@@ -26,6 +26,7 @@ pub mod record;
 pub mod refspec;
 pub mod remote;
 pub mod sandbox;
+pub mod sandbox_guard;
 pub mod status;
 pub mod suggest;
 pub mod time;
