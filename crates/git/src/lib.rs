@@ -32,6 +32,7 @@ mod nested;
 mod notes;
 mod records;
 pub mod remote;
+pub mod remote_cache;
 mod resolve;
 mod sandbox;
 mod shared;

@@ -37,6 +37,15 @@ enum Pushing {
     NoAtomic,
 }
 
+/// A ref that `git fetch` changed, as its `--porcelain` output says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchedRef {
+    /// git's flag: ` ` fast-forward, `+` forced, `-` pruned, `*` new, `!` rejected.
+    pub flag: char,
+    /// The local ref (`refs/bullpen/incoming/origin/sessions/x`).
+    pub name: String,
+}
+
 /// One change of a ref transaction: `new: None` deletes.
 #[derive(Clone, Debug)]
 pub struct RefChange {
@@ -99,29 +108,50 @@ impl Repo {
             .collect()
     }
 
-    /// `git fetch --prune --no-tags <remote> <refspecs>`: quietly (bullpen says
-    /// what arrived), without touching `FETCH_HEAD` (the user's own) or
-    /// submodules. `--refmap=` (empty): git writes only the destinations of
-    /// `refspecs`; without it, it also maps every ref it fetches through the
-    /// remote's configured `remote.<name>.fetch`, which for a mirror
-    /// (`+refs/*:refs/*`) or `+refs/notes/*:refs/notes/*` would force the
-    /// remote's records and notes over this clone's own.
-    pub fn fetch_refspecs_from(&self, remote: &str, refspecs: &[String]) -> Result<()> {
-        let mut args: Vec<&std::ffi::OsStr> = [
-            "fetch",
-            "--quiet",
-            "--prune",
-            "--no-tags",
-            "--refmap=",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            remote,
-        ]
-        .into_iter()
-        .map(std::ffi::OsStr::new)
-        .collect();
-        args.extend(refspecs.iter().map(std::ffi::OsStr::new));
-        self.run_git_env(None, &args, &[]).map(drop)
+    /// `git fetch --prune --no-tags <remote> <refspecs>`, git's own report on
+    /// stdout (`--porcelain`; bullpen says what arrived), without touching
+    /// `FETCH_HEAD` (the user's own) or submodules. `--refmap=` (empty): git
+    /// writes only the destinations of `refspecs`; without it, it also maps
+    /// every ref it fetches through the remote's configured
+    /// `remote.<name>.fetch`, which for a mirror (`+refs/*:refs/*`) or
+    /// `+refs/notes/*:refs/notes/*` would force the remote's records and notes
+    /// over this clone's own. The refs git changed, or `None` from a git too
+    /// old to say (before 2.41: then fetched again quietly, as before).
+    pub fn fetch_refspecs_from(
+        &self,
+        remote: &str,
+        refspecs: &[String],
+    ) -> Result<Option<Vec<FetchedRef>>> {
+        let run = |report: &str| {
+            let mut args: Vec<&std::ffi::OsStr> = [
+                "fetch",
+                report,
+                "--prune",
+                "--no-tags",
+                "--refmap=",
+                "--no-write-fetch-head",
+                "--no-recurse-submodules",
+                remote,
+            ]
+            .into_iter()
+            .map(std::ffi::OsStr::new)
+            .collect();
+            args.extend(refspecs.iter().map(std::ffi::OsStr::new));
+            self.run_git_env(None, &args, &[])
+        };
+        match run("--porcelain") {
+            Ok(stdout) => Ok(Some(parse_fetch_porcelain(&String::from_utf8_lossy(
+                &stdout,
+            )))),
+            Err(e)
+                if e.downcast_ref::<GitFailed>().is_some_and(|f| {
+                    f.code == Some(129) && f.stderr.contains("unknown option `porcelain'")
+                }) =>
+            {
+                run("--quiet").map(|_| None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `git push --porcelain --atomic <remote> <refspecs>`, never forced (no
@@ -365,6 +395,23 @@ impl Repo {
     }
 }
 
+/// Pure: the refs of `git fetch --porcelain`'s output: `<flag> <old> <new> <ref>`.
+fn parse_fetch_porcelain(stdout: &str) -> Vec<FetchedRef> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut chars = line.chars();
+            let flag = chars.next()?;
+            let mut parts = chars.as_str().strip_prefix(' ')?.splitn(3, ' ');
+            let (_old, _new, name) = (parts.next()?, parts.next()?, parts.next()?);
+            Some(FetchedRef {
+                flag,
+                name: name.to_owned(),
+            })
+        })
+        .collect()
+}
+
 /// Pure: the `remote: ` lines of git's stderr, without the prefix and git's padding.
 fn remote_lines(stderr: &str) -> Vec<String> {
     stderr
@@ -408,6 +455,29 @@ mod tests {
                       remote: \n\
                       error: failed to push some refs to '../r.git'\n";
         assert_eq!(remote_lines(stderr), ["notes are not accepted here"]);
+    }
+
+    #[test]
+    fn fetch_porcelain_is_read_per_ref() {
+        let z = "0".repeat(40);
+        let a = "a".repeat(40);
+        let out = format!(
+            "* {z} {a} refs/bullpen/incoming/o/sessions/x\n\
+             - {a} {z} refs/bullpen/incoming/o/sessions/y\n\
+             + {a} {a} refs/remotes/o/bullpen/x\n"
+        );
+        let got: Vec<(char, String)> = parse_fetch_porcelain(&out)
+            .into_iter()
+            .map(|r| (r.flag, r.name))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ('*', "refs/bullpen/incoming/o/sessions/x".to_owned()),
+                ('-', "refs/bullpen/incoming/o/sessions/y".to_owned()),
+                ('+', "refs/remotes/o/bullpen/x".to_owned()),
+            ]
+        );
     }
 
     #[test]
