@@ -69,7 +69,10 @@ fn a_record_changed_behind_the_caches_back_is_checked() {
     let m = fetched_and_listed();
     let (env, b) = (&m.env, &m.b);
     let tracking = |id: &str| format!("refs/bullpen/remotes/origin/sessions/{id}");
-    let good_json = b.git_out(env, &["show", &format!("{}:session.json", tracking("good"))]);
+    let good_json = b.git_out(
+        env,
+        &["show", &format!("{}:session.json", tracking("good"))],
+    );
 
     // A record of another id, which the cache holds as checked for that id.
     let other = b.git_out(env, &["rev-parse", &tracking("other")]);
@@ -179,9 +182,17 @@ fn a_fetch_stopped_after_git_fetch_leaves_the_next_to_check_everything() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(run.status.signal(), Some(9), "{}", run.stderr);
     assert!(
-        m.b.git(&m.env, &["rev-parse", "-q", "--verify", "refs/bullpen/incoming/origin/sessions/y"])
-            .status
-            .success(),
+        m.b.git(
+            &m.env,
+            &[
+                "rev-parse",
+                "-q",
+                "--verify",
+                "refs/bullpen/incoming/origin/sessions/y"
+            ]
+        )
+        .status
+        .success(),
         "git fetch brought y"
     );
     m.b.path_prefix = None;

@@ -43,13 +43,22 @@ fn header() -> String {
     )
 }
 
+/// Where an entry's text is: a range of the file as read, or one added since.
+#[derive(Clone)]
+enum Text {
+    InFile(std::ops::Range<usize>),
+    Added(String),
+}
+
 #[derive(Default)]
 pub struct RemoteCache {
     /// Where it is written; `None`: never (a bare repository, no key).
     path: Option<PathBuf>,
     key: Option<[u8; 16]>,
+    /// The file as read: the entries below point into it.
+    text: String,
     /// Record commit -> the session id it was checked for and its record as JSON.
-    records: HashMap<Oid, (String, String)>,
+    records: HashMap<Oid, (Text, Text)>,
     /// (tip, base) -> commits on tip that base lacks.
     ahead: HashMap<(Oid, Oid), usize>,
     used_records: HashSet<Oid>,
@@ -86,10 +95,10 @@ impl RemoteCache {
     /// before. A record of a newer schema than this build reads counts as absent.
     pub fn checked(&mut self, id: &SessionId, commit: Oid) -> Option<Record> {
         let (for_id, json) = self.records.get(&commit)?;
-        if for_id != id.as_str() {
+        if self.text(for_id) != id.as_str() {
             return None;
         }
-        let record: Record = serde_json::from_str(json).ok()?;
+        let record: Record = serde_json::from_str(self.text(json)).ok()?;
         if record.schema > crate::model::record::SCHEMA || &record.id != id {
             return None;
         }
@@ -103,9 +112,17 @@ impl RemoteCache {
             return;
         }
         if let Ok(json) = serde_json::to_string(record) {
-            self.records.insert(commit, (id.to_string(), json));
+            self.records
+                .insert(commit, (Text::Added(id.to_string()), Text::Added(json)));
             self.used_records.insert(commit);
             self.added = true;
+        }
+    }
+
+    fn text<'a>(&'a self, t: &'a Text) -> &'a str {
+        match t {
+            Text::InFile(range) => self.text.get(range.clone()).unwrap_or_default(),
+            Text::Added(s) => s,
         }
     }
 
@@ -141,20 +158,20 @@ impl RemoteCache {
             64 + self
                 .records
                 .values()
-                .map(|(id, json)| id.len() + json.len() + 46)
+                .map(|(id, json)| self.text(id).len() + self.text(json).len() + 46)
                 .sum::<usize>()
                 + self.ahead.len() * 100,
         );
         out.push_str(&header());
         out.push('\n');
-        let mut records: Vec<(&Oid, &(String, String))> = self
+        let mut records: Vec<(&Oid, &(Text, Text))> = self
             .records
             .iter()
             .filter(|(c, _)| !prune || self.used_records.contains(c))
             .collect();
         records.sort_by_key(|(c, _)| **c);
         for (commit, (id, json)) in records {
-            let _ = writeln!(out, "f {commit} {id} {json}");
+            let _ = writeln!(out, "f {commit} {} {}", self.text(id), self.text(json));
         }
         let mut ahead: Vec<(&(Oid, Oid), &usize)> = self
             .ahead
@@ -218,18 +235,26 @@ fn parse(key: &[u8; 16], bytes: Vec<u8>) -> Option<RemoteCache> {
     if tag != mac(key, body.as_bytes()) {
         return None;
     }
-    let mut lines = body.lines();
-    if lines.next()? != header() {
+    let mut lines = body.split_inclusive('\n');
+    if lines.next()?.strip_suffix('\n')? != header() {
         return None;
     }
     let mut cache = RemoteCache::default();
+    let mut at = header().len() + 1;
     for line in lines {
+        let start = at;
+        at += line.len();
+        let line = line.strip_suffix('\n')?;
+        // Where a part of `line` is in the file.
+        let range = |part: &str| {
+            let from = start + (part.as_ptr() as usize - line.as_ptr() as usize);
+            from..from + part.len()
+        };
         let mut parts = line.splitn(4, ' ');
         match (parts.next()?, parts.next()?, parts.next()?, parts.next()) {
             ("f", commit, id, Some(json)) => {
-                cache
-                    .records
-                    .insert(commit.parse().ok()?, (id.to_owned(), json.to_owned()));
+                let entry = (Text::InFile(range(id)), Text::InFile(range(json)));
+                cache.records.insert(commit.parse().ok()?, entry);
             }
             ("a", tip, base, Some(n)) => {
                 cache
@@ -239,6 +264,7 @@ fn parse(key: &[u8; 16], bytes: Vec<u8>) -> Option<RemoteCache> {
             _ => return None,
         }
     }
+    cache.text = text;
     Some(cache)
 }
 
@@ -270,13 +296,19 @@ mod tests {
             ..RemoteCache::default()
         };
         c.put_ahead(oid('a'), oid('b'), 3);
-        c.records
-            .insert(oid('c'), ("x".into(), "{\"schema\":1}".into()));
+        c.records.insert(
+            oid('c'),
+            (
+                Text::Added("x".into()),
+                Text::Added("{\"schema\":1}".into()),
+            ),
+        );
         c.used_records.insert(oid('c'));
         let text = saved(c, dir.path());
         let back = parse(&key, text.clone().into_bytes()).unwrap();
         assert_eq!(back.ahead.get(&(oid('a'), oid('b'))), Some(&3));
-        assert_eq!(back.records[&oid('c')].0, "x");
+        assert_eq!(back.text(&back.records[&oid('c')].0), "x");
+        assert_eq!(back.text(&back.records[&oid('c')].1), "{\"schema\":1}");
         for cut in 1..text.len() {
             assert!(
                 parse(&key, text.as_bytes()[..cut].to_vec()).is_none(),
