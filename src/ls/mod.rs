@@ -87,12 +87,22 @@ pub fn remote_rows(
         // Every tracked branch in one listing, rather than one lookup each,
         // when that is cheaper.
         let tips: HashMap<String, Oid> = match &branches {
-            Some((pattern, _)) if f.records.len() > 16 => pattern
-                .split_once('*')
-                .and_then(|(prefix, _)| ctx.repo.ref_targets_with_prefix(prefix).ok())
-                .unwrap_or_default()
-                .into_iter()
-                .collect(),
+            Some((pattern, _)) if f.records.len() > 16 => match pattern.split_once('*') {
+                Some((dir, _)) if dir.ends_with('/') => ctx
+                    .repo
+                    .ref_ids_under(dir)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|(name, target)| Some((name, target?)))
+                    .collect(),
+                Some((prefix, _)) => ctx
+                    .repo
+                    .ref_targets_with_prefix(prefix)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
+                None => HashMap::new(),
+            },
             _ => HashMap::new(),
         };
         for s in f.records {

@@ -252,11 +252,11 @@ fn sync_records(ctx: &Ctx, f: &mut Fetched) -> Result<()> {
     let incoming_prefix = f.remote.incoming_prefix();
     let tracking_prefix = f.remote.tracking_prefix();
     let mut pairs: std::collections::BTreeMap<String, Pair> = Default::default();
-    for (refname, target) in repo.ref_ids_with_prefix(&incoming_prefix)? {
+    for (refname, target) in repo.ref_ids_under(&incoming_prefix)? {
         let name = refname.strip_prefix(&incoming_prefix).unwrap_or(&refname);
         pairs.entry(name.to_owned()).or_default().incoming = Some(target);
     }
-    for (refname, target) in repo.ref_ids_with_prefix(&tracking_prefix)? {
+    for (refname, target) in repo.ref_ids_under(&tracking_prefix)? {
         if let Some(name) = refname.strip_prefix(&tracking_prefix) {
             pairs.entry(name.to_owned()).or_default().tracking = Some(target);
         }

@@ -314,7 +314,7 @@ pub fn load_remotes(
 ) -> Result<Vec<FetchedRecords>> {
     let prefix = only.map_or_else(|| REMOTES_PREFIX.to_owned(), RemoteName::tracking_prefix);
     let mut out: Vec<FetchedRecords> = Vec::new();
-    for (refname, target) in repo.ref_ids_with_prefix(&prefix)? {
+    for (refname, target) in repo.ref_ids_under(&prefix)? {
         let Some((remote, rest)) = refname
             .strip_prefix(REMOTES_PREFIX)
             .and_then(|r| r.split_once('/'))
