@@ -279,53 +279,29 @@ impl Repo {
 
     /// [`Repo::ref_ids_with_prefix`] for the refs under the directory `prefix`
     /// (ending in `/`), read as git reads them but with fewer calls: each loose
-    /// ref file opened and read once (gix also stats it, reads twice and
-    /// re-checks `packed-refs` per ref: at 2,000 fetched refs that was most of a
-    /// `fetch` with nothing new), then the packed ones no loose one shadows.
+    /// ref file opened relative to its directory and read once
+    /// (`sys::small_files`; gix looks up its whole path, stats it, reads twice
+    /// and re-checks `packed-refs` per ref: at 2,000 fetched refs that was most
+    /// of a `fetch` with nothing new), then the packed ones no loose one shadows.
     /// A lock file is no ref; a loose ref that does not parse is an error, as in git.
     pub fn ref_ids_under(&self, prefix: &str) -> Result<Vec<(String, Option<Oid>)>> {
-        use std::io::Read as _;
         let mut out: Vec<(String, Option<Oid>)> = Vec::new();
         let mut dirs = vec![prefix.to_owned()];
-        let mut buf = Vec::with_capacity(128);
         while let Some(dir) = dirs.pop() {
             let path = self.common_dir.join(&dir);
-            let entries = match std::fs::read_dir(&path) {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    return Err(e).with_context(|| format!("could not list {}", path.display()))
-                }
+            let Some(listed) = crate::sys::small_files::read(&path, 4096)
+                .with_context(|| format!("could not list {}", path.display()))?
+            else {
+                continue;
             };
-            for entry in entries {
-                let entry = entry.with_context(|| format!("could not list {}", path.display()))?;
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
+            dirs.extend(listed.dirs.iter().map(|d| format!("{dir}{d}/")));
+            for (name, bytes) in listed.files {
                 let full = format!("{dir}{name}");
-                let kind = entry
-                    .file_type()
-                    .with_context(|| format!("could not read {full}"))?;
-                if kind.is_dir() {
-                    dirs.push(format!("{full}/"));
-                    continue;
-                }
-                if !kind.is_file()
-                    || name.ends_with(".lock")
-                    || gix::refs::FullName::try_from(full.as_str()).is_err()
+                if name.ends_with(".lock") || gix::refs::FullName::try_from(full.as_str()).is_err()
                 {
                     continue;
                 }
-                buf.clear();
-                match std::fs::File::open(entry.path())
-                    .and_then(|f| f.take(4096).read_to_end(&mut buf))
-                {
-                    Ok(_) => {}
-                    // Deleted since it was listed.
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(e).with_context(|| format!("could not read ref {full}")),
-                }
-                let text = std::str::from_utf8(&buf).unwrap_or_default().trim_end();
+                let text = std::str::from_utf8(&bytes).unwrap_or_default().trim_end();
                 let target = match text.strip_prefix("ref:") {
                     Some(_) => None,
                     None => Some(
