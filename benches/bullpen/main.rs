@@ -58,6 +58,10 @@ const SPAWN_AT_N_BUDGET: f64 = 1.05;
 const COMPLETE_MS_BUDGET: f64 = 10.0;
 const GC_BUDGET: f64 = 1.5;
 const PEAK_MIB_BUDGET: f64 = 64.0;
+/// Issue 27: `ls --remote` against `git for-each-ref` over the same refs, and a
+/// `fetch` + `ls --remote` with nothing new against `git fetch`, at 1,000 sessions.
+const REMOTE_LS_BUDGET: f64 = 2.0;
+const REMOTE_FETCH_BUDGET: f64 = 1.5;
 
 struct Config {
     quick: bool,
@@ -885,6 +889,7 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
     ];
     let s = compare(&warm, cfg.runs_ls, true, errlog);
     let fixture = format!("N={n} sessions on the remote, up to date");
+    let at_1000 = n >= 1000;
     report.time(TimeRow {
         what: "`fetch` + `ls --remote` vs `git fetch` of the same refs".into(),
         fixture: fixture.clone(),
@@ -892,7 +897,7 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
         baseline: s.median(0),
         bullpen_cpu: s.median_cpu(1),
         baseline_cpu: s.median_cpu(0),
-        budget: None,
+        budget: at_1000.then_some(REMOTE_FETCH_BUDGET),
     });
     report.time(TimeRow {
         what: "`ls --remote` vs `git for-each-ref refs/bullpen/remotes/`".into(),
@@ -901,8 +906,27 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
         baseline: s.median(3),
         bullpen_cpu: s.median_cpu(2),
         baseline_cpu: s.median_cpu(3),
-        budget: None,
+        budget: at_1000.then_some(REMOTE_LS_BUDGET),
     });
+    if at_1000 {
+        let ratio =
+            |a: usize, b: usize| s.median(a).as_secs_f64() / s.median(b).as_secs_f64().max(1e-9);
+        let (f, l) = (ratio(1, 0), ratio(2, 3));
+        report.target(
+            format!(
+                "`fetch` + `ls --remote`, nothing new, ≤ {REMOTE_FETCH_BUDGET}× `git fetch` [{fixture}]"
+            ),
+            format!("{f:.2}× ({} vs {})", ms(s.median(1)), ms(s.median(0))),
+            f <= REMOTE_FETCH_BUDGET,
+        );
+        report.target(
+            format!(
+                "`ls --remote` ≤ {REMOTE_LS_BUDGET}× `git for-each-ref refs/bullpen/remotes/` [{fixture}]"
+            ),
+            format!("{l:.2}× ({} vs {})", ms(s.median(2)), ms(s.median(3))),
+            l <= REMOTE_LS_BUDGET,
+        );
+    }
     report.samples(&fixture, &warm, &s);
 
     // push: every session new on a fresh remote (made untimed before each sample,

@@ -97,23 +97,25 @@ impl Layout {
 
 /// Pure: the narrowest an id column may be: for each id its shortest prefix that
 /// no other id starts with, plus the `…` (an id that is another's prefix whole).
+/// The ids sorted, each one's longest common prefix with any other is the
+/// longer of those with its neighbours: O(n log n), not a scan of all pairs
+/// (1,000 fetched sessions made the scan a tenth of `ls --remote`).
 pub fn unique_width(ids: &[&str]) -> usize {
-    ids.iter()
-        .map(|id| {
-            let chars: Vec<char> = id.chars().collect();
-            let others: Vec<&str> = ids.iter().copied().filter(|o| o != id).collect();
-            let mut prefix = String::new();
-            for (n, c) in chars.iter().enumerate() {
-                prefix.push(*c);
-                if !others.iter().any(|o| o.starts_with(&prefix)) {
-                    return if n + 1 == chars.len() {
-                        id.width()
-                    } else {
-                        prefix.width() + 1
-                    };
-                }
+    let mut sorted: Vec<&str> = ids.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let common = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    (0..sorted.len())
+        .map(|i| {
+            let id = sorted[i];
+            let before = i.checked_sub(1).map_or(0, |j| common(sorted[j], id));
+            let after = sorted.get(i + 1).map_or(0, |next| common(id, next));
+            let needed = before.max(after) + 1;
+            match id.char_indices().nth(needed) {
+                // The whole id is needed, or it is another's prefix.
+                None => id.width(),
+                Some((end, _)) => id[..end].width() + 1,
             }
-            id.width()
         })
         .max()
         .unwrap_or(0)
@@ -432,6 +434,51 @@ mod tests {
         assert_eq!(unique_width(&["fix", "fix-login"]), 5);
         assert_eq!(unique_width(&["alone"]), 2);
         assert_eq!(unique_width(&[]), 0);
+    }
+
+    /// The sorted form answers as the scan of all pairs did, duplicates,
+    /// prefixes and wide characters included.
+    #[test]
+    fn unique_width_is_the_scan_of_all_pairs() {
+        fn scan(ids: &[&str]) -> usize {
+            ids.iter()
+                .map(|id| {
+                    let chars: Vec<char> = id.chars().collect();
+                    let mut prefix = String::new();
+                    for (n, c) in chars.iter().enumerate() {
+                        prefix.push(*c);
+                        if !ids.iter().any(|o| o != id && o.starts_with(&prefix)) {
+                            return match n + 1 == chars.len() {
+                                true => id.width(),
+                                false => prefix.width() + 1,
+                            };
+                        }
+                    }
+                    id.width()
+                })
+                .max()
+                .unwrap_or(0)
+        }
+        let words = [
+            "a",
+            "ab",
+            "abc",
+            "b",
+            "ba",
+            "fix",
+            "fix-l",
+            "x\u{4e16}y",
+            "x\u{4e16}z",
+            "",
+            "ab",
+        ];
+        for mask in 0u32..(1 << words.len()) {
+            let ids: Vec<&str> = (0..words.len())
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| words[i])
+                .collect();
+            assert_eq!(unique_width(&ids), scan(&ids), "{ids:?}");
+        }
     }
 
     #[test]

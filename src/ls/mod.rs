@@ -18,6 +18,7 @@ use anyhow::Result;
 
 use crate::context::{session_at, Ctx};
 use crate::git::cache::ObjectCache;
+use crate::git::remote_cache::RemoteCache;
 use crate::git::store::{self, Stored};
 use crate::model::id::BRANCH_PREFIX;
 use crate::model::remote::{branch_destination, host_label, tracking_branch, RemoteName};
@@ -61,30 +62,50 @@ pub fn sessions(
 /// remote sessions were fetched from), the named ids only if any are named,
 /// collected ones only with `all`; also how many collected ones were left out.
 /// Each record is checked again as it is read (one that fails is reported and
-/// skipped), and nothing it names is looked at: not its worktree, not its
-/// process. Only the fetched branch is read, to count its commits.
+/// skipped; one whose commit passed the checks before comes from the cache, see
+/// `git::remote_cache`), and nothing it names is looked at: not its worktree,
+/// not its process. Only the fetched branch is read, to count its commits.
 pub fn remote_rows(
     ctx: &Ctx,
     remote: Option<&RemoteName>,
     ids: &[SessionId],
     all: bool,
 ) -> Result<(Vec<Row>, usize)> {
-    let remotes = match remote {
-        Some(r) => vec![r.clone()],
-        None => store::fetched_remotes(&ctx.repo)?,
-    };
+    let mut cache = RemoteCache::open(&ctx.repo);
+    let fetched = store::load_remotes(&ctx.repo, remote, &mut cache)?;
     let my_host = procfs::hostname();
     let my_clone = crate::trust::local::existing_clone_id(&ctx.layout);
     let mut rows = Vec::new();
     let mut hidden = 0;
-    for remote in remotes {
-        let (sessions, unreadable) = store::load_remote(&ctx.repo, &remote)?;
-        for u in &unreadable {
+    for f in fetched {
+        let remote = f.remote;
+        for u in &f.unreadable {
             ctx.ui
                 .warn(format!("skipping {}: {:#}", u.refname, u.error));
         }
         let branches = branch_destination(&ctx.repo.fetch_refspecs(remote.as_str()));
-        for s in sessions {
+        // Every tracked branch in one listing, rather than one lookup each,
+        // when that is cheaper.
+        let tips: HashMap<String, Oid> = match &branches {
+            Some((pattern, _)) if f.records.len() > 16 => match pattern.split_once('*') {
+                Some((dir, _)) if dir.ends_with('/') => ctx
+                    .repo
+                    .ref_ids_under(dir)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|(name, target)| Some((name, target?)))
+                    .collect(),
+                Some((prefix, _)) => ctx
+                    .repo
+                    .ref_targets_with_prefix(prefix)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
+                None => HashMap::new(),
+            },
+            _ => HashMap::new(),
+        };
+        for s in f.records {
             let r = &s.record;
             if !ids.is_empty() && !ids.contains(&r.id) {
                 continue;
@@ -94,12 +115,18 @@ pub fn remote_rows(
                 continue;
             }
             let ahead = branches.as_ref().and_then(|(pattern, _)| {
-                let tip = ctx
-                    .repo
-                    .ref_target(&tracking_branch(pattern, &r.id))
-                    .ok()??;
+                let branch = tracking_branch(pattern, &r.id);
+                let tip = match tips.get(&branch) {
+                    Some(tip) => *tip,
+                    None => ctx.repo.ref_target(&branch).ok()??,
+                };
                 let base = r.base.parse::<Oid>().ok()?;
-                ctx.repo.commits_between(tip, &[base]).ok().map(|c| c.len())
+                if let Some(n) = cache.ahead(tip, base) {
+                    return Some(n);
+                }
+                let n = ctx.repo.commits_between(tip, &[base]).ok()?.len();
+                cache.put_ahead(tip, base, n);
+                Some(n)
             });
             let own = r.clone_id.is_some()
                 && r.clone_id == my_clone
@@ -118,6 +145,9 @@ pub fn remote_rows(
             rows.push(remote_row(r, &facts));
         }
     }
+    // Only a listing of every fetched session says what is no longer needed.
+    // A cache that cannot be written (a read-only repository) is only read again.
+    let _ = cache.save(remote.is_none() && ids.is_empty());
     Ok((rows, hidden))
 }
 

@@ -20,7 +20,7 @@ use crate::git::remote::RefChange;
 use crate::git::store;
 use crate::git::Expect;
 use crate::git::NotesMerge;
-use crate::model::id::NOTES_REF;
+use crate::model::id::{NOTES_REF, RECORD_PREFIX};
 use crate::model::remote::{branch_exclusions, branch_map, ref_id, BranchMap, RemoteName};
 use crate::model::{Error, SessionId};
 use crate::sys::lock::Lock;
@@ -125,7 +125,12 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
         refspecs.push(format!("{plus}refs/heads/bullpen/*:{dst}"));
         refspecs.extend(branch_exclusions(&configured));
     }
-    ctx.repo
+    // Whether the last fetch from this remote finished its checks, and what
+    // it refused; gone until this one has finished them too.
+    let state = FetchState::at(ctx, remote);
+    let last = state.take();
+    let changed = ctx
+        .repo
         .fetch_refspecs_from(remote.as_str(), &refspecs)
         .with_context(|| format!("cannot fetch sessions from {remote}"))?;
     let mut fetched = Fetched {
@@ -139,7 +144,19 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
         notes: Ok(None),
         branches: branches.map(|(dst, _)| dst),
     };
-    sync_records(ctx, &mut fetched)?;
+    match (last, changed) {
+        // Only what git changed, and what was refused before (to say so again).
+        (Some(refused), Some(changed)) => {
+            let prefix = remote.incoming_prefix();
+            let names = changed
+                .iter()
+                .filter_map(|r| r.name.strip_prefix(&prefix))
+                .map(str::to_owned)
+                .chain(refused);
+            sync_names(ctx, &mut fetched, names.collect())?;
+        }
+        _ => sync_records(ctx, &mut fetched)?,
+    }
     let changed: Vec<SessionId> = fetched
         .updated
         .iter()
@@ -147,8 +164,71 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
         .cloned()
         .collect();
     fetched.joined = join::join_fetched(ctx, remote, &changed, fetched.branches.as_deref());
+    state.finished(&fetched);
     fetched.notes = merge_notes(ctx, remote);
     Ok(fetched)
+}
+
+/// `<common>/bullpen/cache/fetched-<remote>`: that the last fetch from the
+/// remote finished checking what git brought, and the names of the records it
+/// refused. While it is there, a fetch checks only what git says it changed
+/// (`git fetch --porcelain`) and those refused before (so that they are
+/// reported again): at 1,000 sessions, listing the 2,000 refs to compare them
+/// cost more than the fetch that changed nothing. It is removed before `git
+/// fetch` runs and written once the checks are done, so a fetch stopped in
+/// between (killed, failed) leaves the next one to compare everything. Only an
+/// optimisation: whatever it says, every record taken is checked, and a record
+/// it does not name is no less checked when git brings it.
+struct FetchState {
+    path: std::path::PathBuf,
+}
+
+const FETCH_STATE: &str = "bullpen fetch state 1";
+
+impl FetchState {
+    fn at(ctx: &Ctx, remote: &RemoteName) -> FetchState {
+        FetchState {
+            path: ctx
+                .repo
+                .common_dir()
+                .join("bullpen")
+                .join("cache")
+                .join(format!("fetched-{remote}")),
+        }
+    }
+
+    /// The names refused by the last fetch if it finished, and the file
+    /// removed; `None` when there is none whole, or it cannot be removed.
+    fn take(&self) -> Option<Vec<String>> {
+        let bytes = crate::sys::regular::read(&self.path).ok().flatten();
+        std::fs::remove_file(&self.path).ok()?;
+        let text = String::from_utf8(bytes?).ok()?;
+        let mut lines = text.strip_suffix('\n')?.split('\n');
+        if lines.next()? != FETCH_STATE {
+            return None;
+        }
+        let mut names = Vec::new();
+        for line in lines {
+            match line.strip_prefix("refused ") {
+                Some(name) => names.push(name.to_owned()),
+                None => return (line == format!("end {}", names.len())).then_some(names),
+            }
+        }
+        None
+    }
+
+    /// Write that this fetch finished its checks. A failure only leaves the
+    /// next fetch to compare everything.
+    fn finished(&self, f: &Fetched) {
+        let mut text = format!("{FETCH_STATE}\n");
+        for (shown, _) in &f.refused {
+            if let Some(name) = shown.strip_prefix(RECORD_PREFIX) {
+                text.push_str(&format!("refused {name}\n"));
+            }
+        }
+        text.push_str(&format!("end {}\n", text.lines().count() - 1));
+        let _ = crate::sys::atomic::write(&self.path, text.as_bytes());
+    }
 }
 
 /// The refusal of a remote whose fetch refspecs would have git write this
@@ -171,21 +251,83 @@ fn sync_records(ctx: &Ctx, f: &mut Fetched) -> Result<()> {
     let repo = &ctx.repo;
     let incoming_prefix = f.remote.incoming_prefix();
     let tracking_prefix = f.remote.tracking_prefix();
-    let incoming = repo.ref_ids_with_prefix(&incoming_prefix)?;
-    let tracking: std::collections::HashMap<String, Option<crate::model::Oid>> = repo
-        .ref_ids_with_prefix(&tracking_prefix)?
-        .into_iter()
-        .filter_map(|(name, target)| {
-            Some((name.strip_prefix(&tracking_prefix)?.to_owned(), target))
-        })
-        .collect();
+    let mut pairs: std::collections::BTreeMap<String, Pair> = Default::default();
+    for (refname, target) in repo.ref_ids_under(&incoming_prefix)? {
+        let name = refname.strip_prefix(&incoming_prefix).unwrap_or(&refname);
+        pairs.entry(name.to_owned()).or_default().incoming = Some(target);
+    }
+    for (refname, target) in repo.ref_ids_under(&tracking_prefix)? {
+        if let Some(name) = refname.strip_prefix(&tracking_prefix) {
+            pairs.entry(name.to_owned()).or_default().tracking = Some(target);
+        }
+    }
+    apply(ctx, f, pairs)
+}
+
+/// [`sync_records`] for the records named only (the last components of their
+/// refs), the others known to be as the last fetch left them.
+fn sync_names(ctx: &Ctx, f: &mut Fetched, names: Vec<String>) -> Result<()> {
+    let repo = &ctx.repo;
+    let incoming_prefix = f.remote.incoming_prefix();
+    let tracking_prefix = f.remote.tracking_prefix();
+    let mut pairs: std::collections::BTreeMap<String, Pair> = Default::default();
+    for name in names {
+        if pairs.contains_key(&name) {
+            continue;
+        }
+        // A name that is no ref name is no ref.
+        let pair = Pair {
+            incoming: repo
+                .direct_target(&format!("{incoming_prefix}{name}"))
+                .ok()
+                .flatten(),
+            tracking: repo
+                .direct_target(&format!("{tracking_prefix}{name}"))
+                .ok()
+                .flatten(),
+        };
+        pairs.insert(name, pair);
+    }
+    // The others are unchanged: what came in and was not refused before.
+    let present = pairs.values().filter(|p| p.incoming.is_some()).count();
+    let all = repo.ref_names_under(&incoming_prefix)?.len();
+    f.unchanged += all.saturating_sub(present);
+    apply(ctx, f, pairs)
+}
+
+/// A record's incoming ref and its checked copy: `None` absent, `Some(None)` symbolic.
+#[derive(Default)]
+struct Pair {
+    incoming: Option<Option<crate::model::Oid>>,
+    tracking: Option<Option<crate::model::Oid>>,
+}
+
+/// Check each incoming record that differs from its checked copy, and take the
+/// ones that pass; drop the copies of those the remote no longer has.
+fn apply(
+    ctx: &Ctx,
+    f: &mut Fetched,
+    pairs: std::collections::BTreeMap<String, Pair>,
+) -> Result<()> {
+    let repo = &ctx.repo;
+    let incoming_prefix = f.remote.incoming_prefix();
     let mut changes = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (refname, target) in incoming {
-        let shown = format!(
-            "refs/bullpen/sessions/{}",
-            refname.strip_prefix(&incoming_prefix).unwrap_or(&refname)
-        );
+    for (name, pair) in pairs {
+        let old = pair.tracking;
+        let Some(target) = pair.incoming else {
+            // The remote no longer has it.
+            if let (Ok(id), Some(Some(target))) = (name.parse::<SessionId>(), old) {
+                changes.push(RefChange {
+                    name: f.remote.tracking_ref(&id),
+                    new: None,
+                    expect: Expect::At(target),
+                });
+                f.gone.push(id);
+            }
+            continue;
+        };
+        let refname = format!("{incoming_prefix}{name}");
+        let shown = format!("{RECORD_PREFIX}{name}");
         let id = match ref_id(&refname, &incoming_prefix) {
             Ok(id) => id,
             Err(why) => {
@@ -193,8 +335,6 @@ fn sync_records(ctx: &Ctx, f: &mut Fetched) -> Result<()> {
                 continue;
             }
         };
-        seen.insert(id.to_string());
-        let old = tracking.get(id.as_str()).copied();
         if old.is_some() && old == Some(target) {
             f.unchanged += 1;
             continue;
@@ -212,20 +352,6 @@ fn sync_records(ctx: &Ctx, f: &mut Fetched) -> Result<()> {
                 }
             }
             Err(e) => f.refused.push((shown, format!("{e:#}"))),
-        }
-    }
-    for (name, target) in &tracking {
-        if seen.contains(name) {
-            continue;
-        }
-        // The remote no longer has it.
-        if let (Ok(id), Some(target)) = (name.parse::<SessionId>(), target) {
-            changes.push(RefChange {
-                name: f.remote.tracking_ref(&id),
-                new: None,
-                expect: Expect::At(*target),
-            });
-            f.gone.push(id);
         }
     }
     f.new.sort();

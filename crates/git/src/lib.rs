@@ -33,6 +33,7 @@ mod notes;
 mod pinned;
 mod records;
 pub mod remote;
+pub mod remote_cache;
 mod resolve;
 mod sandbox;
 mod sandbox_guard;

@@ -110,6 +110,51 @@ impl Repo {
         Ok(out.into_iter().collect())
     }
 
+    /// The first components of the names of the refs under the directory
+    /// `prefix` (ending in `/`) that lie deeper (`<prefix><dir>/...`), sorted and
+    /// without duplicates, without reading a ref: the loose ones' directory
+    /// names, the packed ones from `packed-refs`. A directory listed may hold
+    /// no ref at all (git leaves empty ones behind).
+    pub fn ref_dirs_under(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut out = std::collections::BTreeSet::new();
+        let dir = self.common_dir.join(prefix);
+        match std::fs::read_dir(&dir) {
+            Ok(entries) => {
+                for entry in entries {
+                    let entry =
+                        entry.with_context(|| format!("could not list {}", dir.display()))?;
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        if let Ok(name) = entry.file_name().into_string() {
+                            out.insert(name);
+                        }
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        }
+        let packed = self
+            .repo
+            .refs
+            .cached_packed_buffer()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .context("could not read packed-refs")?;
+        if let Some(packed) = packed {
+            let iter = packed
+                .iter_prefixed(prefix.into())
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .context("could not read packed-refs")?;
+            for reference in iter.flatten() {
+                let name = reference.name.as_bstr().to_string();
+                if let Some((first, _)) = name.strip_prefix(prefix).and_then(|r| r.split_once('/'))
+                {
+                    out.insert(first.to_owned());
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
     /// Every ref whose full name starts with `prefix`, with the commit it points at.
     pub fn refs_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Oid)>> {
         let platform = self.repo.references().context("could not read refs")?;

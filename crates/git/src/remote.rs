@@ -37,6 +37,15 @@ enum Pushing {
     NoAtomic,
 }
 
+/// A ref that `git fetch` changed, as its `--porcelain` output says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchedRef {
+    /// git's flag: ` ` fast-forward, `+` forced, `-` pruned, `*` new, `!` rejected.
+    pub flag: char,
+    /// The local ref (`refs/bullpen/incoming/origin/sessions/x`).
+    pub name: String,
+}
+
 /// One change of a ref transaction: `new: None` deletes.
 #[derive(Clone, Debug)]
 pub struct RefChange {
@@ -99,29 +108,50 @@ impl Repo {
             .collect()
     }
 
-    /// `git fetch --prune --no-tags <remote> <refspecs>`: quietly (bullpen says
-    /// what arrived), without touching `FETCH_HEAD` (the user's own) or
-    /// submodules. `--refmap=` (empty): git writes only the destinations of
-    /// `refspecs`; without it, it also maps every ref it fetches through the
-    /// remote's configured `remote.<name>.fetch`, which for a mirror
-    /// (`+refs/*:refs/*`) or `+refs/notes/*:refs/notes/*` would force the
-    /// remote's records and notes over this clone's own.
-    pub fn fetch_refspecs_from(&self, remote: &str, refspecs: &[String]) -> Result<()> {
-        let mut args: Vec<&std::ffi::OsStr> = [
-            "fetch",
-            "--quiet",
-            "--prune",
-            "--no-tags",
-            "--refmap=",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            remote,
-        ]
-        .into_iter()
-        .map(std::ffi::OsStr::new)
-        .collect();
-        args.extend(refspecs.iter().map(std::ffi::OsStr::new));
-        self.run_git_env(None, &args, &[]).map(drop)
+    /// `git fetch --prune --no-tags <remote> <refspecs>`, git's own report on
+    /// stdout (`--porcelain`; bullpen says what arrived), without touching
+    /// `FETCH_HEAD` (the user's own) or submodules. `--refmap=` (empty): git
+    /// writes only the destinations of `refspecs`; without it, it also maps
+    /// every ref it fetches through the remote's configured
+    /// `remote.<name>.fetch`, which for a mirror (`+refs/*:refs/*`) or
+    /// `+refs/notes/*:refs/notes/*` would force the remote's records and notes
+    /// over this clone's own. The refs git changed, or `None` from a git too
+    /// old to say (before 2.41: then fetched again quietly, as before).
+    pub fn fetch_refspecs_from(
+        &self,
+        remote: &str,
+        refspecs: &[String],
+    ) -> Result<Option<Vec<FetchedRef>>> {
+        let run = |report: &str| {
+            let mut args: Vec<&std::ffi::OsStr> = [
+                "fetch",
+                report,
+                "--prune",
+                "--no-tags",
+                "--refmap=",
+                "--no-write-fetch-head",
+                "--no-recurse-submodules",
+                remote,
+            ]
+            .into_iter()
+            .map(std::ffi::OsStr::new)
+            .collect();
+            args.extend(refspecs.iter().map(std::ffi::OsStr::new));
+            self.run_git_env(None, &args, &[])
+        };
+        match run("--porcelain") {
+            Ok(stdout) => Ok(Some(parse_fetch_porcelain(&String::from_utf8_lossy(
+                &stdout,
+            )))),
+            Err(e)
+                if e.downcast_ref::<GitFailed>().is_some_and(|f| {
+                    f.code == Some(129) && f.stderr.contains("unknown option `porcelain'")
+                }) =>
+            {
+                run("--quiet").map(|_| None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `git push --porcelain --atomic <remote> <refspecs>`, never forced (no
@@ -247,6 +277,69 @@ impl Repo {
         Ok(out)
     }
 
+    /// [`Repo::ref_ids_with_prefix`] for the refs under the directory `prefix`
+    /// (ending in `/`), read as git reads them but with fewer calls: each loose
+    /// ref file opened relative to its directory and read once
+    /// (`sys::small_files`; gix looks up its whole path, stats it, reads twice
+    /// and re-checks `packed-refs` per ref: at 2,000 fetched refs that was most
+    /// of a `fetch` with nothing new), then the packed ones no loose one shadows.
+    /// A lock file is no ref; a loose ref that does not parse is an error, as in git.
+    pub fn ref_ids_under(&self, prefix: &str) -> Result<Vec<(String, Option<Oid>)>> {
+        let mut out: Vec<(String, Option<Oid>)> = Vec::new();
+        let mut dirs = vec![prefix.to_owned()];
+        while let Some(dir) = dirs.pop() {
+            let path = self.common_dir.join(&dir);
+            let Some(listed) = crate::sys::small_files::read(&path, 4096)
+                .with_context(|| format!("could not list {}", path.display()))?
+            else {
+                continue;
+            };
+            dirs.extend(listed.dirs.iter().map(|d| format!("{dir}{d}/")));
+            for (name, bytes) in listed.files {
+                let full = format!("{dir}{name}");
+                if name.ends_with(".lock") || gix::refs::FullName::try_from(full.as_str()).is_err()
+                {
+                    continue;
+                }
+                let text = std::str::from_utf8(&bytes).unwrap_or_default().trim_end();
+                let target = match text.strip_prefix("ref:") {
+                    Some(_) => None,
+                    None => Some(
+                        text.parse::<Oid>()
+                            .map_err(|e| anyhow!("{e}"))
+                            .with_context(|| format!("could not read ref {full}"))?,
+                    ),
+                };
+                out.push((full, target));
+            }
+        }
+        let packed = self
+            .repo
+            .refs
+            .cached_packed_buffer()
+            .map_err(|e| anyhow!("{e}"))
+            .context("could not read packed-refs")?;
+        if let Some(packed) = packed {
+            let loose: std::collections::HashSet<String> =
+                out.iter().map(|(name, _)| name.clone()).collect();
+            let iter = packed
+                .iter_prefixed(prefix.into())
+                .map_err(|e| anyhow!("{e}"))
+                .context("could not read packed-refs")?;
+            for reference in iter {
+                let reference = reference
+                    .map_err(|e| anyhow!("{e}"))
+                    .context("could not read packed-refs")?;
+                let name = reference.name.as_bstr().to_string();
+                if !loose.contains(&name) {
+                    out.push((name, Some(oid(reference.target()))));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// What `refname` points at directly (not peeled): `None` when there is no
     /// such ref, `Some(None)` for a symbolic ref.
     pub fn direct_target(&self, refname: &str) -> Result<Option<Option<Oid>>> {
@@ -365,6 +458,23 @@ impl Repo {
     }
 }
 
+/// Pure: the refs of `git fetch --porcelain`'s output: `<flag> <old> <new> <ref>`.
+fn parse_fetch_porcelain(stdout: &str) -> Vec<FetchedRef> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut chars = line.chars();
+            let flag = chars.next()?;
+            let mut parts = chars.as_str().strip_prefix(' ')?.splitn(3, ' ');
+            let (_old, _new, name) = (parts.next()?, parts.next()?, parts.next()?);
+            Some(FetchedRef {
+                flag,
+                name: name.to_owned(),
+            })
+        })
+        .collect()
+}
+
 /// Pure: the `remote: ` lines of git's stderr, without the prefix and git's padding.
 fn remote_lines(stderr: &str) -> Vec<String> {
     stderr
@@ -408,6 +518,29 @@ mod tests {
                       remote: \n\
                       error: failed to push some refs to '../r.git'\n";
         assert_eq!(remote_lines(stderr), ["notes are not accepted here"]);
+    }
+
+    #[test]
+    fn fetch_porcelain_is_read_per_ref() {
+        let z = "0".repeat(40);
+        let a = "a".repeat(40);
+        let out = format!(
+            "* {z} {a} refs/bullpen/incoming/o/sessions/x\n\
+             - {a} {z} refs/bullpen/incoming/o/sessions/y\n\
+             + {a} {a} refs/remotes/o/bullpen/x\n"
+        );
+        let got: Vec<(char, String)> = parse_fetch_porcelain(&out)
+            .into_iter()
+            .map(|r| (r.flag, r.name))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ('*', "refs/bullpen/incoming/o/sessions/x".to_owned()),
+                ('-', "refs/bullpen/incoming/o/sessions/y".to_owned()),
+                ('+', "refs/remotes/o/bullpen/x".to_owned()),
+            ]
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use super::cache::ObjectCache;
 use super::remote::RecordObject;
+use super::remote_cache::RemoteCache;
 use super::{CasConflict, Expect, Oid, Repo};
 use crate::model::command::quoted;
 use crate::model::id::{NOTES_REF, RECORD_PREFIX};
@@ -286,38 +287,86 @@ pub fn read_fetched(repo: &Repo, id: &SessionId, target: Option<Oid>) -> Result<
 /// by plain git, or by hand), sorted by creation time. One that fails is
 /// reported, never fatal to the others.
 pub fn load_remote(repo: &Repo, remote: &RemoteName) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
-    let prefix = remote.tracking_prefix();
-    let mut ok = Vec::new();
-    let mut bad = Vec::new();
-    for (refname, target) in repo.ref_ids_with_prefix(&prefix)? {
-        let read = ref_id(&refname, &prefix)
+    let mut all = load_remotes(repo, Some(remote), &mut RemoteCache::none())?;
+    Ok(all
+        .pop()
+        .map_or_else(Default::default, |f| (f.records, f.unreadable)))
+}
+
+/// The records fetched from one remote.
+#[derive(Debug)]
+pub struct FetchedRecords {
+    pub remote: RemoteName,
+    pub records: Vec<Stored>,
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// [`load_remote`] for `only` or every remote records were fetched from (the
+/// names under `refs/bullpen/remotes/`, also of a remote since removed from the
+/// configuration), sorted by remote, in one listing of the refs. A record
+/// whose commit passed the checks for its id before is taken from `cache`
+/// (see `remote_cache`: only this code writes it, after the checks); the
+/// others are checked and added to it.
+pub fn load_remotes(
+    repo: &Repo,
+    only: Option<&RemoteName>,
+    cache: &mut RemoteCache,
+) -> Result<Vec<FetchedRecords>> {
+    let prefix = only.map_or_else(|| REMOTES_PREFIX.to_owned(), RemoteName::tracking_prefix);
+    let mut out: Vec<FetchedRecords> = Vec::new();
+    for (refname, target) in repo.ref_ids_under(&prefix)? {
+        let Some((remote, rest)) = refname
+            .strip_prefix(REMOTES_PREFIX)
+            .and_then(|r| r.split_once('/'))
+        else {
+            continue;
+        };
+        let Ok(remote) = remote.parse::<RemoteName>() else {
+            continue;
+        };
+        if out.last().is_none_or(|f| f.remote != remote) {
+            out.push(FetchedRecords {
+                remote: remote.clone(),
+                records: Vec::new(),
+                unreadable: Vec::new(),
+            });
+        }
+        let Some(f) = out.last_mut() else { continue };
+        if !rest.starts_with("sessions/") {
+            continue;
+        }
+        let read = ref_id(&refname, &remote.tracking_prefix())
             .map_err(anyhow::Error::new)
-            .and_then(|id| read_fetched(repo, &id, target));
+            .and_then(
+                |id| match target.and_then(|c| Some((cache.checked(&id, c)?, c))) {
+                    Some((record, commit)) => Ok(Stored { record, commit }),
+                    None => read_fetched(repo, &id, target)
+                        .inspect(|s| cache.put_checked(&id, s.commit, &s.record)),
+                },
+            );
         match read {
-            Ok(stored) => ok.push(stored),
-            Err(error) => bad.push(Unreadable { refname, error }),
+            Ok(stored) => f.records.push(stored),
+            Err(error) => f.unreadable.push(Unreadable { refname, error }),
         }
     }
-    ok.sort_by(|a, b| {
-        (&a.record.created_at, &a.record.id).cmp(&(&b.record.created_at, &b.record.id))
-    });
-    Ok((ok, bad))
+    for f in &mut out {
+        f.records.sort_by(|a, b| {
+            (&a.record.created_at, &a.record.id).cmp(&(&b.record.created_at, &b.record.id))
+        });
+    }
+    Ok(out)
 }
 
 /// The remotes records were fetched from: the names under `refs/bullpen/remotes/`
-/// (also of a remote since removed from the configuration), sorted.
+/// (also of a remote since removed from the configuration), sorted, without
+/// reading a ref (for completion).
 pub fn fetched_remotes(repo: &Repo) -> Result<Vec<RemoteName>> {
     let mut names: Vec<RemoteName> = repo
-        .ref_names_with_prefix(REMOTES_PREFIX)?
+        .ref_dirs_under(REMOTES_PREFIX)?
         .iter()
-        .filter_map(|r| {
-            r.strip_prefix(REMOTES_PREFIX)?
-                .split('/')
-                .next()?
-                .parse()
-                .ok()
-        })
+        .filter_map(|r| r.parse().ok())
         .collect();
+    names.sort();
     names.dedup();
     Ok(names)
 }

@@ -969,3 +969,42 @@ fn unpublished_commits_in_one_walk_whatever_the_commit_times() {
     assert!(repo.reaches(main_tip, s1a).unwrap());
     assert!(!repo.reaches(s1a, main_tip).unwrap());
 }
+
+/// `ref_ids_under` lists what gix's listing does: loose and packed refs, a
+/// loose one shadowing its packed copy, symbolic refs, nested directories, no
+/// lock files; and a loose ref that does not parse is an error.
+#[test]
+fn ref_ids_under_lists_as_gix_does() {
+    let (_tmp, repo_dir) = init_repo();
+    let head = git(&repo_dir, &["rev-parse", "HEAD"]);
+    let head = head.trim();
+    for name in ["a/x", "a/y", "b/sessions/z", "packed-only"] {
+        git(
+            &repo_dir,
+            &["update-ref", &format!("refs/bullpen/t/{name}"), head],
+        );
+    }
+    git(&repo_dir, &["pack-refs", "--all"]);
+    std::fs::write(repo_dir.join("a2.txt"), "2\n").unwrap();
+    git(&repo_dir, &["add", "a2.txt"]);
+    git(&repo_dir, &["commit", "-q", "-m", "second"]);
+    // Loose over packed, a new loose one, a symbolic one, a lock file.
+    git(&repo_dir, &["update-ref", "refs/bullpen/t/a/x", "HEAD"]);
+    git(&repo_dir, &["update-ref", "refs/bullpen/t/a/new", "HEAD"]);
+    git(
+        &repo_dir,
+        &["symbolic-ref", "refs/bullpen/t/sym", "refs/heads/main"],
+    );
+    let dir = repo_dir.join(".git/refs/bullpen/t");
+    std::fs::write(dir.join("a/held.lock"), format!("{head}\n")).unwrap();
+    let repo = Repo::discover(&repo_dir).unwrap();
+    let ours = repo.ref_ids_under("refs/bullpen/t/").unwrap();
+    assert_eq!(ours, repo.ref_ids_with_prefix("refs/bullpen/t/").unwrap());
+    assert_eq!(ours.len(), 6, "{ours:?}");
+    assert!(ours
+        .iter()
+        .any(|(n, t)| n == "refs/bullpen/t/sym" && t.is_none()));
+    assert!(repo.ref_ids_under("refs/bullpen/none/").unwrap().is_empty());
+    std::fs::write(dir.join("a/y"), "not an id\n").unwrap();
+    assert!(repo.ref_ids_under("refs/bullpen/t/").is_err());
+}

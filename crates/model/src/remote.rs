@@ -34,6 +34,11 @@ pub const MAX_HOST_BYTES: usize = 255;
 /// The longest base ref name a record may carry.
 pub const MAX_REF_BYTES: usize = 1024;
 
+/// The version of the checks below ([`check_shape`], [`check_record`]): change
+/// it with them, so that what a cache remembers of their verdicts is not read
+/// by a bullpen that checks otherwise.
+pub const CHECKS: u32 = 1;
+
 /// Where the checked copies of a remote's records live.
 pub const REMOTES_PREFIX: &str = "refs/bullpen/remotes/";
 /// Where a fetch puts what the remote has, unchecked.
