@@ -66,15 +66,21 @@ pub(crate) fn in_order<I: Sync, T: Send>(
         for (i, r) in rx {
             done.insert(i, r);
             while let Some(r) = done.remove(&at) {
-                each(at, r);
                 at += 1;
+                if !each(at - 1, r) {
+                    // The threads finish what they started, and take no more.
+                    next.store(items.len(), Ordering::Relaxed);
+                    return;
+                }
             }
         }
         for i in at..items.len() {
             let r = done
                 .remove(&i)
                 .unwrap_or_else(|| Err(anyhow::anyhow!("could not be computed (a thread failed)")));
-            each(i, r);
+            if !each(i, r) {
+                return;
+            }
         }
     });
 }
