@@ -20,8 +20,10 @@ const REMOVAL_BUDGET: f64 = 1.2;
 const CONTENT_BUDGET: f64 = 1.5;
 const PEAK_MIB_BUDGET: f64 = 64.0;
 
-/// Issue 17: `ls --status` at least 3× faster than worktrunk's `wt list`.
-const WT_LIST_BUDGET: f64 = 1.0 / 3.0;
+/// Issue 27: `ls --status` no slower than worktrunk's `wt list` (issue 17's
+/// 3× faster needs skipping statuses: no sound way without a file-system
+/// monitor, see BENCHMARKS.md).
+const WT_LIST_BUDGET: f64 = 1.0;
 
 /// What these sections are asked to do (from the suite's options).
 pub struct GcConfig {
@@ -319,6 +321,42 @@ pub fn bench_content(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Repo
     });
 }
 
+/// What a worktree of a real session holds besides its commits: ignored
+/// build output in every one (`vendor/`: 20 directories of 20 files, and a
+/// `.phpunit.result.cache`, ignored by symfony's `.gitignore`; disposable,
+/// so gc still removes the published ones), and in each of `edited` real
+/// edits: a tracked file modified, one deleted, one untracked file.
+fn worktree_contents(env: &Env, dir: &Path, edited: &[&String]) {
+    let listed: serde_json::Value =
+        serde_json::from_str(&run_ok(&mut env.bullpen(dir, &["ls", "--json"]))).expect("json");
+    let tracked = run_ok(&mut env.git(dir, &["ls-files"]));
+    let tracked: Vec<&str> = tracked.lines().filter(|l| l.ends_with(".php")).collect();
+    for (k, r) in listed.as_array().into_iter().flatten().enumerate() {
+        let wt = PathBuf::from(r["worktree"].as_str().expect("a worktree"));
+        for d in 0..20 {
+            let sub = wt.join("vendor").join(format!("pkg{d:02}")).join("src");
+            std::fs::create_dir_all(&sub).expect("mkdir vendor");
+            for f in 0..20 {
+                std::fs::write(
+                    sub.join(format!("F{f:02}.php")),
+                    format!("<?php // {d} {f}\n"),
+                )
+                .expect("write vendor");
+            }
+        }
+        std::fs::write(wt.join(".phpunit.result.cache"), "{}\n").expect("write cache");
+        let id = r["id"].as_str().unwrap_or_default();
+        if edited.iter().any(|e| e.as_str() == id) && tracked.len() > 2 {
+            let a = wt.join(tracked[(k * 7) % tracked.len()]);
+            let mut text = std::fs::read_to_string(&a).unwrap_or_default();
+            text.push_str("\n// an edit of this session\n");
+            std::fs::write(&a, text).expect("edit a tracked file");
+            let _ = std::fs::remove_file(wt.join(tracked[(k * 7 + 1) % tracked.len()]));
+            std::fs::write(wt.join("NOTES.md"), "work in progress\n").expect("untracked");
+        }
+    }
+}
+
 /// Peak memory of `gc --dry-run` and `gc` on a real repository (its history
 /// and pack as they are): `BULLPEN_BENCH_REAL_REPO` names a clone or a bare
 /// mirror, which the suite clones (`--shared`: its objects are read in place)
@@ -379,6 +417,11 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
         ));
     }
     run_ok(&mut env.git(&dir, &["fetch", "-q", "--prune", "origin"]));
+    let unpublished: Vec<&String> = ids
+        .iter()
+        .filter(|id| !pushed.contains(id) && !merged.contains(id))
+        .collect();
+    worktree_contents(env, &dir, &unpublished);
     eprintln!(
         "fixture: {name}, {files} files, {n} sessions ({} pushed, {} squash-merged) in {:.0} s",
         pushed.len(),
@@ -454,8 +497,8 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
         budget_mib: Some(PEAK_MIB_BUDGET),
     });
     // worktrunk's `wt list` shows the same facts of the same worktrees
-    // (uncommitted work, ahead/behind, against the remote): issue 17 asks
-    // `ls --status` to be at least 3× faster.
+    // (uncommitted work, ahead/behind, against the remote): issue 27 asks
+    // `ls --status` to be no slower.
     if let Some(wt) = crate::env::which("wt") {
         let cases = [
             Case::new("wt list", |_| {
@@ -478,17 +521,48 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
             budget: Some(WT_LIST_BUDGET),
         });
         report.samples(&fixture, &cases, &s);
+        let r = s.median(1).as_secs_f64() / s.median(0).as_secs_f64().max(1e-9);
+        report.target(
+            format!("`ls --status` ≤ {WT_LIST_BUDGET}× `wt list` [{fixture}]"),
+            format!(
+                "{r:.2}× ({} vs {})",
+                crate::measure::ms(s.median(1)),
+                crate::measure::ms(s.median(0))
+            ),
+            r <= WT_LIST_BUDGET,
+        );
+    }
+    let first = crate::first_row(env, &dir, cfg.runs_real, errlog);
+    report.note(format!(
+        "`ls --status` [{fixture}]: its first row after {}, all of it after {} (medians of {})",
+        crate::measure::ms(first.0),
+        crate::measure::ms(first.1),
+        cfg.runs_real
+    ));
+    for (i, what) in [(1, "`gc --dry-run`"), (2, "`ls --status`")] {
+        let m = samples.peak_kib(i) as f64 / 1024.0;
+        report.target(
+            format!("peak memory of {what} ≤ {PEAK_MIB_BUDGET} MiB [{fixture}]"),
+            format!("{m:.1} MiB"),
+            m <= PEAK_MIB_BUDGET,
+        );
     }
     // The real run last: it removes what it can.
     let real = run_one(&mut env.bullpen(&dir, &["gc"]), errlog);
     report.mem(MemRow {
         what: "`gc` on a real repository".into(),
-        fixture,
+        fixture: fixture.clone(),
         kib: real.maxrss_kib,
         baseline: "`git status` in one worktree".into(),
         baseline_kib: samples.peak_kib(0),
         budget_mib: Some(PEAK_MIB_BUDGET),
     });
+    let m = real.maxrss_kib as f64 / 1024.0;
+    report.target(
+        format!("peak memory of `gc` ≤ {PEAK_MIB_BUDGET} MiB [{fixture}]"),
+        format!("{m:.1} MiB"),
+        m <= PEAK_MIB_BUDGET,
+    );
     report.note(format!(
         "`gc` on {name}: removed {} sessions in {:.1} s",
         pushed.len() + merged.len(),

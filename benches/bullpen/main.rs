@@ -57,6 +57,8 @@ const SPAWN_AT_N_BUDGET: f64 = 1.05;
 /// Completion of session ids at 1,000 sessions, absolute.
 const COMPLETE_MS_BUDGET: f64 = 10.0;
 const GC_BUDGET: f64 = 1.5;
+/// Issue 27: `ls --status` prints its first row within this, at 200 worktrees.
+pub const FIRST_ROW_MS: f64 = 200.0;
 const PEAK_MIB_BUDGET: f64 = 64.0;
 /// Issue 27: `ls --remote` against `git for-each-ref` over the same refs, and a
 /// `fetch` + `ls --remote` with nothing new against `git fetch`, at 1,000 sessions.
@@ -525,6 +527,21 @@ fn bench_ls(
             baseline_cpu: s.median_cpu(7),
             budget: None,
         });
+        // Issue 27: the table shows each row as its status is read.
+        let first = first_row(env, dir, cfg.runs_ls, errlog);
+        report.note(format!(
+            "`ls --status` [{fixture}]: its first row after {} (median of {}), all of it after {}",
+            ms(first.0),
+            cfg.runs_ls,
+            ms(s.median(6))
+        ));
+        if n == 200 {
+            report.target(
+                format!("`ls --status` first row ≤ {FIRST_ROW_MS} ms [{fixture}]"),
+                ms(first.0),
+                first.0.as_secs_f64() * 1000.0 <= FIRST_ROW_MS,
+            );
+        }
     }
     report.samples(&fixture, &cases, &s);
     if at_max || n == 500 {
@@ -547,6 +564,25 @@ fn bench_ls(
             }
         }
     }
+}
+
+/// The time to the first row of `ls --status` (its second line, after the
+/// header), median of `runs` after one untimed; and of the whole run.
+pub fn first_row(
+    env: &Env,
+    dir: &Path,
+    runs: usize,
+    errlog: &Path,
+) -> (std::time::Duration, std::time::Duration) {
+    let _ = measure::to_line(&mut env.bullpen(dir, &["ls", "--status"]), 2, errlog);
+    let (firsts, walls): (Vec<_>, Vec<_>) = (0..runs.max(1))
+        .map(|_| {
+            let (first, all) =
+                measure::to_line(&mut env.bullpen(dir, &["ls", "--status"]), 2, errlog);
+            (first, all.wall)
+        })
+        .unzip();
+    (measure::median(firsts), measure::median(walls))
 }
 
 /// `gc --dry-run` against its git baseline (issue 7: `git rev-list

@@ -183,3 +183,62 @@ pub fn ms(d: Duration) -> String {
 pub fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
+
+/// Run one process, reading its stdout as it comes: the time from its start
+/// to the end of its line `lines` (1: the first), and the whole run's sample.
+/// Panics (with its stderr) if it fails.
+pub fn to_line(cmd: &mut Command, lines: usize, errlog: &Path) -> (Duration, Sample) {
+    use std::io::Read;
+    let err = std::fs::File::create(errlog).expect("create stderr log");
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(err));
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let mut out = child.stdout.take().expect("stdout");
+    let mut seen = 0;
+    let mut at = None;
+    let mut buf = [0u8; 65536];
+    loop {
+        let n = out.read(&mut buf).expect("read stdout");
+        if n == 0 {
+            break;
+        }
+        if at.is_none() {
+            seen += buf[..n].iter().filter(|b| **b == b'\n').count();
+            if seen >= lines {
+                at = Some(start.elapsed());
+            }
+        }
+    }
+    drop(out);
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: plain wait4 on our own child; rusage is a plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = loop {
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == -1 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        break r;
+    };
+    let wall = start.elapsed();
+    drop(child);
+    assert_eq!(r, pid, "wait4 failed: {}", std::io::Error::last_os_error());
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        panic!(
+            "{cmd:?} failed (wait status {status:#x}); stderr:\n{}",
+            std::fs::read_to_string(errlog).unwrap_or_default()
+        );
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let sample = Sample {
+        wall,
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
+        maxrss_kib: usage.ru_maxrss as u64,
+    };
+    (at.unwrap_or(wall), sample)
+}

@@ -53,8 +53,11 @@ The columns, and what their cells say:
              untracked files (ignored files do not count, except those an
              untracked .gitignore hides); clean; - when there is no worktree
              to look into
-  PUBLISHED  with --status: yes when the branch tip is on a remote-tracking
-             ref (refs/remotes/*), no when it is not, - when the branch is gone
+  PUBLISHED  with --status: yes when gc would call the work published: the
+             branch tip is on a remote-tracking ref (refs/remotes/*), or each
+             of its commits' changes is on an integration ref (squash- and
+             rebase-merged: see git-bullpen-gc(1)); no when not; - when the
+             branch is gone
   WORKTREE   relative to the worktree root, which the line under the table
              names, and left out where it is just the id; a worktree elsewhere
              (created under an earlier root) in full, with ~ for $HOME
@@ -67,8 +70,10 @@ BRANCH), and a line under the table says how many. A line never wraps. Into a pi
 nothing is cut unless COLUMNS is set. With no sessions, ls prints nothing and says so on stderr.
 
 Plain ls reads the records and counts each branch's commits; --status also reads the \
-status of every worktree (the costly part, in parallel) and which branches are on a \
-remote: the facts gc and rm decide on.
+status of every worktree (the costly part, in parallel) and which branches are \
+published: the facts gc and rm decide on. Its table prints each row as soon as its \
+status (and those above it) is read; CHANGES and PUBLISHED have fixed widths, and a \
+longer CHANGES cell pushes the rest of its line.
 
 --screen adds a SCREEN column: the last non-empty line on the screen of each running \
 background session, asked of its supervisor as `git bullpen peek` asks (cut, as ID and \
@@ -175,16 +180,19 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         ObjectCache::none()
     };
     let (sessions, hidden) = sessions(&ctx, &args.ids, args.all, &mut cache)?;
-    let mut rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);
+    // The table of `--status` shows each row as its status is read (see
+    // `ls::status::stream`); `--json` is one value, printed whole.
+    let streamed = args.status && !args.json;
+    let mut rows = rows(&ctx, &sessions, cwd, args.status && !streamed, &mut cache);
     if args.attention {
         crate::ls::attention::sort(&mut rows);
     }
     if args.screen {
         crate::ls::screen_line::fill(&ctx, &sessions, &mut rows);
     }
-    // A cache that cannot be written is only read from the objects next time.
-    let _ = cache.save();
     if args.json {
+        // A cache that cannot be written is only read from the objects next time.
+        let _ = cache.save();
         ui.write_json(&rows)?;
     } else {
         let home = std::env::var_os("HOME")
@@ -197,7 +205,14 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             root: &ctx.layout.worktree_root,
             home: home.as_deref(),
         };
-        render_table(&mut *ui.out(), &rows, &view).context("cannot write to stdout")?;
+        if streamed {
+            let shown = crate::ls::status::stream(&ctx, &sessions, &mut rows, &mut cache, &view);
+            let _ = cache.save();
+            shown.context("cannot write to stdout")?;
+        } else {
+            let _ = cache.save();
+            render_table(&mut *ui.out(), &rows, &view).context("cannot write to stdout")?;
+        }
     }
     ui.flush()?;
     if rows.is_empty() && !args.json {

@@ -17,16 +17,14 @@ use super::plan::{
 };
 use crate::context::Ctx;
 use crate::git::store::Stored;
-use crate::git::{
-    Content, ContentQuery, DotGit, IntegrationRef, NestedTarget, StatusMap, Worktree,
-};
+use crate::git::{DotGit, NestedTarget, StatusMap, Worktree};
 use crate::model::command::quoted;
 use crate::model::config::{DEFAULT_AGENT_GRACE, GC_AGENT_GRACE};
 use crate::model::id::GC_TEARDOWN_KEY as MARKER_KEY;
 use crate::model::paths::normalize;
 use crate::model::process::{same_process, Group};
 use crate::model::usage::{Busy, User};
-use crate::model::{time, Error, Evidence, Oid, Process, Record, SessionId, State};
+use crate::model::{time, Error, Oid, Process, Record, SessionId, State};
 use crate::run::liveness::{live_process, live_spawner};
 use crate::sys::procfs::{self, Scan};
 use crate::sys::{copy, paths};
@@ -35,10 +33,12 @@ use crate::trust::{self, local::Local};
 
 mod at_act;
 mod orphan;
+mod publish;
 mod session;
 
 pub(crate) use at_act::AtAct;
 pub(crate) use orphan::orphan_facts;
+pub(crate) use publish::Publish;
 pub(crate) use session::created_here_at;
 use session::{edited_copies, last_active, link, marker, session_facts, strangers, Acting, Known};
 
@@ -96,15 +96,10 @@ pub(crate) struct Gatherer<'a> {
     plan: fn(&SessionFacts) -> plan::Decision,
     lexical: PlacePaths,
     canonical: PlacePaths,
-    /// Remote-tracking refs by the commit they point at (short names).
-    remote_at: HashMap<Oid, Vec<String>>,
-    /// `(short name, tip)` of every remote-tracking ref.
-    remote_refs: Vec<(String, Oid)>,
-    integration: Vec<IntegrationRef>,
+    /// The remote-tracking refs and the integration refs: what decides publish.
+    publish: Publish<'a>,
     /// `bullpen.gc.agentGrace`, read, and as written.
     grace: (time::Expire, String),
-    /// Whether the refs the proof of content looks at were named on stderr.
-    named: std::cell::Cell<bool>,
 }
 
 /// How much [`Gatherer::all`] computes before any decision.
@@ -119,37 +114,14 @@ pub(crate) enum Depth {
 }
 
 impl<'a> Gatherer<'a> {
-    /// Read the remote-tracking refs and the integration refs once; what
-    /// people should hear about them (a `bullpen.gc.integrationRef` that
-    /// matches nothing) goes to stderr now.
+    /// Read the remote-tracking refs and the integration refs once
+    /// ([`Publish::new`]) and `bullpen.gc.agentGrace`.
     pub(crate) fn new(
         ctx: &'a Ctx<'a>,
         plan: fn(&SessionFacts) -> plan::Decision,
     ) -> Result<Gatherer<'a>> {
         let (lexical, canonical) = place_paths(ctx, &ctx.layout.worktree_root);
-        let short = |n: &str| n.strip_prefix("refs/remotes/").unwrap_or(n).to_owned();
-        let remote_refs: Vec<(String, Oid)> = ctx
-            .repo
-            .remote_refs()?
-            .into_iter()
-            .map(|(n, o)| (short(&n), o))
-            .collect();
-        let mut remote_at: HashMap<Oid, Vec<String>> = HashMap::new();
-        for (n, o) in &remote_refs {
-            remote_at.entry(*o).or_default().push(n.clone());
-        }
-        let (integration, notes) = match ctx.repo.integration_refs() {
-            Ok(found) => found,
-            Err(e) => (
-                Vec::new(),
-                vec![format!(
-                    "cannot tell which refs sessions are merged into, so none is looked at: {e:#}"
-                )],
-            ),
-        };
-        for n in notes {
-            ctx.ui.warn(n);
-        }
+        let publish = Publish::new(ctx, true)?;
         let grace_value = ctx
             .repo
             .config_string(GC_AGENT_GRACE)
@@ -164,11 +136,8 @@ impl<'a> Gatherer<'a> {
             plan,
             lexical,
             canonical,
-            remote_at,
-            remote_refs,
-            integration,
+            publish,
             grace: (grace, grace_value),
-            named: std::cell::Cell::new(false),
         })
     }
 
@@ -288,137 +257,13 @@ impl<'a> Gatherer<'a> {
         }
     }
 
-    /// Where each session's branch stands: one walk for all tips (which
-    /// commits no remote-tracking ref reaches), the evidence for those it
-    /// reaches, and one proof of content for the others.
+    /// Where each session's branch stands ([`Publish::branch_states`]).
     fn branch_states(
         &self,
         sessions: &[Stored],
         tips: &[Result<Option<Oid>>],
     ) -> Result<Vec<Result<Branch>>> {
-        let repo = &self.ctx.repo;
-        let all_tips: Vec<Oid> = tips
-            .iter()
-            .filter_map(|t| t.as_ref().ok().copied().flatten())
-            .collect();
-        let reach = repo.unpublished_commits(&all_tips)?;
-        let mut out: Vec<Result<Branch>> = Vec::with_capacity(sessions.len());
-        let mut queries = Vec::new();
-        let mut asked = Vec::new();
-        for (i, (s, tip)) in sessions.iter().zip(tips).enumerate() {
-            let tip = match tip {
-                Ok(t) => *t,
-                Err(e) => {
-                    out.push(Err(anyhow::anyhow!("{e:#}")));
-                    continue;
-                }
-            };
-            let base = s.record.base.parse::<Oid>().ok();
-            let at_base =
-                s.record.state == State::Provisioning && tip.is_some_and(|t| base == Some(t));
-            out.push(Ok(match tip {
-                None => Branch::Missing,
-                Some(tip) if at_base => Branch::AtBase { tip },
-                Some(tip) => match reach.get(&tip) {
-                    // A remote reaches it, but so does its base: no commit of its
-                    // own, nothing of it published.
-                    Some(commits)
-                        if commits.is_empty()
-                            && base.is_some_and(|b| repo.reaches(b, tip).unwrap_or(false)) =>
-                    {
-                        Branch::AtBase { tip }
-                    }
-                    Some(commits) if commits.is_empty() => Branch::Published {
-                        tip,
-                        evidence: self.reachable(tip, &s.record.id),
-                    },
-                    commits => {
-                        let commits = commits.cloned().unwrap_or_default();
-                        if !self.integration.is_empty() {
-                            queries.push(ContentQuery {
-                                tip,
-                                commits: commits.clone(),
-                            });
-                            asked.push(i);
-                        }
-                        Branch::Unpublished {
-                            tip,
-                            ahead: Some(commits.len()),
-                            found: None,
-                        }
-                    }
-                },
-            }));
-        }
-        if !queries.is_empty() && !self.named.replace(true) {
-            let refs: Vec<String> = self
-                .integration
-                .iter()
-                .map(|r| format!("{} ({})", r.name, r.chosen))
-                .collect();
-            self.ctx.ui.info(format!(
-                "looking for the changes of {} on {}",
-                match queries.len() {
-                    1 => "1 unpublished session".to_owned(),
-                    n => format!("{n} unpublished sessions"),
-                },
-                refs.join(", ")
-            ));
-        }
-        let answers = repo.find_content(&queries, &self.integration);
-        for (i, answer) in asked.into_iter().zip(answers) {
-            let Ok(Branch::Unpublished { tip, ahead, .. }) = &out[i] else {
-                continue;
-            };
-            let (tip, ahead) = (*tip, *ahead);
-            match answer {
-                Ok(Content::Published(evidence)) => {
-                    out[i] = Ok(Branch::Published { tip, evidence });
-                }
-                Ok(Content::Unmerged(found)) => {
-                    out[i] = Ok(Branch::Unpublished { tip, ahead, found });
-                }
-                Err(e) => self.ctx.ui.warn(format!(
-                    "{}: cannot tell whether its changes are in {}: {e:#}",
-                    sessions[i].record.id,
-                    self.integration
-                        .iter()
-                        .map(|r| r.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            }
-        }
-        Ok(out)
-    }
-
-    /// Which remote-tracking ref reaches `tip` (known reachable): one that
-    /// points at it (the session's own `*/bullpen/<id>` first), else the
-    /// session's `*/bullpen/<id>` or an integration ref that reaches it.
-    fn reachable(&self, tip: Oid, id: &SessionId) -> Evidence {
-        let own = |n: &str| n.ends_with(&format!("/{}", id.branch()));
-        if let Some(names) = self.remote_at.get(&tip) {
-            let from = names
-                .iter()
-                .find(|n| own(n))
-                .or_else(|| names.iter().find(|n| !n.ends_with("/HEAD")))
-                .or(names.first());
-            return Evidence::Reachable {
-                from: from.cloned(),
-            };
-        }
-        let candidates = self
-            .remote_refs
-            .iter()
-            .filter(|(n, _)| own(n))
-            .cloned()
-            .chain(self.integration.iter().map(|r| (r.name.clone(), r.tip)));
-        for (name, at) in candidates {
-            if self.ctx.repo.reaches(at, tip).unwrap_or(false) {
-                return Evidence::Reachable { from: Some(name) };
-            }
-        }
-        Evidence::Reachable { from: None }
+        self.publish.branch_states(sessions, tips)
     }
 
     /// Every fact about one session except who uses its directory, status and

@@ -31,6 +31,10 @@ pub struct Column {
     pub from_start: bool,
     /// Hidden when the table cannot fit otherwise, lowest first (`None`: never).
     pub hide: Option<u8>,
+    /// Its width, known before its cells (`ls --status`'s, whose rows are
+    /// drawn as their status comes): such a cell is never cut, a wider one
+    /// pushes the rest of its line.
+    pub width: Option<usize>,
 }
 
 impl Column {
@@ -41,6 +45,7 @@ impl Column {
             min: None,
             from_start: false,
             hide: None,
+            width: None,
         }
     }
 
@@ -81,7 +86,7 @@ const MARK: usize = 2;
 
 /// What fits: the columns shown, each one's width, and whether cells take
 /// their short form.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub shown: Vec<usize>,
     pub widths: Vec<usize>,
@@ -126,13 +131,14 @@ pub fn layout(columns: &[Column], cells: &[Vec<Cell>], limit: Option<usize>) -> 
     let natural = |shown: &[usize], short: bool| -> Vec<usize> {
         shown
             .iter()
-            .map(|&i| {
-                cells
+            .map(|&i| match columns[i].width {
+                Some(w) => w.max(columns[i].header.width()),
+                None => cells
                     .iter()
                     .map(|row| row[i].get(short).width())
                     .chain([columns[i].header.width()])
                     .max()
-                    .unwrap_or(0)
+                    .unwrap_or(0),
             })
             .collect()
     };
@@ -205,15 +211,86 @@ pub fn draw(
     footer: Option<String>,
     limit: Option<usize>,
 ) -> std::io::Result<()> {
-    let fitted = layout(columns, cells, limit);
-    let last = fitted.shown.len().saturating_sub(1);
-    let line = |out: &mut dyn Write, mark: &str, row: Vec<&str>, paint: &str| {
+    let drawing = Drawing::new(columns, cells, limit, paint_col);
+    drawing.head(out)?;
+    for ((row, mark), paint) in cells.iter().zip(marks).zip(paints) {
+        drawing.line(out, row, mark, paint)?;
+    }
+    drawing.end(out, footer)
+}
+
+/// A table laid out once, then drawn a line at a time.
+pub struct Drawing<'c> {
+    columns: &'c [Column],
+    fitted: Layout,
+    limit: Option<usize>,
+    paint_col: usize,
+}
+
+impl<'c> Drawing<'c> {
+    /// Lay out `cells` (those known now: a column with a `width` is laid
+    /// out by it) under `columns`, fitted to `limit`.
+    pub fn new(
+        columns: &'c [Column],
+        cells: &[Vec<Cell>],
+        limit: Option<usize>,
+        paint_col: usize,
+    ) -> Drawing<'c> {
+        Drawing {
+            fitted: layout(columns, cells, limit),
+            columns,
+            limit,
+            paint_col,
+        }
+    }
+
+    /// The header line.
+    pub fn head(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let head: Vec<&str> = self
+            .fitted
+            .shown
+            .iter()
+            .map(|&i| self.columns[i].header)
+            .collect();
+        self.write(out, "  ", head, "")
+    }
+
+    /// One row after its mark, its cell in the painted column painted with
+    /// `paint` (an SGR sequence, or empty).
+    pub fn line(
+        &self,
+        out: &mut dyn Write,
+        row: &[Cell],
+        mark: &str,
+        paint: &str,
+    ) -> std::io::Result<()> {
+        let texts: Vec<&str> = self
+            .fitted
+            .shown
+            .iter()
+            .map(|&i| row[i].get(self.fitted.short))
+            .collect();
+        self.write(out, mark, texts, paint)
+    }
+
+    fn write(
+        &self,
+        out: &mut dyn Write,
+        mark: &str,
+        row: Vec<&str>,
+        paint: &str,
+    ) -> std::io::Result<()> {
+        let (fitted, columns, limit) = (&self.fitted, self.columns, self.limit);
+        let last = fitted.shown.len().saturating_sub(1);
         let mut text = String::from(mark);
         let mut plain = String::from(mark);
         for (k, (&i, cell)) in fitted.shown.iter().zip(row).enumerate() {
-            let cell = truncate(cell, fitted.widths[k], columns[i].from_start);
+            let cell = match columns[i].width {
+                Some(_) => cell.to_owned(),
+                None => truncate(cell, fitted.widths[k], columns[i].from_start),
+            };
             let pad = " ".repeat(fitted.widths[k].saturating_sub(cell.width()));
-            let (on, off) = match (i == paint_col, paint.is_empty()) {
+            let (on, off) = match (i == self.paint_col, paint.is_empty()) {
                 (true, false) => (paint, "\x1b[0m"),
                 _ => ("", ""),
             };
@@ -236,40 +313,34 @@ pub fn draw(
             }
             _ => writeln!(out, "{}", text.trim_end()),
         }
-    };
-    let head: Vec<&str> = fitted.shown.iter().map(|&i| columns[i].header).collect();
-    line(out, "  ", head, "")?;
-    for ((row, mark), paint) in cells.iter().zip(marks).zip(paints) {
-        let texts: Vec<&str> = fitted
-            .shown
-            .iter()
-            .map(|&i| row[i].get(fitted.short))
-            .collect();
-        line(out, mark, texts, paint)?;
     }
-    let cut = |s: String| match limit {
-        Some(limit) => truncate(&s, limit, false),
-        None => s,
-    };
-    if let Some(footer) = footer {
-        writeln!(out, "{}", cut(footer))?;
+
+    /// `footer`, then a line naming the columns hidden, if any.
+    pub fn end(&self, out: &mut dyn Write, footer: Option<String>) -> std::io::Result<()> {
+        let cut = |s: String| match self.limit {
+            Some(limit) => truncate(&s, limit, false),
+            None => s,
+        };
+        if let Some(footer) = footer {
+            writeln!(out, "{}", cut(footer))?;
+        }
+        match self.fitted.hidden(self.columns.len()) {
+            0 => {}
+            1 => writeln!(
+                out,
+                "{}",
+                cut("(1 column hidden; widen the terminal or use --json)".to_owned())
+            )?,
+            n => writeln!(
+                out,
+                "{}",
+                cut(format!(
+                    "({n} columns hidden; widen the terminal or use --json)"
+                ))
+            )?,
+        }
+        Ok(())
     }
-    match fitted.hidden(columns.len()) {
-        0 => {}
-        1 => writeln!(
-            out,
-            "{}",
-            cut("(1 column hidden; widen the terminal or use --json)".to_owned())
-        )?,
-        n => writeln!(
-            out,
-            "{}",
-            cut(format!(
-                "({n} columns hidden; widen the terminal or use --json)"
-            ))
-        )?,
-    }
-    Ok(())
 }
 
 /// ID (never cut below what tells the ids apart), and AGENT when some row has
@@ -285,6 +356,12 @@ fn leading_columns(ids: &[&str], with_agent: bool) -> Vec<Column> {
     columns
 }
 
+/// The widths of `ls --status`'s columns, known before any status is read:
+/// CHANGES fits `12M 3D 40?` (a wider cell pushes the rest of its line),
+/// PUBLISHED its header.
+const CHANGES_WIDTH: usize = 10;
+const PUBLISHED_WIDTH: usize = 9;
+
 /// The human table: a mark, ID, STATE, BRANCH, (with `--status`) CHANGES and
 /// PUBLISHED, WORKTREE; then the worktree root. Fitted to `view.width`: the ID
 /// and WORKTREE cells are cut first (with `…`), then whole lines; a line never
@@ -293,77 +370,141 @@ pub fn render_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::
     if rows.is_empty() {
         return Ok(());
     }
-    let with_status = rows.iter().any(|r| r.with_status);
-    let with_agent = rows.iter().any(|r| r.agent.is_some());
-    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-    let mut columns = leading_columns(&ids, with_agent);
-    columns.extend([Column::fixed("STATE"), Column::hideable("BRANCH", 5)]);
-    if with_status {
-        columns.push(Column::hideable("CHANGES", 3));
-        columns.push(Column::hideable("PUBLISHED", 2));
+    let table = Table::new(rows, view);
+    table.head(out)?;
+    for (i, r) in rows.iter().enumerate() {
+        table.line(out, i, r)?;
     }
-    // The record's path (escaped: a hand edit cannot write to the terminal); a
-    // worktree that is `<root>/<id>` only repeats the id, and is left out.
-    let places: Vec<String> = rows
-        .iter()
-        .map(|r| escaped(&shorten(Path::new(&r.worktree), view.root, view.home)))
-        .zip(rows)
-        .map(|(place, r)| if place == r.id { String::new() } else { place })
-        .collect();
-    let with_place = places.iter().any(|p| !p.is_empty());
-    if with_place {
-        columns.push(Column {
-            min: Some(8),
-            from_start: true,
-            ..Column::hideable("WORKTREE", 1)
-        });
-    }
-    let with_screen = rows.iter().any(|r| r.screen.is_some());
-    if with_screen {
-        columns.push(Column {
-            min: Some(8),
-            ..Column::hideable("SCREEN", 0)
-        });
-    }
-    let relative = rows.iter().any(|r| {
-        Path::new(&r.worktree).starts_with(view.root) && Path::new(&r.worktree) != view.root
-    });
-    let cells: Vec<Vec<Cell>> = rows
-        .iter()
-        .zip(places)
-        .map(|(r, place)| {
-            let mut c: Vec<Cell> = vec![r.id.clone().into()];
-            if with_agent {
-                c.push(agent_cell(r).into());
-            }
-            c.push(Cell {
-                text: state_cell(r, view.now),
-                short: Some(state_cell_short(r, view.now)),
+    table.end(out)
+}
+
+/// [`render_table`] a line at a time: laid out from the rows as they are
+/// before their status (`ls --status`'s columns have fixed widths), then each
+/// row drawn as it comes.
+pub struct Table<'v> {
+    columns: Vec<Column>,
+    fitted: Layout,
+    /// Each row's WORKTREE cell.
+    places: Vec<String>,
+    with_agent: bool,
+    with_status: bool,
+    with_place: bool,
+    with_screen: bool,
+    footer: Option<String>,
+    view: &'v View<'v>,
+}
+
+impl<'v> Table<'v> {
+    pub fn new(rows: &[Row], view: &'v View<'v>) -> Table<'v> {
+        let with_status = rows.iter().any(|r| r.with_status);
+        let with_agent = rows.iter().any(|r| r.agent.is_some());
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        let mut columns = leading_columns(&ids, with_agent);
+        columns.extend([Column::fixed("STATE"), Column::hideable("BRANCH", 5)]);
+        if with_status {
+            columns.push(Column {
+                width: Some(CHANGES_WIDTH),
+                ..Column::hideable("CHANGES", 3)
             });
-            c.push(branch_cell(r).into());
-            if with_status {
-                c.push(changes_cell(r).into());
-                c.push(published_cell(r).into());
-            }
-            if with_place {
-                c.push(place.into());
-            }
-            if with_screen {
-                c.push(screen_cell(r).into());
-            }
-            c
-        })
-        .collect();
-    let marks = rows
-        .iter()
-        .map(|r| if r.current { "* " } else { "  " })
-        .collect::<Vec<_>>();
-    let footer = relative.then(|| format!("worktree root: {}", tilde(view.root, view.home)));
-    let state_col = if with_agent { 2 } else { 1 };
-    let paints = paints(rows, view);
-    draw(
-        out, &columns, &cells, &marks, &paints, state_col, footer, view.width,
-    )
+            columns.push(Column {
+                width: Some(PUBLISHED_WIDTH),
+                ..Column::hideable("PUBLISHED", 2)
+            });
+        }
+        // The record's path (escaped: a hand edit cannot write to the terminal); a
+        // worktree that is `<root>/<id>` only repeats the id, and is left out.
+        let places: Vec<String> = rows
+            .iter()
+            .map(|r| escaped(&shorten(Path::new(&r.worktree), view.root, view.home)))
+            .zip(rows)
+            .map(|(place, r)| if place == r.id { String::new() } else { place })
+            .collect();
+        let with_place = places.iter().any(|p| !p.is_empty());
+        if with_place {
+            columns.push(Column {
+                min: Some(8),
+                from_start: true,
+                ..Column::hideable("WORKTREE", 1)
+            });
+        }
+        let with_screen = rows.iter().any(|r| r.screen.is_some());
+        if with_screen {
+            columns.push(Column {
+                min: Some(8),
+                ..Column::hideable("SCREEN", 0)
+            });
+        }
+        let relative = rows.iter().any(|r| {
+            Path::new(&r.worktree).starts_with(view.root) && Path::new(&r.worktree) != view.root
+        });
+        let mut table = Table {
+            fitted: layout(&columns, &[], None),
+            columns,
+            places,
+            with_agent,
+            with_status,
+            with_place,
+            with_screen,
+            footer: relative.then(|| format!("worktree root: {}", tilde(view.root, view.home))),
+            view,
+        };
+        let cells: Vec<Vec<Cell>> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| table.cells(i, r))
+            .collect();
+        table.fitted = layout(&table.columns, &cells, view.width);
+        table
+    }
+
+    /// The cells of row `i`.
+    fn cells(&self, i: usize, r: &Row) -> Vec<Cell> {
+        let mut c: Vec<Cell> = vec![r.id.clone().into()];
+        if self.with_agent {
+            c.push(agent_cell(r).into());
+        }
+        c.push(Cell {
+            text: state_cell(r, self.view.now),
+            short: Some(state_cell_short(r, self.view.now)),
+        });
+        c.push(branch_cell(r).into());
+        if self.with_status {
+            c.push(changes_cell(r).into());
+            c.push(published_cell(r).into());
+        }
+        if self.with_place {
+            c.push(self.places.get(i).cloned().unwrap_or_default().into());
+        }
+        if self.with_screen {
+            c.push(screen_cell(r).into());
+        }
+        c
+    }
+
+    fn drawing(&self) -> Drawing<'_> {
+        Drawing {
+            columns: &self.columns,
+            fitted: self.fitted.clone(),
+            limit: self.view.width,
+            paint_col: if self.with_agent { 2 } else { 1 },
+        }
+    }
+
+    pub fn head(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        self.drawing().head(out)
+    }
+
+    /// Row `i` (of the rows the table was made from), as it is now.
+    pub fn line(&self, out: &mut dyn Write, i: usize, r: &Row) -> std::io::Result<()> {
+        let mark = if r.current { "* " } else { "  " };
+        let paint = if self.view.color { color_of(r) } else { "" };
+        self.drawing().line(out, &self.cells(i, r), mark, paint)
+    }
+
+    /// The worktree root, and the columns hidden.
+    pub fn end(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        self.drawing().end(out, self.footer.clone())
+    }
 }
 
 /// The colour of each row's STATE cell (none without colour).

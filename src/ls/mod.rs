@@ -9,10 +9,11 @@ pub mod attention;
 pub mod fit;
 pub mod repos;
 pub mod screen_line;
+pub mod status;
 pub mod table;
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::Path;
 
 use anyhow::Result;
 
@@ -22,11 +23,10 @@ use crate::git::remote_cache::RemoteCache;
 use crate::git::store::{self, Stored};
 use crate::model::id::BRANCH_PREFIX;
 use crate::model::remote::{branch_destination, host_label, tracking_branch, RemoteName};
-use crate::model::{Dirt, Oid, SessionId, State};
-use crate::sys::paths::canonical_or_self as canonical;
+use crate::model::{Oid, SessionId, State};
 use crate::sys::procfs;
 use crate::trust::local::Local;
-use table::{remote_row, row, Facts, RemoteFacts, Row, StatusFacts};
+use table::{remote_row, row, Facts, RemoteFacts, Row};
 
 /// The sessions to list: the named ones (each must exist), or all (collected
 /// ones only with `all`). A record that cannot be read is reported and skipped.
@@ -182,7 +182,7 @@ pub fn rows(
 ) -> Vec<Row> {
     let current = session_at(sessions, cwd);
     let mut status = if status {
-        gather_status(ctx, sessions)
+        status::prepare(ctx, sessions, cache).gather(ctx)
     } else {
         Vec::new()
     };
@@ -303,103 +303,4 @@ fn is_attached(ctx: &Ctx, s: &Stored, p: &crate::model::Process) -> bool {
         }
         _ => false,
     }
-}
-
-/// `--status`: for every session, its uncommitted work, how far its base ref
-/// moved past it, and whether its tip is on a remote. One publish walk for all
-/// (`Repo::unpublished`, as gc), the status of the worktrees in parallel
-/// (`Repo::dirt_many`, as gc), and only of registered worktrees of this
-/// repository on the session's branch: a record's path alone is not looked
-/// into. What cannot be told is reported once and left unknown.
-fn gather_status(ctx: &Ctx, sessions: &[Stored]) -> Vec<StatusFacts> {
-    let repo = &ctx.repo;
-    let tips: Vec<Option<Oid>> = sessions
-        .iter()
-        .map(|s| repo.ref_target(&s.record.id.branch_ref()).ok().flatten())
-        .collect();
-    let present: Vec<Oid> = tips.iter().flatten().copied().collect();
-    // One walk for all tips: the commits of each that no remote-tracking ref
-    // reaches (none: published).
-    let walked = repo
-        .unpublished_commits(&present)
-        .map_err(|e| ctx.ui.warn(format!("cannot tell what is published: {e:#}")))
-        .ok();
-    let unpublished: Option<HashSet<Oid>> = walked.as_ref().map(|w| {
-        w.iter()
-            .filter(|(_, commits)| !commits.is_empty())
-            .map(|(tip, _)| *tip)
-            .collect()
-    });
-    let counts: HashMap<Oid, usize> = walked
-        .iter()
-        .flatten()
-        .map(|(tip, commits)| (*tip, commits.len()))
-        .collect();
-
-    // Registered worktrees by resolved path, with the ref their HEAD is on.
-    let registered: HashMap<PathBuf, Option<String>> = repo
-        .worktrees()
-        .map_err(|e| ctx.ui.warn(format!("cannot list the worktrees: {e:#}")))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|w| w.exists && w.admin_id.is_some())
-        .map(|w| (canonical(&w.path), w.head_ref))
-        .collect();
-    let looked_into: Vec<(usize, PathBuf)> = sessions
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.record.state != State::Collected)
-        .filter_map(|(i, s)| {
-            let path = canonical(Path::new(&s.record.worktree));
-            let head = registered.get(&path)?;
-            (head.as_deref() == Some(s.record.id.branch_ref().as_str())).then_some((i, path))
-        })
-        .collect();
-    let paths: Vec<PathBuf> = looked_into.iter().map(|(_, p)| p.clone()).collect();
-    let mut dirt: Vec<Option<Dirt>> = vec![None; sessions.len()];
-    for ((i, _), d) in looked_into.iter().zip(repo.dirt_many(&paths)) {
-        match d {
-            Ok(d) => dirt[*i] = Some(d),
-            Err(e) => ctx.ui.warn(format!(
-                "{}: cannot tell whether its worktree is clean: {e:#}",
-                sessions[*i].record.id
-            )),
-        }
-    }
-
-    sessions
-        .iter()
-        .zip(tips)
-        .zip(dirt)
-        .map(|((s, tip), dirt)| {
-            let published = tip.and_then(|t| Some(!unpublished.as_ref()?.contains(&t)));
-            let unpublished = match (tip, published) {
-                (Some(_), Some(true)) => Some(0),
-                (Some(t), Some(false)) => counts.get(&t).copied(),
-                _ => None,
-            };
-            StatusFacts {
-                dirt,
-                behind: tip.and_then(|t| behind(ctx, &s.record, t)),
-                published,
-                unpublished,
-            }
-        })
-        .collect()
-}
-
-/// Commits on the session's base ref (where it is now) that its tip lacks.
-fn behind(ctx: &Ctx, r: &crate::model::Record, tip: Oid) -> Option<usize> {
-    let base_ref = r.base_ref.as_deref()?;
-    let base_tip = ctx.repo.ref_target(base_ref).ok()??;
-    ctx.repo
-        .commits_between(base_tip, &[tip])
-        .map(|c| c.len())
-        .map_err(|e| {
-            ctx.ui.warn(format!(
-                "{}: cannot count the commits on {base_ref} it lacks: {e:#}",
-                r.id
-            ))
-        })
-        .ok()
 }

@@ -164,9 +164,7 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         Observed::Stored(State::Ready | State::Provisioning) => Some(r.created_at.as_str()),
     }
     .and_then(time::parse_rfc3339);
-    let status = f.status.clone().unwrap_or_default();
-    let dirt = status.dirt.as_ref();
-    Row {
+    let mut row = Row {
         id: r.id.to_string(),
         state: observed.as_str().to_owned(),
         branch: r.id.branch(),
@@ -190,13 +188,13 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         run_started_at,
         run_ended_at,
         base_ref: r.base_ref.clone(),
-        behind: status.behind,
-        modified: dirt.map(|d| d.modified + d.unseen),
-        staged: dirt.map(|d| d.staged),
-        untracked: dirt.map(|d| d.untracked + d.hiding.iter().map(|h| h.files).sum::<usize>()),
-        deleted: dirt.map(|d| d.deleted),
-        published: status.published,
-        unpublished: status.unpublished,
+        behind: None,
+        modified: None,
+        staged: None,
+        untracked: None,
+        deleted: None,
+        published: None,
+        unpublished: None,
         updated_at: r.updated_at.clone(),
         clone_id: r.clone_id.clone(),
         remote: None,
@@ -210,10 +208,27 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         sandbox: r.extra.get(crate::model::sandbox::RECORD_KEY).cloned(),
         observed: Some(observed),
         since,
-        with_status: f.status.is_some(),
+        with_status: false,
         host_label: None,
         screen: None,
+    };
+    if let Some(status) = &f.status {
+        set_status(&mut row, status);
     }
+    row
+}
+
+/// Pure: a row's `--status` facts (`ls --status` shows them as they come).
+pub fn set_status(row: &mut Row, status: &StatusFacts) {
+    let dirt = status.dirt.as_ref();
+    row.with_status = true;
+    row.behind = status.behind;
+    row.modified = dirt.map(|d| d.modified + d.unseen);
+    row.staged = dirt.map(|d| d.staged);
+    row.untracked = dirt.map(|d| d.untracked + d.hiding.iter().map(|h| h.files).sum::<usize>());
+    row.deleted = dirt.map(|d| d.deleted);
+    row.published = status.published;
+    row.unpublished = status.unpublished;
 }
 
 /// The activity of a run that is alive, only.

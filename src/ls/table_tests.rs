@@ -212,10 +212,10 @@ fn status_columns_say_what_decides_a_clean_up() {
     ];
     assert_eq!(
         table(&rows, None),
-        "  ID  STATE            BRANCH  CHANGES   PUBLISHED\n  \
-           a   exited 0 1m ago  +3 -5   2M 1S 4?  no\n  \
-           b   exited 0 1m ago  +1      clean     yes\n  \
-           c   missing 1m ago   gone    -         -\n\
+        "  ID  STATE            BRANCH  CHANGES     PUBLISHED\n  \
+           a   exited 0 1m ago  +3 -5   2M 1S 4?    no\n  \
+           b   exited 0 1m ago  +1      clean       yes\n  \
+           c   missing 1m ago   gone    -           -\n\
          worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d\n"
     );
 }
@@ -451,12 +451,12 @@ fn the_table_at_60_80_100_and_200_columns() {
       docs-rewrite  -       exited 0 1d ago  +2      ~/old-root/docs-rewrite
     worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
     ");
-    insta::assert_snapshot!(at(80, true), @r"
-      ID            AGENT   STATE            BRANCH  CHANGES  PUBLISHED  WORKTREE
-    * fix-login     claude  running 5m       +3      2M 4?    no
-      fix-logout    claude  running 2h       +3      clean    no
-      tests         -       exited 1 2h ago  +0      clean    yes
-      docs-rewrite  -       exited 0 1d ago  +2      clean    no         …cs-rewrite
+    insta::assert_snapshot!(at(80, true), @"
+      ID          AGENT   STATE            BRANCH  CHANGES     PUBLISHED  WORKTREE
+    * fix-login   claude  running 5m       +3      2M 4?       no
+      fix-logout  claude  running 2h       +3      clean       no
+      tests       -       exited 1 2h ago  +0      clean       yes
+      docs-rewr…  -       exited 0 1d ago  +2      clean       no         …s-rewrite
     worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
     ");
     insta::assert_snapshot!(at(100, false), @r"
@@ -467,12 +467,12 @@ fn the_table_at_60_80_100_and_200_columns() {
       docs-rewrite  -       exited 0 1d ago                 +2      ~/old-root/docs-rewrite
     worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
     ");
-    insta::assert_snapshot!(at(100, true), @r"
-      ID            AGENT   STATE            BRANCH  CHANGES  PUBLISHED  WORKTREE
-    * fix-login     claude  running 5m       +3      2M 4?    no
-      fix-logout    claude  running 2h       +3      clean    no
-      tests         -       exited 1 2h ago  +0      clean    yes
-      docs-rewrite  -       exited 0 1d ago  +2      clean    no         ~/old-root/docs-rewrite
+    insta::assert_snapshot!(at(100, true), @"
+      ID            AGENT   STATE            BRANCH  CHANGES     PUBLISHED  WORKTREE
+    * fix-login     claude  running 5m       +3      2M 4?       no
+      fix-logout    claude  running 2h       +3      clean       no
+      tests         -       exited 1 2h ago  +0      clean       yes
+      docs-rewrite  -       exited 0 1d ago  +2      clean       no         ~/old-root/docs-rewrite
     worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
     ");
     insta::assert_snapshot!(at(200, false), @r"
@@ -483,12 +483,12 @@ fn the_table_at_60_80_100_and_200_columns() {
       docs-rewrite  -       exited 0 1d ago                 +2      ~/old-root/docs-rewrite
     worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
     ");
-    insta::assert_snapshot!(at(200, true), @r"
-      ID            AGENT   STATE                           BRANCH  CHANGES  PUBLISHED  WORKTREE
-    * fix-login     claude  running 5m (attached, idle 3m)  +3      2M 4?    no
-      fix-logout    claude  running 2h (idle 12s)           +3      clean    no
-      tests         -       exited 1 2h ago                 +0      clean    yes
-      docs-rewrite  -       exited 0 1d ago                 +2      clean    no         ~/old-root/docs-rewrite
+    insta::assert_snapshot!(at(200, true), @"
+      ID            AGENT   STATE                           BRANCH  CHANGES     PUBLISHED  WORKTREE
+    * fix-login     claude  running 5m (attached, idle 3m)  +3      2M 4?       no
+      fix-logout    claude  running 2h (idle 12s)           +3      clean       no
+      tests         -       exited 1 2h ago                 +0      clean       yes
+      docs-rewrite  -       exited 0 1d ago                 +2      clean       no         ~/old-root/docs-rewrite
     worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
     ");
 }

@@ -57,5 +57,6 @@ mod snapshots_ls;
 mod snapshots_spawn;
 mod snapshots_support;
 mod spawn;
+mod status_stream;
 mod trust;
 mod undo;

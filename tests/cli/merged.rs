@@ -15,12 +15,12 @@ const TWO: &str = "echo one > one.txt && git add one.txt && git commit -q -m 'on
                    echo two > two.txt && git add two.txt && git commit -q -m 'two'";
 
 /// A second clone of `origin` that merges the way a forge does.
-struct Forge {
+pub(crate) struct Forge {
     dir: PathBuf,
 }
 
 impl Forge {
-    fn new(env: &Env) -> Forge {
+    pub(crate) fn new(env: &Env) -> Forge {
         let dir = env.root().join("forge");
         let origin = env.root().join("origin.git");
         env.git(
@@ -37,12 +37,12 @@ impl Forge {
     }
 
     #[track_caller]
-    fn git(&self, env: &Env, args: &[&str]) -> String {
+    pub(crate) fn git(&self, env: &Env, args: &[&str]) -> String {
         env.git(&self.dir, args).ok().stdout.trim().to_owned()
     }
 
     /// Up to date with `origin/main`, on `main`.
-    fn sync(&self, env: &Env) {
+    pub(crate) fn sync(&self, env: &Env) {
         self.git(env, &["fetch", "-q", "origin"]);
         self.git(env, &["checkout", "-q", "main"]);
         self.git(env, &["reset", "-q", "--hard", "origin/main"]);
@@ -50,7 +50,7 @@ impl Forge {
 
     /// Squash-merge the session branches into main, push, delete them on the
     /// remote; the squash commit.
-    fn squash(&self, env: &Env, ids: &[&str]) -> String {
+    pub(crate) fn squash(&self, env: &Env, ids: &[&str]) -> String {
         self.sync(env);
         for id in ids {
             self.git(
@@ -71,7 +71,7 @@ impl Forge {
     }
 
     /// Push main, delete the session branches on the remote; main's tip.
-    fn push_and_delete(&self, env: &Env, ids: &[&str]) -> String {
+    pub(crate) fn push_and_delete(&self, env: &Env, ids: &[&str]) -> String {
         self.git(env, &["push", "-q", "origin", "main"]);
         for id in ids {
             self.git(
@@ -85,7 +85,7 @@ impl Forge {
     /// Cherry-pick these commits (of a session branch) onto main, one each,
     /// after someone else's commit (else, with the tests' fixed dates, a pick
     /// onto the session's own base would be the very same commit).
-    fn pick(&self, env: &Env, commits: &[&str]) {
+    pub(crate) fn pick(&self, env: &Env, commits: &[&str]) {
         self.commit_file(env, "other.txt", "someone else's\n");
         for c in commits {
             self.git(env, &["cherry-pick", c]);
@@ -103,7 +103,7 @@ impl Forge {
 }
 
 /// `git fetch --prune`: the remote's deleted branches go here too.
-fn fetch(env: &Env) {
+pub(crate) fn fetch(env: &Env) {
     env.git(&env.repo, &["fetch", "-q", "--prune", "origin"])
         .ok();
 }

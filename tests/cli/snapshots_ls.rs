@@ -94,24 +94,24 @@ fn ls_status_table_wide_and_narrow() {
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID                            STATE                BRANCH  CHANGES  PUBLISHED
-      a-done                        exited 0 2d ago      +1      clean    no
-      b-failed                      exited 3 2d ago      +0      clean    no
-      c-killed                      exited sig15 1d ago  +0      clean    no
-      d-missing                     missing 1d ago       +0      -        no
-      e-a-rather-long-session-name  exited 0 21h ago     +0      1?       no
+      ID                            STATE                BRANCH  CHANGES     PUBLISHED
+      a-done                        exited 0 2d ago      +1      clean       no
+      b-failed                      exited 3 2d ago      +0      clean       no
+      c-killed                      exited sig15 1d ago  +0      clean       no
+      d-missing                     missing 1d ago       +0      -           no
+      e-a-rather-long-session-name  exited 0 21h ago     +0      1?          no
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
     insta::assert_snapshot!(w.width(70).show(&["ls", "--status"]), @"
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID                   STATE                BRANCH  CHANGES  PUBLISHED
-      a-done               exited 0 2d ago      +1      clean    no
-      b-failed             exited 3 2d ago      +0      clean    no
-      c-killed             exited sig15 1d ago  +0      clean    no
-      d-missing            missing 1d ago       +0      -        no
-      e-a-rather-long-se…  exited 0 21h ago     +0      1?       no
+      ID                STATE                BRANCH  CHANGES     PUBLISHED
+      a-done            exited 0 2d ago      +1      clean       no
+      b-failed          exited 3 2d ago      +0      clean       no
+      c-killed          exited sig15 1d ago  +0      clean       no
+      d-missing         missing 1d ago       +0      -           no
+      e-a-rather-long…  exited 0 21h ago     +0      1?          no
     worktree root: [cut to the width]
     ");
 }

@@ -44,8 +44,12 @@ pub struct ObjectCache {
     records: HashMap<Oid, Json>,
     /// (tip, base) -> commits on tip that base lacks.
     ahead: HashMap<(Oid, Oid), usize>,
+    /// (tip, base, [`refs_key`] of the remote-tracking refs) -> what `ls
+    /// --status` showed of it: published, and the commits no remote reaches.
+    published: HashMap<(Oid, Oid, Oid), (bool, usize)>,
     used_records: HashSet<Oid>,
     used_ahead: HashSet<(Oid, Oid)>,
+    used_published: HashSet<(Oid, Oid, Oid)>,
     /// Entries were added since the file was read.
     added: bool,
 }
@@ -112,6 +116,22 @@ impl ObjectCache {
         self.added = true;
     }
 
+    /// Whether the session branch at `tip` (made from `base`) was published
+    /// when the remote-tracking refs were `refs` ([`refs_key`]), and how many
+    /// of its commits no remote-tracking ref reached: for `ls --status` only,
+    /// never for gc's decisions.
+    pub fn published(&mut self, tip: Oid, base: Oid, refs: Oid) -> Option<(bool, usize)> {
+        let v = *self.published.get(&(tip, base, refs))?;
+        self.used_published.insert((tip, base, refs));
+        Some(v)
+    }
+
+    pub fn put_published(&mut self, tip: Oid, base: Oid, refs: Oid, verdict: (bool, usize)) {
+        self.published.insert((tip, base, refs), verdict);
+        self.used_published.insert((tip, base, refs));
+        self.added = true;
+    }
+
     /// Write what this listing used, when that differs from what the file
     /// holds. Atomic (a temporary file renamed over it, not synced): a cache
     /// lost in a crash is only read again from the objects.
@@ -120,7 +140,10 @@ impl ObjectCache {
             return Ok(());
         };
         let unused = self.records.len() != self.used_records.len()
-            || self.ahead.len() != self.used_ahead.len();
+            || self.ahead.len() != self.used_ahead.len()
+            // A plain `ls` keeps the verdicts of the last `ls --status`.
+            || (!self.used_published.is_empty()
+                && self.published.len() != self.used_published.len());
         if !self.added && !unused {
             return Ok(());
         }
@@ -131,7 +154,8 @@ impl ObjectCache {
                 .iter()
                 .map(|c| self.records.get(c).map_or(0, |j| self.json(j).len() + 44))
                 .sum::<usize>()
-                + self.used_ahead.len() * 100,
+                + self.used_ahead.len() * 100
+                + self.published.len() * 140,
         );
         out.push_str(HEADER);
         out.push('\n');
@@ -152,12 +176,49 @@ impl ObjectCache {
                 lines += 1;
             }
         }
+        // Those of the last `ls --status`, when this listing asked none.
+        let mut published: Vec<&(Oid, Oid, Oid)> = match self.used_published.is_empty() {
+            true => self.published.keys().collect(),
+            false => self.used_published.iter().collect(),
+        };
+        published.sort();
+        for key in published {
+            if let Some((yes, n)) = self.published.get(key) {
+                let _ = writeln!(
+                    out,
+                    "p {} {} {} {} {n}",
+                    key.0,
+                    key.1,
+                    key.2,
+                    u8::from(*yes)
+                );
+                lines += 1;
+            }
+        }
         // The last line says how many came before it: a file cut short is
         // recognised as such and ignored whole.
         out.push_str(&format!("end {lines}\n"));
         crate::sys::atomic::write(path, out.as_bytes())
             .with_context(|| format!("cannot write the cache {}", path.display()))
     }
+}
+
+/// One id for what publish verdicts depend on besides a session's tip and
+/// base (each remote-tracking ref and integration ref, by name and commit):
+/// the id of a blob listing them, so that any fetch or change of
+/// `bullpen.gc.integrationRef` makes every cached verdict count as absent.
+pub fn refs_key(refs: &[(String, Oid)]) -> Option<Oid> {
+    let mut text = String::new();
+    for (name, at) in refs {
+        let _ = writeln!(text, "{at} {name}");
+    }
+    let id = gix::objs::compute_hash(
+        gix::hash::Kind::Sha1,
+        gix::objs::Kind::Blob,
+        text.as_bytes(),
+    );
+    // Only a detected collision attack fails: then nothing is cached.
+    id.ok().map(crate::oid)
 }
 
 /// The entries of a cache file; `None` when it is not one whole file of this version.
@@ -195,6 +256,24 @@ fn parse(bytes: Vec<u8>) -> Option<ObjectCache> {
                         .ahead
                         .insert((tip.parse().ok()?, base.parse().ok()?), n.parse().ok()?);
                 }
+                (Some("p"), Some(tip), Some(rest)) => {
+                    let mut f = rest.split(' ');
+                    let key = (
+                        tip.parse().ok()?,
+                        f.next()?.parse().ok()?,
+                        f.next()?.parse().ok()?,
+                    );
+                    let yes = match f.next()? {
+                        "1" => true,
+                        "0" => false,
+                        _ => return None,
+                    };
+                    let n = f.next()?.parse().ok()?;
+                    if f.next().is_some() {
+                        return None;
+                    }
+                    cache.published.insert(key, (yes, n));
+                }
                 _ => return None,
             }
         }
@@ -231,8 +310,10 @@ mod tests {
             text: c.text.clone(),
             records: c.records.clone(),
             ahead: c.ahead.clone(),
+            published: c.published.clone(),
             used_records: c.used_records.clone(),
             used_ahead: c.used_ahead.clone(),
+            used_published: c.used_published.clone(),
             added: c.added,
         }
     }
@@ -259,6 +340,21 @@ mod tests {
             );
         }
         assert!(parse(text.replace(" 3\n", " x\n").into_bytes()).is_none());
+        let mut p = ObjectCache::default();
+        p.put_published(oid('a'), oid('b'), oid('c'), (true, 2));
+        p.put_published(oid('d'), oid('b'), oid('c'), (false, 1));
+        let mut back = parse(file(&p).into_bytes()).unwrap();
+        assert_eq!(
+            back.published(oid('a'), oid('b'), oid('c')),
+            Some((true, 2))
+        );
+        assert_eq!(
+            back.published(oid('d'), oid('b'), oid('c')),
+            Some((false, 1))
+        );
+        assert_eq!(back.published(oid('a'), oid('b'), oid('d')), None);
+        let text = file(&p);
+        assert!(parse(text.replace(" 1 2\n", " 2 2\n").into_bytes()).is_none());
         assert!(parse(text.replace("cache 1", "cache 2").into_bytes()).is_none());
     }
 

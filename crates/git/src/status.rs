@@ -11,7 +11,7 @@ use super::hidden::{
 };
 use super::nested::nested_of;
 use super::shared::SharedObjects;
-use super::threads::on_threads;
+use super::threads::{in_order, on_threads};
 use super::{Dirt, Oid, Repo};
 use crate::model::error::GitFailed;
 use crate::model::{Ignored, Nested};
@@ -272,6 +272,15 @@ impl Repo {
         let config = &self.cli_config;
         let shared = self.shared_objects();
         on_threads(worktrees, |w| dirt_of(w, config, Some(&shared)))
+    }
+
+    /// [`Repo::dirt_many`], each result handed to `each` (on this thread, in
+    /// the order of `worktrees`) as soon as it and those before it are done;
+    /// `each` returning false stops it.
+    pub fn dirt_each(&self, worktrees: &[PathBuf], each: impl FnMut(usize, Result<Dirt>) -> bool) {
+        let config = &self.cli_config;
+        let shared = self.shared_objects();
+        in_order(worktrees, |w| dirt_of(w, config, Some(&shared)), each)
     }
 
     /// [`Repo::nested_repositories`] of many (worktree, admin entry, ignored
