@@ -50,5 +50,6 @@ mod snapshots_ls;
 mod snapshots_spawn;
 mod snapshots_support;
 mod spawn;
+mod spawn_fresh_index;
 mod trust;
 mod undo;
