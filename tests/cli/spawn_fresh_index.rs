@@ -88,34 +88,72 @@ fn a_fresh_worktree_has_no_racily_clean_entry_and_its_first_status_writes_no_ind
     );
 }
 
-#[test]
-fn a_file_changed_after_the_checkout_keeps_its_mtime_and_stays_modified() {
-    let env = Env::new();
-    // After git's checkout, before spawn settles the index: the hook edits a
-    // tracked file and notes the mtime it left.
-    let seen = env.root().join("seen");
+/// A `post-checkout` hook running `script` in the new worktree (after git's
+/// checkout, before spawn settles the index).
+fn post_checkout(env: &Env, script: &str) {
     let hooks = env.repo.join(".git/hooks");
     std::fs::create_dir_all(&hooks).unwrap();
     let hook = hooks.join("post-checkout");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\necho more >> README && stat -c %Y.%y README > '{}'\n",
-            seen.display()
-        ),
-    )
-    .unwrap();
+    std::fs::write(&hook, format!("#!/bin/sh\n{script}\n")).unwrap();
     make_executable(&hook);
-    let wt = env.spawn_sh("edited", "true");
+}
 
-    let noted = std::fs::read_to_string(&seen).unwrap();
-    let secs: i64 = noted.split('.').next().unwrap().parse().unwrap();
+#[test]
+fn a_file_touched_after_the_checkout_keeps_its_mtime() {
+    let env = Env::new();
+    // The same content again, and a later mtime: not as git checked it out.
+    post_checkout(
+        &env,
+        "cat README > ../readme && cat ../readme > README && \
+         touch -m -d \"@$(( $(stat -c %Y README) + 1 ))\" README",
+    );
+    let wt = env.spawn_sh("touched", "true");
     let meta = std::fs::metadata(wt.join("README")).unwrap();
-    assert_eq!(meta.mtime(), secs, "README's mtime was moved: {noted}");
+    let (_, index_secs) = index_of(&env, &wt);
+    assert!(
+        meta.mtime() > index_secs,
+        "README's mtime was moved: {} (index at {index_secs})",
+        meta.mtime()
+    );
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]).ok().stdout, "");
+}
+
+#[test]
+fn an_edit_that_kept_size_and_mtime_is_still_seen_as_modified() {
+    let env = Env::new();
+    // The same size, in place (same inode), the checkout's mtime put back:
+    // only the content tells.
+    post_checkout(
+        &env,
+        "m=$(stat -c %y README) && printf 'HELLO\\n' > README && touch -m -d \"$m\" README",
+    );
+    let wt = env.spawn_sh("edited", "true");
     assert_eq!(
         std::fs::read_to_string(wt.join("README")).unwrap(),
-        "hello\nmore\n"
+        "HELLO\n"
     );
     let status = env.git(&wt, &["status", "--porcelain"]).ok().stdout;
     assert_eq!(status, " M README\n");
+}
+
+#[test]
+fn a_split_index_is_settled_by_git_and_stays_split() {
+    let env = Env::new();
+    env.git_out(&["config", "core.splitIndex", "true"]);
+    let wt = env.spawn_sh("split", "true");
+    let (index, index_secs) = index_of(&env, &wt);
+    let bytes = std::fs::read(&index).unwrap();
+    assert!(
+        bytes.windows(4).any(|w| w == b"link"),
+        "the index lost its split-index link"
+    );
+    let racy: Vec<_> = entry_mtimes(&env, &wt)
+        .into_iter()
+        .filter(|(_, s)| *s >= index_secs)
+        .collect();
+    assert!(
+        racy.is_empty(),
+        "racily clean (index at {index_secs}): {racy:?}"
+    );
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]).ok().stdout, "");
 }

@@ -6,11 +6,14 @@
 //! files and then the index within the same second, so every file it wrote in
 //! that second is read and hashed again by each status until an index is
 //! written a second later. Waiting for that second would cost spawn up to one;
-//! instead, right after the checkout and before anything else runs there, the
-//! files still exactly as git wrote them (same stat as their entry) get their
-//! mtime set one second before the index's, and `git update-index --refresh`
-//! hashes them once, finds them unchanged and records their new stat.
+//! instead, right after the checkout and before anything else runs there, each
+//! such file still exactly as git wrote it (the stat its entry recorded, its
+//! content the entry's blob) gets its mtime set one second before the index's,
+//! and the index is written again with the new stat. In-process where gix
+//! writes every extension the index has; else `git update-index --refresh`
+//! hashes the files moved back and records them.
 
+use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
@@ -40,22 +43,47 @@ impl Repo {
             other => other.with_context(|| format!("cannot look at {}", index_path.display()))?,
         };
         let index_secs = index_meta.mtime();
-        let index = gix::index::File::at(
-            &index_path,
+        // Decoded as it is: `File::at` dissolves a split index into one.
+        let bytes = std::fs::read(&index_path)
+            .with_context(|| format!("cannot read {}", index_path.display()))?;
+        let modified = index_meta
+            .modified()
+            .with_context(|| format!("{} has no usable mtime", index_path.display()))?;
+        let (state, _) = gix::index::State::from_bytes(
+            &bytes,
+            modified.into(),
             gix::hash::Kind::Sha1,
-            false,
             gix::index::decode::Options::default(),
         )
         .with_context(|| format!("could not read the index {}", index_path.display()))?;
+        // gix writes the tree cache and the sparse marker; any other extension
+        // is git's to keep.
+        let in_process = state.link().is_none()
+            && state.untracked().is_none()
+            && state.fs_monitor().is_none()
+            && state.resolve_undo().is_none();
+        let mut index = if state.link().is_none() {
+            gix::index::File::from_state(state, &index_path)
+        } else {
+            // Its entries, the shared index's included.
+            gix::index::File::at(
+                &index_path,
+                gix::hash::Kind::Sha1,
+                false,
+                gix::index::decode::Options::default(),
+            )
+            .with_context(|| format!("could not read the index {}", index_path.display()))?
+        };
         let back = u64::try_from(index_secs - 1)
             .map(|secs| UNIX_EPOCH + Duration::new(secs, index_meta.mtime_nsec() as u32))
             .with_context(|| format!("{} has no usable mtime", index_path.display()))?;
         let mut moved = 0;
-        for entry in index.entries() {
+        let (entries, paths) = index.entries_mut_and_pathbacking();
+        for entry in entries.iter_mut() {
             if !racy(entry, index_secs) {
                 continue;
             }
-            let Ok(relative) = gix::path::from_bstr(entry.path(&index)) else {
+            let Ok(relative) = gix::path::from_bstr(entry.path_in(paths)) else {
                 continue;
             };
             let path = worktree.join(relative);
@@ -65,7 +93,7 @@ impl Repo {
             if !meta.is_file() || !as_checked_out(entry, &meta) {
                 continue;
             }
-            let file = std::fs::File::open(&path)
+            let mut file = std::fs::File::open(&path)
                 .with_context(|| format!("cannot open {}", path.display()))?;
             let opened = file
                 .metadata()
@@ -73,11 +101,33 @@ impl Repo {
             if opened.ino() != meta.ino() || opened.dev() != meta.dev() {
                 continue;
             }
+            if in_process {
+                let mut data = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+                file.read_to_end(&mut data)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let id =
+                    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &data)
+                        .with_context(|| format!("cannot hash {}", path.display()))?;
+                // Not the blob as it is (a filter, an edit): git's to judge.
+                if id != entry.id {
+                    continue;
+                }
+            }
             file.set_modified(back)
                 .with_context(|| format!("cannot set the mtime of {}", path.display()))?;
+            if in_process {
+                let now = gix::index::fs::Metadata::from_file(&file)
+                    .with_context(|| format!("cannot look at {}", path.display()))?;
+                entry.stat = gix::index::entry::Stat::from_fs(&now)
+                    .with_context(|| format!("{} has no usable mtime", path.display()))?;
+            }
             moved += 1;
         }
-        if moved > 0 {
+        if moved > 0 && in_process {
+            index
+                .write(gix::index::write::Options::default())
+                .with_context(|| format!("could not write the index {}", index_path.display()))?;
+        } else if moved > 0 {
             self.run_git_env(
                 Some(worktree),
                 &["update-index".as_ref(), "-q".as_ref(), "--refresh".as_ref()],
