@@ -433,6 +433,19 @@ fn ctrl_c_while_the_run_is_being_claimed_ends_the_command() {
     use std::time::{Duration, Instant};
 
     let env = Env::new();
+    // The last child bullpen starts before the gate's: once it has run, the
+    // next forked bullpen is the command (git's, forked earlier, would look
+    // held too in the instant between its fork and its exec).
+    let set_up = env.root().join("set-up");
+    env.git(
+        &env.repo,
+        &[
+            "config",
+            "bullpen.setup",
+            &format!(": > '{}'", set_up.display()),
+        ],
+    )
+    .ok();
     let logs = env.repo.join(".git/logs/refs/bullpen/sessions");
     std::fs::create_dir_all(&logs).unwrap();
     let fifo = logs.join("int");
@@ -491,6 +504,10 @@ fn ctrl_c_while_the_run_is_being_claimed_ends_the_command() {
         .recv_timeout(Duration::from_secs(60))
         .expect("no provisioning reflog entry");
     assert!(entry.contains("bullpen: provisioning"), "{entry}");
+    while !set_up.exists() {
+        assert!(Instant::now() < deadline, "the setup never ran");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     // Now bullpen forks the command and claims the run; the claim blocks on the
     // FIFO. Wait until the command is held at the gate (still bullpen) with the
     // terminal's signals blocked and at their defaults: from then on a Ctrl-C
