@@ -47,13 +47,15 @@ use fixtures::{Repo, Scale};
 use measure::{compare, ms, Case};
 use report::{MemRow, Report, TimeRow};
 
-/// Budgets of issue 7, tightened by issue 17 ("at git's floor").
+/// Budgets of issue 7, tightened by issue 17 ("at git's floor") and 27.
 const LS_JSON_BUDGET: f64 = 1.0;
 const LS_TABLE_BUDGET: f64 = 1.5;
-const SPAWN_BUDGET: f64 = 1.2;
+/// `spawn` against `git worktree add -b` in a one-file repository (issue 27).
+const SPAWN_BUDGET: f64 = 1.5;
+/// The same on 20,000 files, the index settled for its first status included.
 const SPAWN_BIG_BUDGET: f64 = 1.05;
-/// `spawn` at the largest N against `spawn` in a repository with no sessions.
-const SPAWN_AT_N_BUDGET: f64 = 1.05;
+/// `spawn` at the largest N (packed) against `git worktree add -b` there.
+const SPAWN_AT_N_BUDGET: f64 = 1.1;
 /// Completion of session ids at 1,000 sessions, absolute.
 const COMPLETE_MS_BUDGET: f64 = 10.0;
 const GC_BUDGET: f64 = 1.5;
@@ -738,8 +740,13 @@ fn bench_spawn(
     }
     let s = compare(&cases, runs, true, errlog);
     let big = fixture.contains("-file repo");
-    let budget =
-        (!fixture.contains("N=")).then_some(if big { SPAWN_BIG_BUDGET } else { SPAWN_BUDGET });
+    let budget = Some(if big {
+        SPAWN_BIG_BUDGET
+    } else if fixture.contains("N=") {
+        SPAWN_AT_N_BUDGET
+    } else {
+        SPAWN_BUDGET
+    });
     report.time(TimeRow {
         what: "`spawn <id> -- true` vs `git worktree add -b` + `true`".into(),
         fixture: fixture.into(),
@@ -766,7 +773,7 @@ fn bench_spawn(
             baseline: s.median(2),
             bullpen_cpu: s.median_cpu(1),
             baseline_cpu: s.median_cpu(2),
-            budget: Some(SPAWN_AT_N_BUDGET),
+            budget: None,
         });
         report.time(TimeRow {
             what: "`git worktree add -b` at N worktrees vs with none".into(),
@@ -777,12 +784,6 @@ fn bench_spawn(
             baseline_cpu: s.median_cpu(3),
             budget: None,
         });
-        let r = ratio(1, 2);
-        report.target(
-            format!("`spawn -- true` at N sessions ≤ {SPAWN_AT_N_BUDGET}× with none [{fixture}]"),
-            format!("{r:.2}× ({} vs {})", ms(s.median(1)), ms(s.median(2))),
-            r <= SPAWN_AT_N_BUDGET,
-        );
     }
     report.samples(fixture, &cases, &s);
 }

@@ -132,6 +132,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
+    // A spawn holds no large index, and writes a dozen loose objects.
+    crate::sys::memory::reuse_large_frees();
     let ctx = Ctx::discover(cwd, ui)?;
     let sandbox = args.run.sandbox(&ctx)?;
     let RunArgs { bg, command, .. } = args.run;
@@ -176,10 +178,11 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         )),
     }
     if bg {
-        return spawn::start_background(&ctx, created, &typed(command), sandbox);
+        let ready = spawn::mark_ready(&ctx, created)?;
+        return spawn::start_background(&ctx, ready, &typed(command), sandbox);
     }
     let record = created.stored.record.clone();
-    let status = run::run_foreground(&ctx, created.stored, &typed(command), "running", sandbox)?;
+    let status = spawn::run_foreground(&ctx, created, &typed(command), sandbox)?;
     crate::agent::learn_after_run(&ctx, &record);
     Ok(status)
 }

@@ -69,10 +69,7 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
             ctx.ui.warn(format!("{undo:#}"));
         }
         if store::is_conflict(&e) {
-            e.context(format!(
-                "session {id} changed while this run was starting (another start or stop got \
-                 there first); nothing was run: check `git bullpen ls {id}`"
-            ))
+            e.context(Lost(id.clone()))
         } else {
             e.context(format!("cannot record that session {id} is running"))
         }
@@ -86,6 +83,27 @@ pub fn claim(ctx: &Ctx, stored: &Stored, c: Claim) -> Result<Stored> {
         }
     }
     Ok(claimed)
+}
+
+/// The claim of session `.0` lost its compare-and-swap: nothing was run
+/// ([`is_lost`]: a new session's spawn then takes away what it made).
+#[derive(Debug)]
+pub struct Lost(pub crate::model::SessionId);
+
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = &self.0;
+        write!(
+            f,
+            "session {id} changed while this run was starting (another start or stop got \
+             there first); nothing was run: check `git bullpen ls {id}`"
+        )
+    }
+}
+
+/// Whether `err` is a claim's lost compare-and-swap ([`Lost`]).
+pub fn is_lost(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<Lost>().is_some()
 }
 
 /// The local proof of the run a record's process describes.

@@ -3,7 +3,8 @@
 //!
 //! Plan, then execute: resolve the base, check the id is free (record, branch,
 //! path), create the record (`provisioning`: the arbiter for the id under races),
-//! then `git worktree add -b` under the per-repository lock, and mark it `ready`.
+//! then `git worktree add -b` under the per-repository lock; a foreground run
+//! claims it from there, a background one is marked `ready` first.
 
 pub mod include;
 pub mod ready;
@@ -26,9 +27,10 @@ use crate::trust::confined::{ConfinedPath, Unconfined};
 use crate::trust::decide::Runnable;
 use crate::trust::local::Local;
 
-/// A session [`create_session`] made: its `ready` record, and the directories it
-/// created on the way to the worktree (outermost first), so that a background
-/// start that fails can take them away again ([`start_background`]).
+/// A session [`create_session`] made: its record (`provisioning`, or `ready`
+/// after [`mark_ready`]), and the directories it created on the way to the
+/// worktree (outermost first), so that a start that fails can take them away
+/// again ([`run_foreground`], [`start_background`]).
 pub struct Provisioned {
     pub stored: Stored,
     /// The commit the session branch was created at.
@@ -63,7 +65,8 @@ pub fn free_id(ctx: &Ctx) -> Result<SessionId> {
 }
 
 /// Create the record, branch and worktree of a new session and make the
-/// worktree ready (`.worktreeinclude`, setup), leaving it `ready`. On failure
+/// worktree ready (`.worktreeinclude`, setup), leaving it `provisioning` for
+/// [`run_foreground`] to claim or [`mark_ready`] to hand on. On failure
 /// nothing it created is left behind. With no `id`, ids are generated until one
 /// is free (the record's create-if-absent is the arbiter under races).
 pub fn create_session(ctx: &Ctx, id: Option<&SessionId>, spec: &Spec) -> Result<Provisioned> {
@@ -239,7 +242,7 @@ pub struct Seed<'a> {
 /// `ready`; on failure nothing it created is left behind.
 pub fn create_seeded(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
     check_free(ctx, &seed.record.id)?;
-    provision(ctx, seed)
+    provision(ctx, seed).and_then(|created| mark_ready(ctx, created))
 }
 
 fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
@@ -329,8 +332,27 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
             "session {id} was not created; nothing of it is left"
         )));
     }
-    // One compare-and-swap from the record this spawn created: if anything
-    // changed it meanwhile, the session is not this spawn's to hand out.
+    Ok(Provisioned {
+        stored,
+        base,
+        created_dirs,
+        made,
+    })
+}
+
+/// Record `ready`: one compare-and-swap from the `provisioning` record the
+/// spawn created; if anything changed it meanwhile, the session is not this
+/// spawn's to hand out, and everything it made is taken away again. A
+/// foreground run does without (its claim moves the record from
+/// `provisioning` to `running` in one commit); a background one is handed to
+/// its supervisor `ready`.
+pub fn mark_ready(ctx: &Ctx, created: Provisioned) -> Result<Provisioned> {
+    let Provisioned {
+        stored,
+        base,
+        created_dirs,
+        made,
+    } = created;
     match store::try_update(&ctx.repo, &stored, "ready", |r| r.state = State::Ready) {
         Ok(ready) => Ok(Provisioned {
             stored: ready,
@@ -338,29 +360,81 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
             created_dirs,
             made,
         }),
-        Err(e) => {
-            // Under the lock, as every undo: another spawn or gc may be at this path.
-            match Lock::acquire(&ctx.layout.lock_path()) {
-                Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &made, base),
-                Err(undo) => ctx.ui.warn(format!("{undo:#}")),
-            }
-            remove_empty_dirs(&created_dirs);
-            if let Err(undo) = local.remove() {
-                ctx.ui.warn(format!("{undo:#}"));
-            }
-            if store::is_conflict(&e) {
-                Err(e.context(
-                    Error::failed(format!(
-                        "the record of session {id} changed while it was being created (by \
-                         another bullpen, or by hand); its worktree and branch were removed again"
-                    ))
-                    .hint(format!("see `git log refs/bullpen/sessions/{id}`")),
-                ))
-            } else {
-                forget(ctx, &stored, &local);
-                Err(e.context("the worktree was created but its record could not be marked ready"))
-            }
-        }
+        Err(e) => Err(undo_unclaimed(
+            ctx,
+            Provisioned {
+                stored,
+                base,
+                created_dirs,
+                made,
+            },
+            e,
+            "the worktree was created but its record could not be marked ready",
+        )),
+    }
+}
+
+/// A new session's foreground run: its claim moves the record from
+/// `provisioning` to `running` (no `ready` in between). A claim that lost its
+/// compare-and-swap ran nothing: the spawn then undoes itself, as for a lost
+/// `ready` ([`mark_ready`]).
+pub fn run_foreground(
+    ctx: &Ctx,
+    created: Provisioned,
+    command: &Runnable,
+    sandbox: crate::model::sandbox::Mode,
+) -> Result<i32> {
+    let stored = created.stored.clone();
+    match crate::run::run_foreground(ctx, stored, command, "running", sandbox) {
+        Err(e) if crate::run::claim::is_lost(&e) => Err(undo_unclaimed(
+            ctx,
+            created,
+            e,
+            "the run could not be claimed",
+        )),
+        other => other,
+    }
+}
+
+/// Take away everything a spawn made after the first change of its record
+/// failed (`e`; nothing ran): the worktree, the branch while at its base, the
+/// directories made for it and the local state; the record too, unless it
+/// changed (then it is not this spawn's, and `e` says so). `failed` is the
+/// context of an error other than a lost race.
+fn undo_unclaimed(
+    ctx: &Ctx,
+    created: Provisioned,
+    e: anyhow::Error,
+    failed: &str,
+) -> anyhow::Error {
+    let Provisioned {
+        stored,
+        base,
+        created_dirs,
+        made,
+    } = created;
+    let id = &stored.record.id;
+    let local = Local::of(&ctx.layout, id);
+    // Under the lock, as every undo: another spawn or gc may be at this path.
+    match Lock::acquire(&ctx.layout.lock_path()) {
+        Ok(_lock) => undo_worktree(ctx, &id.branch_ref(), &made, base),
+        Err(undo) => ctx.ui.warn(format!("{undo:#}")),
+    }
+    remove_empty_dirs(&created_dirs);
+    if let Err(undo) = local.remove() {
+        ctx.ui.warn(format!("{undo:#}"));
+    }
+    if store::is_conflict(&e) {
+        e.context(
+            Error::failed(format!(
+                "the record of session {id} changed while it was being created (by another \
+                 bullpen, or by hand); its worktree and branch were removed again"
+            ))
+            .hint(format!("see `git log refs/bullpen/sessions/{id}`")),
+        )
+    } else {
+        forget(ctx, &stored, &local);
+        e.context(failed.to_string())
     }
 }
 
@@ -446,6 +520,14 @@ fn add_worktree_locked(
             "cannot create the worktree of session {id} at {}",
             path.display()
         )));
+    }
+    // While nothing else runs there: an index whose first status re-hashes
+    // nothing (`git::fresh_index`). Only a cost saved later, never a failure.
+    if let Err(e) = ctx.repo.settle_fresh_index(path) {
+        ctx.ui.warn(format!(
+            "{e:#}; the first status in {} reads its files again",
+            path.display()
+        ));
     }
     Ok(made)
 }

@@ -1,6 +1,7 @@
 //! Undoing a failed `git worktree add` (spawn, and resume's recreation): only
 //! what this process made.
 
+use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -12,15 +13,15 @@ use crate::model::Error;
 use crate::trust::confined::{ConfinedPath, Unconfined};
 
 /// The worktree directory this process created itself, empty and exclusively
-/// (so it was nobody else's), just before its `git worktree add`; and git's
-/// entries for that path before the add, which are not its own. Only
+/// (so it was nobody else's), just before its `git worktree add`; and the
+/// names of git's admin entries before the add, none of which is its own. Only
 /// [`Made::create`] makes one, and only a `Made` may be undone.
 #[derive(Debug)]
 pub struct Made {
     path: ConfinedPath,
     dev: u64,
     ino: u64,
-    entries_before: Vec<String>,
+    entries_before: HashSet<String>,
 }
 
 impl Made {
@@ -37,7 +38,7 @@ impl Made {
                 .into()),
             Ok(()) => {}
         }
-        let entries_before = ctx.repo.admin_entries_for(path)?;
+        let entries_before = ctx.repo.admin_entry_names()?;
         match std::fs::create_dir(path) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 return Err(Error::refused(format!("{} already exists", path.display()))

@@ -162,8 +162,8 @@ fn a_record_changed_under_a_spawn_makes_it_undo_itself() {
 /// Where a spawn is SIGKILLed: an exact step, reached and held before the kill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    /// Inside the `n`th write of the record (1 provisioning, 2 ready, 3 the
-    /// claim, 4 the exit): gix blocked appending to the ref's reflog, a FIFO,
+    /// Inside the `n`th write of the record (1 provisioning, 2 the claim, 3
+    /// the exit): gix blocked appending to the ref's reflog, a FIFO,
     /// with the ref's `.lock` taken.
     Record(usize),
     /// Before `git worktree add` runs (it then never runs).
@@ -199,7 +199,6 @@ impl Step {
             | Step::Checkout
             | Step::CheckoutGroup
             | Step::AfterGit => Some("provisioning"),
-            Step::Record(3) => Some("ready"),
             _ => Some("running"),
         }
     }
@@ -408,9 +407,8 @@ fn a_killed_spawn_is_finished_by_the_next_gc_whenever_it_died() {
         Step::CheckoutGroup,
         Step::AfterGit,
         Step::Record(2),
-        Step::Record(3),
         Step::Command,
-        Step::Record(4),
+        Step::Record(3),
     ];
     let ids: Vec<String> = steps.iter().map(|s| format!("k-{}", s.name())).collect();
     for (step, id) in steps.iter().zip(&ids) {

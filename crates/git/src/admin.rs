@@ -3,6 +3,7 @@
 //! bare `git worktree prune`, which unregisters every worktree whose directory
 //! is missing at that moment, a user's own on an unmounted disk included.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -227,6 +228,28 @@ impl Repo {
             .with_context(|| format!("could not remove {}", admin_dir.display()))?;
         let _ = std::fs::remove_dir(self.common_dir.join("worktrees"));
         Ok(EntryRemoval::Removed)
+    }
+
+    /// The names of all admin entries under `<common>/worktrees/`, whatever
+    /// they hold: one directory listing, no file read (spawn takes it before
+    /// its `git worktree add`, so its cost must not grow with the worktrees).
+    pub fn admin_entry_names(&self) -> Result<HashSet<String>> {
+        let admin_root = self.common_dir.join("worktrees");
+        let entries = match std::fs::read_dir(&admin_root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("could not list {}", admin_root.display())))
+            }
+        };
+        entries
+            .map(|entry| {
+                entry
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .with_context(|| format!("could not list {}", admin_root.display()))
+            })
+            .collect()
     }
 
     /// The admin entries registered for `path` (normally at most one).

@@ -24,6 +24,7 @@ mod dirs;
 mod discover;
 mod env;
 pub mod found;
+mod fresh_index;
 mod hash;
 mod hidden;
 mod history;

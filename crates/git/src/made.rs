@@ -24,6 +24,11 @@ impl Repo {
         own: impl Fn(&str) -> bool,
     ) -> Result<Vec<Oid>> {
         let mut hidden: HashSet<gix::ObjectId> = gids(floor)?.into_iter().collect();
+        let tip = gid(tip)?;
+        // A run that made no commit: nothing to walk, no ref to list.
+        if hidden.contains(&tip) {
+            return Ok(Vec::new());
+        }
         let platform = self.repo.references().context("could not read refs")?;
         for prefix in OTHER_REFS {
             let iter = platform
@@ -45,7 +50,6 @@ impl Repo {
                 }
             }
         }
-        let tip = gid(tip)?;
         let hidden: Vec<gix::ObjectId> = hidden.into_iter().collect();
         let mut found = unreached(&self.repo, &[tip], &hidden)
             .with_context(|| format!("could not walk the history of {tip}"))?;
