@@ -184,11 +184,12 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     // `ls::status::stream`); `--json` is one value, printed whole.
     let streamed = args.status && !args.json;
     let mut rows = rows(&ctx, &sessions, cwd, args.status && !streamed, &mut cache);
-    if args.attention {
-        crate::ls::attention::sort(&mut rows);
-    }
+    // The screen lines are matched to the rows by position: before any sort.
     if args.screen {
         crate::ls::screen_line::fill(&ctx, &sessions, &mut rows);
+    }
+    if args.attention {
+        crate::ls::attention::sort(&mut rows);
     }
     if args.json {
         // A cache that cannot be written is only read from the objects next time.

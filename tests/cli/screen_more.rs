@@ -167,3 +167,36 @@ fn logs_renders_the_run_at_the_sizes_its_terminal_had() {
     assert_contains(&raw, "\x1b[140Gone\r");
     assert_contains(&raw, "\x1b[140Gtwo\r");
 }
+
+#[test]
+fn ls_screen_lines_stay_with_their_rows_when_attention_sorts_them() {
+    let env = Bg::new();
+    // "a" keeps writing (working); "b" asks and waits on its terminal (needs
+    // input), so --attention shows b first.
+    env.spawn_bg(
+        "a",
+        &[
+            "sh",
+            "-c",
+            "printf 'line of a\\r\\n'; while :; do printf '\\r'; sleep 0.05; done",
+        ],
+    );
+    env.spawn_bg("b", &["sh", "-c", "printf 'question of b? '; read x"]);
+    wait_logged(&env, "a", "line of a");
+    wait_logged(&env, "b", "question of b?");
+    crate::attention::wait_activity(&env, "b", "needs input");
+    crate::attention::wait_activity(&env, "a", "working");
+    let (json, _) = ls_screen(&env, &["--attention", "--json"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let order: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["b", "a"], "{json}");
+    assert_eq!(screen_of(&json, "a"), "line of a");
+    assert_eq!(screen_of(&json, "b"), "question of b?");
+    env.bullpen(&["stop", "a"]).ok();
+    env.bullpen(&["stop", "b"]).ok();
+}
