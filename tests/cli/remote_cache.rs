@@ -146,12 +146,12 @@ fn a_forged_cache_changes_no_verdict() {
 }
 
 /// A `git` first on PATH that does as git does, except as `run` says for
-/// `git fetch` (bullpen runs `git -C <dir> fetch ...`).
+/// `git fetch` (bullpen runs `git -C <dir> [-c <pin>...] fetch ...`).
 fn git_wrapper(m: &mut Machine, env: &Env, name: &str, run: &str) {
     let dir = env.root().join(format!("bin-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     let wrapper = format!(
-        "#!/bin/sh\nreal={real}\nif [ \"$3\" = fetch ]; then\n{run}\nfi\nexec \"$real\" \"$@\"\n",
+        "#!/bin/sh\nreal={real}\ncase \" $* \" in *\" fetch \"*)\n{run}\n;; esac\nexec \"$real\" \"$@\"\n",
         real = which_git(),
     );
     let path = dir.join("git");

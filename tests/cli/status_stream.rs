@@ -188,8 +188,13 @@ fn rows_are_printed_as_their_status_is_read() {
         "case \"$PWD\" in */s3) cat '{}' >/dev/null;; esac; cat",
         gate.display()
     );
-    env.git(&env.repo, &["config", "filter.gate.clean", &filter])
-        .ok();
+    // In the user's own (global) config: bullpen runs no program that a
+    // repository's own config names (`git::pinned`).
+    env.git(
+        &env.repo,
+        &["config", "--global", "filter.gate.clean", &filter],
+    )
+    .ok();
     let s3 = env.worktree_of("s3");
     // Its README looks touched: status hashes it, through the filter.
     let set = std::process::Command::new("touch")
