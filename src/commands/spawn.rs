@@ -163,6 +163,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if args.dry_run {
         return dry_run(&ctx, id.as_ref(), agent.as_ref(), sandbox);
     }
+    // Asked while the worktree is made; said once it is.
+    let changes = ctx.repo.main_worktree_changes();
     let created = create_session(&ctx, id.as_ref(), &spec)?;
     let record = &created.stored.record;
     match &agent {
@@ -174,6 +176,13 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             "session {} on {} in {}",
             record.id, record.branch, record.worktree
         )),
+    }
+    if changes.is_some_and(|c| c.join().unwrap_or(false)) {
+        ui.info(format!(
+            "the uncommitted changes of the main worktree stay there: the session starts from \
+             {} as committed; to take them along: git stash, then git stash pop in {}",
+            args.base, record.worktree
+        ));
     }
     if bg {
         return spawn::start_background(&ctx, created, &typed(command), sandbox);

@@ -172,6 +172,13 @@ impl<'a> Gatherer<'a> {
         })
     }
 
+    /// Without the progress line naming the refs the proof of content looks
+    /// at (`rm`: its line for each session says what was found).
+    pub(crate) fn quiet(self) -> Gatherer<'a> {
+        self.named.set(true);
+        self
+    }
+
     /// The facts of these sessions: one publish walk for all of them, one
     /// proof of content for those it does not settle, one `/proc` scan for all
     /// their directories, and status and nested repositories as `depth` says.
@@ -394,7 +401,7 @@ impl<'a> Gatherer<'a> {
 
     /// Which remote-tracking ref reaches `tip` (known reachable): one that
     /// points at it (the session's own `*/bullpen/<id>` first), else the
-    /// session's `*/bullpen/<id>` or an integration ref that reaches it.
+    /// session's `*/bullpen/<id>`, an integration ref or any other that reaches it.
     fn reachable(&self, tip: Oid, id: &SessionId) -> Evidence {
         let own = |n: &str| n.ends_with(&format!("/{}", id.branch()));
         if let Some(names) = self.remote_at.get(&tip) {
@@ -413,7 +420,13 @@ impl<'a> Gatherer<'a> {
             .filter(|(n, _)| own(n))
             .cloned()
             .chain(self.integration.iter().map(|r| (r.name.clone(), r.tip)));
-        for (name, at) in candidates {
+        // Then any other (a stacked pull request's `origin/bullpen/stack-b`).
+        let others = self
+            .remote_refs
+            .iter()
+            .filter(|(n, _)| !own(n) && !n.ends_with("/HEAD"))
+            .cloned();
+        for (name, at) in candidates.chain(others) {
             if self.ctx.repo.reaches(at, tip).unwrap_or(false) {
                 return Evidence::Reachable { from: Some(name) };
             }

@@ -171,7 +171,7 @@ fn stop_orphaned(
 ) -> Result<i32> {
     let id = stored.record.id.clone();
     ctx.ui.info(format!(
-        "session {id} is lost (its supervisor is gone); ending what is left of it"
+        "session {id} is lost: its supervisor is gone; ending what is left of it"
     ));
     let sent = terminate(&id, authority, timeout)?;
     // `finish` forgets the run, and the socket its killed supervisor left.

@@ -52,3 +52,4 @@ mod snapshots_support;
 mod spawn;
 mod trust;
 mod undo;
+mod vocabulary;
