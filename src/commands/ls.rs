@@ -34,9 +34,10 @@ The columns, and what their cells say:
   STATE      the state, and when its last event was: running 5m (running for
              5 minutes); exited 0 2h ago (its exit code); killed by SIGSEGV
              1h ago (a signal ended it); stopped by SIGHUP 1d ago (ended by
-             stop); ready 3d ago (created, never run); lost 5m ago (recorded running since then, but what
-             records its end is gone); missing 2h ago (its worktree directory
-             is gone); collected 1d ago (removed by gc or rm; with --all);
+             stop); ready 3d ago (created, never run); lost 5m ago
+             (recorded running since then, but what records its end is
+             gone); missing 2h ago (its worktree directory is gone);
+             collected 1d ago (removed by gc or rm; with --all);
              provisioning 2s ago (being created). A running session then
              says what it is doing: running 5m (needs input 2m), (idle 5m),
              (working), after attached, while a terminal is attached
@@ -83,9 +84,9 @@ worktree, command (of the latest run), created_at, exit_code, signal, pid, host,
 log (the background log's path), session_command (what a plain resume runs), \
 resume_command (exactly what a plain resume runs now, null where it would refuse), agent \
 (the agent it runs, or null), current, \
-run_started_at, run_ended_at, ended (how the latest run ended, in stop's and wait's words: \
-exited 7, killed by SIGSEGV, stopped by SIGHUP), base_ref, attached (whether a terminal is attached to a \
-running background run), last_output_at (when its log was last written), activity and \
+run_started_at, run_ended_at, ended (how the latest run ended, in stop's and wait's \
+words: exited 7, killed by SIGSEGV, stopped by SIGHUP), base_ref, attached (whether a \
+terminal is attached to a running background run), last_output_at (when its log was last written), activity and \
 activity_since (what a running session is doing, since when), repository (with \
 --all-repos), and, with \
 --status, behind, modified, deleted, staged, untracked, published, unpublished (null \
