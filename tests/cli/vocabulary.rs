@@ -327,6 +327,8 @@ fn a_lost_run_with_nothing_left_to_signal_in_one_wording() {
     bullpen: session gone stopped after [T]
     $ git bullpen logs gone
     exit 0
+    --- stdout
+    bullpen: session gone stopped after [T] (no process was left to signal)
     $ git bullpen stop gone
     exit 0
     --- stderr
@@ -391,6 +393,8 @@ fn a_run_whose_supervisor_died_in_one_wording() {
     bullpen: session orphan stopped after [T]
     $ git bullpen logs orphan
     exit 0
+    --- stdout
+    bullpen: session orphan stopped after [T] (stop sent SIGHUP, SIGTERM)
     $ git bullpen stop orphan
     exit 0
     --- stderr
