@@ -206,7 +206,7 @@ fn end_log(ctx: &Ctx, id: &SessionId, said: &str) -> Result<()> {
     }
     let gap = if last[0] == b'\n' { "" } else { "\n" };
     let mut log = crate::run::background::open_log(&path)?;
-    write!(log, "{gap}bullpen: {said}\n").with_context(|| cannot("write to"))
+    writeln!(log, "{gap}bullpen: {said}").with_context(|| cannot("write to"))
 }
 
 /// `session a stopped by SIGHUP after 3s`, with what stop sent where the end
