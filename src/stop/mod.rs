@@ -370,6 +370,13 @@ fn wait_recorded(ctx: &Ctx, marked: &Stored) -> Result<Stored> {
             return Ok(current);
         }
         if !supervisor.as_ref().is_some_and(procfs::is_session_alive) {
+            // It records the end before it exits: read once more, so that an
+            // end recorded since the read above is taken as it is.
+            let current = store::load(&ctx.repo, id)?
+                .ok_or_else(|| anyhow!("the record of session {id} was deleted"))?;
+            if current.record.run_key() != key {
+                return Ok(current);
+            }
             // It died without recording: do it here (the CAS in finish makes a
             // late supervisor write and this one never overwrite each other).
             return finish(ctx, &current, Exit::now(None, None), State::Stopped)
