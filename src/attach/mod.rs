@@ -22,7 +22,7 @@ use crate::context::Ctx;
 use crate::git::store::{self, Stored};
 use crate::model::command::quoted;
 use crate::model::keys::{describe_key, parse_detach_key, DEFAULT_DETACH};
-use crate::model::{config, Error, Record, SessionId, State};
+use crate::model::{config, time, Error, Record, SessionId, State};
 use crate::run::wire::{self, Decoder, Msg};
 use crate::sys::{procfs, socket, term};
 use crate::trust::decide::{attach_target, AttachTarget};
@@ -251,8 +251,12 @@ fn hello(
     match answer {
         Msg::Welcome => Ok(()),
         Msg::Busy { pid, since } => Err(Error::refused(format!(
-            "session {id} is attached to another terminal (pid {pid}, since {since}); one \
-             terminal at a time"
+            "session {id} is attached to another terminal (pid {pid}, since {}); one terminal at \
+             a time",
+            match time::parse_rfc3339(&since) {
+                Some(t) => time::age(time::now_unix() - t),
+                None => since,
+            }
         ))
         .hint(format!(
             "detach it there ({}), or take it over: git bullpen attach --steal {id}",

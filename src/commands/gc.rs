@@ -55,8 +55,9 @@ Then its local branch is deleted with its configuration (its work is on a remote
 `collected` (see `git bullpen ls --all`); the notes stay.
 
 The integration refs are each remote's default branch (the target of \
-refs/remotes/<remote>/HEAD; where that is not set, <remote>/main, else \
-<remote>/master) and the remote-tracking refs named by git config \
+refs/remotes/<remote>/HEAD; where that is not set, or names a branch that is gone \
+(a renamed default branch: gc warns, and `git remote set-head <remote> --auto` fixes \
+it), <remote>/main, else <remote>/master) and the remote-tracking refs named by git config \
 bullpen.gc.integrationRef (multi-valued, globs allowed, short or full names; an \
 empty value drops the refs before it, the defaults included). gc names its evidence: \
 `reachable from origin/bullpen/x`, `squash-merged into origin/main as 1a2b3c4` (one \

@@ -8,11 +8,12 @@ use anyhow::{Context, Result};
 
 use crate::context::Ctx;
 use crate::git::cache::ObjectCache;
+use crate::git::store;
 use crate::ls::fit::{render_remote_table, render_table};
 use crate::ls::table::View;
 use crate::ls::{remote_rows, rows, sessions};
 use crate::model::remote::RemoteName;
-use crate::model::{time, SessionId};
+use crate::model::{time, SessionId, State};
 use crate::ui::Ui;
 
 const AFTER_LONG_HELP: &str = "\
@@ -31,11 +32,12 @@ The columns, and what their cells say:
   *          the session whose worktree the current directory is in
   ID         the session id
   STATE      the state, and when its last event was: running 5m (running for
-             5 minutes); exited 0 2h ago (its exit code, or sigN: ended by
-             signal N); stopped 1d ago (ended by stop); ready 3d ago (created,
-             never run); lost 5m ago (recorded running since then, but what
-             records its end is gone); missing 2h ago (its worktree directory
-             is gone); collected 1d ago (removed by gc or rm; with --all);
+             5 minutes); exited 0 2h ago (its exit code); killed by SIGSEGV
+             1h ago (a signal ended it); stopped by SIGHUP 1d ago (ended by
+             stop); ready 3d ago (created, never run); lost 5m ago
+             (recorded running since then, but what records its end is
+             gone); missing 2h ago (its worktree directory is gone);
+             collected 1d ago (removed by gc or rm; with --all);
              provisioning 2s ago (being created). A running session then
              says what it is doing: running 5m (needs input 2m), (idle 5m),
              (working), after attached, while a terminal is attached
@@ -87,8 +89,9 @@ worktree, command (of the latest run), created_at, exit_code, signal, pid, host,
 log (the background log's path), session_command (what a plain resume runs), \
 resume_command (exactly what a plain resume runs now, null where it would refuse), agent \
 (the agent it runs, or null), current, \
-run_started_at, run_ended_at, base_ref, attached (whether a terminal is attached to a \
-running background run), last_output_at (when its log was last written), activity and \
+run_started_at, run_ended_at, ended (how the latest run ended, in stop's and wait's \
+words: exited 7, killed by SIGSEGV, stopped by SIGHUP), base_ref, attached (whether a \
+terminal is attached to a running background run), last_output_at (when its log was last written), activity and \
 activity_since (what a running session is doing, since when), repository (with \
 --all-repos), and, with \
 --status, behind, modified, deleted, staged, untracked, published, unpublished (null \
@@ -217,14 +220,50 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     }
     ui.flush()?;
     if rows.is_empty() && !args.json {
-        match hidden {
-            0 => ui.hint("no sessions yet; start one with `git bullpen spawn <id> -- <command>`"),
-            n => ui.hint(format!(
-                "no sessions but {n} collected; `git bullpen ls --all` shows them"
-            )),
-        }
+        ui.hint(nothing_listed(&ctx, hidden));
     }
     Ok(0)
+}
+
+/// What an empty `ls` says: what there is elsewhere (collected, fetched), and
+/// in a bare repository, that spawn cannot run there.
+fn nothing_listed(ctx: &Ctx, hidden: usize) -> String {
+    // Only when nothing is listed: the records fetched from remotes, read.
+    let fetched: usize = store::fetched_remotes(&ctx.repo)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| store::load_remote(&ctx.repo, r).ok())
+        .map(|(s, _)| {
+            s.iter()
+                .filter(|s| s.record.state != State::Collected)
+                .count()
+        })
+        .sum();
+    let bare = ctx.repo.is_bare();
+    let here = match bare {
+        true => "no sessions in this bare repository",
+        false => "no sessions here",
+    };
+    match (hidden, fetched) {
+        (0, 0) if bare => format!(
+            "{here}: spawn needs a worktree (run it in a clone); `git bullpen ls --remote` lists \
+             what `git bullpen fetch` brings"
+        ),
+        (0, 0) => {
+            "no sessions yet; start one with `git bullpen spawn <id> -- <command>`".to_owned()
+        }
+        (0, 1) => {
+            format!("{here}, but 1 fetched from a remote; `git bullpen ls --remote` shows it")
+        }
+        (0, n) => {
+            format!("{here}, but {n} fetched from remotes; `git bullpen ls --remote` shows them")
+        }
+        (n, 0) => format!("no sessions but {n} collected; `git bullpen ls --all` shows them"),
+        (n, f) => format!(
+            "no sessions but {n} collected (`git bullpen ls --all`) and {f} fetched from remotes \
+             (`git bullpen ls --remote`)"
+        ),
+    }
 }
 
 /// `ls --all-repos`: each repository's sessions, under its name.

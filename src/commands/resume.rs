@@ -143,10 +143,11 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         Some(Target::Local(id)) => Some(id),
         None => None,
     };
-    if args.as_id.is_some() {
-        return Err(Error::usage(
-            "--as is for continuing a fetched session: resume <remote>/<id> --as <new-id>",
-        )
+    if let Some(as_id) = &args.as_id {
+        let from = id.as_ref().map_or("<id>".to_owned(), |id| id.to_string());
+        return Err(Error::usage(format!(
+            "--as is for continuing a fetched session: resume <remote>/{from} --as {as_id}"
+        ))
         .into());
     }
     let ctx = Ctx::discover(cwd, ui)?;

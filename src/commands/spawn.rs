@@ -33,7 +33,10 @@ The worktree is created under the worktree root ($BULLPEN_HOME/worktrees/<repo-k
 or git config bullpen.worktreeRoot) and its path is printed on stderr. The command runs \
 there with BULLPEN_SESSION, BULLPEN_BRANCH, BULLPEN_WORKTREE, BULLPEN_MAIN_WORKTREE (the \
 repository's main worktree) and BULLPEN_BASE (the commit it started from) set; bullpen \
-exits with its status. Commits it made get a provenance note in refs/notes/bullpen.
+exits with its status. Commits it made get a provenance note in refs/notes/bullpen. \
+The session starts from --base as committed: uncommitted changes in the main worktree \
+stay there, and a spawn from there says so once, on stderr (to take them along: git \
+stash, then git stash pop in the new worktree).
 
 Agents. --agent <name> runs an agent's profile, and the session remembers the agent: \
 a plain `git bullpen resume <id>` then continues exactly the session's own conversation \
@@ -165,6 +168,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     if args.dry_run {
         return dry_run(&ctx, id.as_ref(), agent.as_ref(), sandbox);
     }
+    // Asked while the worktree is made; said once it is.
+    let changes = ctx.repo.main_worktree_changes();
     let created = create_session(&ctx, id.as_ref(), &spec)?;
     let record = &created.stored.record;
     match &agent {
@@ -176,6 +181,13 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             "session {} on {} in {}",
             record.id, record.branch, record.worktree
         )),
+    }
+    if changes.is_some_and(|c| c.join().unwrap_or(false)) {
+        ui.info(format!(
+            "the uncommitted changes of the main worktree stay there: the session starts from \
+             {} as committed; to take them along: git stash, then git stash pop in {}",
+            args.base, record.worktree
+        ));
     }
     if bg {
         let ready = spawn::mark_ready(&ctx, created)?;

@@ -237,9 +237,16 @@ pub fn describe(ids: &[SessionId], records: &[Record]) -> Vec<CompletionCandidat
         .collect()
 }
 
-/// What a session's candidate says of it: `exited: make test`.
+/// What a session's candidate says of it: `exited 0: make test`, the end in
+/// `model::ending`'s words.
 fn description(r: &Record) -> String {
-    format!("{}: {}", r.state.as_str(), render_command(&r.command))
+    let state = match (r.state, &r.exit) {
+        (State::Exited | State::Stopped, Some(e)) => {
+            crate::model::ending::brief(r.state, e.code, e.signal)
+        }
+        _ => r.state.as_str().to_owned(),
+    };
+    format!("{state}: {}", render_command(&r.command))
 }
 
 /// The words typed after the subcommand, before the one being completed: a

@@ -211,7 +211,12 @@ impl Gc<'_> {
                 }
                 let reason = self.discarded(
                     facts,
-                    removed_reason(via, facts.branch_state.evidence(), facts.ignored.as_ref()),
+                    removed_reason(
+                        via,
+                        facts.branch_state.evidence(),
+                        facts.ignored.as_ref(),
+                        false,
+                    ),
                 );
                 let mut step = self.finish(stored, facts, Some(tip), Action::Removed, reason);
                 if let Step::Done(e) = &mut step {

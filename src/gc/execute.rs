@@ -11,7 +11,9 @@ use anyhow::Result;
 use super::act::idle_note;
 use super::facts::{Depth, Gatherer};
 use super::plan::{self, Decision, SessionFacts};
-use super::report::{collected_reason, discarded_reason, removed_reason, rm_hint, Action, Entry};
+use super::report::{
+    self, collected_reason, discarded_reason, removed_reason, rm_hint, Action, Entry,
+};
 use super::teardown;
 use crate::context::Ctx;
 use crate::git::store::{self, Stored};
@@ -54,7 +56,7 @@ pub fn remove_sessions(
     let mode = Mode::Rm { force };
     let mut gc = Gc {
         ctx,
-        gather: Gatherer::new(ctx, mode.planner())?,
+        gather: Gatherer::new(ctx, mode.planner())?.quiet(),
         dry_run,
         deadline: Instant::now(),
         waiting: false,
@@ -373,15 +375,22 @@ impl Gc<'_> {
             }
             _ => None,
         };
-        let reason = discarded_reason(reason, &f.branch_state, dirt.as_ref(), &f.branch);
+        let reason = discarded_reason(
+            reason,
+            &f.branch_state,
+            dirt.as_ref(),
+            &f.branch,
+            self.dry_run,
+        );
         let away: Vec<String> = plan::forced_away(f)
             .iter()
             .map(|r| r.describe(&f.branch))
             .collect();
-        match (away.is_empty(), reason.starts_with("forced: discarded ")) {
+        let forced = report::forced(self.dry_run);
+        match (away.is_empty(), reason.starts_with(forced)) {
             (true, _) => reason,
             (false, true) => format!("{reason}, {}", away.join(", ")),
-            (false, false) => format!("forced: discarded {}", away.join(", ")),
+            (false, false) => format!("{forced}{}", away.join(", ")),
         }
     }
 
@@ -393,7 +402,10 @@ impl Gc<'_> {
                 "session",
                 Some(r),
                 Action::Removed,
-                self.discarded(f, removed_reason(*via, evidence, f.ignored.as_ref())),
+                self.discarded(
+                    f,
+                    removed_reason(*via, evidence, f.ignored.as_ref(), self.dry_run),
+                ),
             ),
             Decision::Collect { tip } => self.entry(
                 "session",

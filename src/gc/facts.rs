@@ -141,6 +141,13 @@ impl<'a> Gatherer<'a> {
         })
     }
 
+    /// Without the progress line naming the refs the proof of content looks
+    /// at (`rm`: its line for each session says what was found).
+    pub(crate) fn quiet(self) -> Gatherer<'a> {
+        self.publish.quiet();
+        self
+    }
+
     /// The facts of these sessions: one publish walk for all of them, one
     /// proof of content for those it does not settle, one `/proc` scan for all
     /// their directories, and status and nested repositories as `depth` says.

@@ -163,7 +163,13 @@ pub fn summary(ui: &Ui, entries: &[Entry], dry_run: bool) {
 
 /// "published (reachable from origin/bullpen/x), clean and idle; and 3 ignored
 /// files, 80 KiB".
-pub fn removed_reason(via: Via, evidence: Option<&Evidence>, ignored: Option<&Ignored>) -> String {
+/// (`dry_run`: in the words of what would happen.)
+pub fn removed_reason(
+    via: Via,
+    evidence: Option<&Evidence>,
+    ignored: Option<&Ignored>,
+    dry_run: bool,
+) -> String {
     let published = match evidence {
         Some(e) => format!("published ({})", e.words()),
         // Only a branch that holds no commit of its own (an interrupted
@@ -174,6 +180,9 @@ pub fn removed_reason(via: Via, evidence: Option<&Evidence>, ignored: Option<&Ig
         Via::GitWorktreeRemove => format!("{published}, clean and idle"),
         Via::AdminEntryGone => {
             format!("{published}, clean and idle (its worktree entry was already gone)")
+        }
+        Via::FinishTeardown if dry_run => {
+            "would finish the removal an earlier gc started".to_owned()
         }
         Via::FinishTeardown => "finished the removal an earlier gc started".to_owned(),
     };
@@ -197,6 +206,14 @@ pub fn collected_reason(tip: Option<Oid>, evidence: Option<&Evidence>) -> String
     }
 }
 
+/// `forced: discarded `, or in a dry run `forced: would discard `.
+pub fn forced(dry_run: bool) -> &'static str {
+    match dry_run {
+        true => "forced: would discard ",
+        false => "forced: discarded ",
+    }
+}
+
 /// `rm --force`: the entry's reason says what the removal discards (`reason`,
 /// gc's own words, when it discards nothing).
 pub fn discarded_reason(
@@ -204,6 +221,7 @@ pub fn discarded_reason(
     branch: &Branch,
     dirt: Option<&Dirt>,
     branch_name: &str,
+    dry_run: bool,
 ) -> String {
     let mut parts = Vec::new();
     if let Branch::Unpublished { ahead, found, .. } = branch {
@@ -221,7 +239,7 @@ pub fn discarded_reason(
     if parts.is_empty() {
         reason
     } else {
-        format!("forced: discarded {}", parts.join(", "))
+        format!("{}{}", forced(dry_run), parts.join(", "))
     }
 }
 

@@ -10,7 +10,7 @@ use crate::model::activity::{self, Stamped};
 use crate::model::agent::AgentName;
 use crate::model::command::{escaped, quoted};
 use crate::model::record::observed_state;
-use crate::model::{time, Dirt, Observed, Record, State};
+use crate::model::{ending, time, Dirt, Observed, Record, State};
 
 /// One line of `ls`, also the JSON object. Keys are a compatibility surface:
 /// add, never rename or remove.
@@ -79,6 +79,9 @@ pub struct Row {
     /// How the latest run was confined (`--sandbox`: enforcement, mode, what the
     /// kernel did not enforce, the writable paths); null: it was not.
     pub sandbox: Option<serde_json::Value>,
+    /// How the latest run ended, in the words attach, logs, stop and wait say
+    /// (`exited 7`, `killed by SIGSEGV`, `stopped by SIGHUP`); null if it has not.
+    pub ended: Option<String>,
     #[serde(skip)]
     pub observed: Option<Observed>,
     /// When the shown state began (unix seconds), for the table.
@@ -206,6 +209,11 @@ pub fn row(r: &Record, f: &Facts) -> Row {
         activity_since: running_activity(f, observed).map(|a| a.since.clone()),
         repository: None,
         sandbox: r.extra.get(crate::model::sandbox::RECORD_KEY).cloned(),
+        ended: r
+            .exit
+            .as_ref()
+            .filter(|_| matches!(r.state, State::Exited | State::Stopped))
+            .map(|e| ending::how(r.state, e)),
         observed: Some(observed),
         since,
         with_status: false,
@@ -308,17 +316,24 @@ pub(crate) fn state_cell(r: &Row, now: i64) -> String {
 
 /// The STATE cell without what a run on a terminal is doing: `running 5m`.
 pub(crate) fn state_cell_short(r: &Row, now: i64) -> String {
-    let what = match (r.observed, r.exit_code, r.signal) {
-        (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
-        (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
-        _ => r.state.clone(),
-    };
+    let what = ended_cell(r);
     match (r.observed, r.since) {
         (_, None) => what,
         (Some(Observed::Stored(State::Running)), Some(t)) => {
             format!("{what} {}", time::age(now - t))
         }
         (_, Some(t)) => format!("{what} {} ago", time::age(now - t)),
+    }
+}
+
+/// `exited 7`, `killed by SIGSEGV`, `stopped by SIGHUP` (`model::ending`'s
+/// words); the state for a run that has not ended.
+fn ended_cell(r: &Row) -> String {
+    match r.observed {
+        Some(Observed::Stored(s @ (State::Exited | State::Stopped))) => {
+            ending::brief(s, r.exit_code, r.signal)
+        }
+        _ => r.state.clone(),
     }
 }
 
@@ -478,11 +493,7 @@ pub(crate) fn remote_state_cell(r: &Row, now: i64) -> String {
 
 /// `running on laptop`: what a fetched record says, without when it said it.
 pub(crate) fn remote_state_what(r: &Row) -> String {
-    let what = match (r.observed, r.exit_code, r.signal) {
-        (Some(Observed::Stored(State::Exited)), Some(c), _) => format!("exited {c}"),
-        (Some(Observed::Stored(State::Exited)), None, Some(s)) => format!("exited sig{s}"),
-        _ => r.state.clone(),
-    };
+    let what = ended_cell(r);
     let host = r.host_label.as_deref().unwrap_or(&r.host);
     format!("{what} on {host}")
 }

@@ -82,12 +82,12 @@ fn each_state_says_what_happened_last_and_when() {
         (
             ended(record("c", State::Exited), None, Some(15), 60),
             facts(0),
-            "exited sig15 1m ago",
+            "killed by SIGTERM 1m ago",
         ),
         (
             ended(record("d", State::Stopped), None, Some(15), 86_400),
             facts(0),
-            "stopped 1d ago",
+            "stopped by SIGTERM 1d ago",
         ),
         (record("e", State::Ready), facts(0), "ready 3d ago"),
         (

@@ -42,7 +42,8 @@ pub fn run_background(
     writeln!(ctx.ui.out(), "{id}").context("cannot write to stdout")?;
     ctx.ui.flush()?;
     ctx.ui.info(format!(
-        "running in the background (pid {pid}); output: git bullpen logs {id}; end it: git bullpen stop {id}"
+        "running in the background (pid {pid}); attach: git bullpen attach {id}; output: git \
+         bullpen logs {id}; end it: git bullpen stop {id}"
     ));
     Ok(0)
 }

@@ -44,7 +44,7 @@ pub fn finish(ctx: &Ctx, running: &Stored, exit: Exit, state: State) -> Result<S
                         "session {} was started again or ended by another bullpen before \
                          this run's end ({}) was recorded; the record keeps the newer state",
                         record.id,
-                        exit.describe()
+                        ending::how(state, &exit)
                     ));
                     done = Some(fresh);
                     break;

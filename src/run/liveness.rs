@@ -27,7 +27,12 @@ pub fn ensure_not_running(ctx: &Ctx, stored: &Stored) -> Result<()> {
     }
     if let Some(live) = live_process(record) {
         let id = &record.id;
-        let hint = if record.process.as_ref().is_some_and(|p| p.background) {
+        let hint = if record.process.as_ref().is_some_and(|p| p.terminal) {
+            format!(
+                "attach to it: git bullpen attach {id}; wait for it: git bullpen wait {id}; end \
+                 it: git bullpen stop {id}"
+            )
+        } else if record.process.as_ref().is_some_and(|p| p.background) {
             format!("wait for it, or end it with `git bullpen stop {id}`")
         } else {
             format!("wait for it, or end it (`kill {live}`)")

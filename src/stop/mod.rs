@@ -171,18 +171,47 @@ fn stop_orphaned(
 ) -> Result<i32> {
     let id = stored.record.id.clone();
     ctx.ui.info(format!(
-        "session {id} is lost (its supervisor is gone); ending what is left of it"
+        "session {id} is lost: its supervisor is gone; ending what is left of it"
     ));
     let sent = terminate(&id, authority, timeout)?;
     // `finish` forgets the run, and the socket its killed supervisor left.
     let done = finish(ctx, &stored, Exit::now(None, None), State::Stopped)?;
-    report(ctx, &done.record, &sent);
+    let said = report(ctx, &done.record, &sent);
+    // Its supervisor wrote no end line: the log gets stop's, as `logs` shows every end.
+    if let Err(e) = end_log(ctx, &id, &said) {
+        ctx.ui.warn(format!("{e:#}"));
+    }
     Ok(0)
 }
 
+/// Append `bullpen: <said>` to the session's log, on a line of its own, if
+/// it has a log.
+fn end_log(ctx: &Ctx, id: &SessionId, said: &str) -> Result<()> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let path = ctx.layout.log_path(id);
+    if !path.is_file() {
+        return Ok(());
+    }
+    let cannot = |what: &str| format!("cannot {what} the log {}", path.display());
+    let mut last = [b'\n'];
+    let mut read = std::fs::File::open(&path).with_context(|| cannot("read"))?;
+    if read
+        .seek(SeekFrom::End(0))
+        .with_context(|| cannot("read"))?
+        > 0
+    {
+        read.seek(SeekFrom::End(-1))
+            .and_then(|_| read.read_exact(&mut last))
+            .with_context(|| cannot("read"))?;
+    }
+    let gap = if last[0] == b'\n' { "" } else { "\n" };
+    let mut log = crate::run::background::open_log(&path)?;
+    writeln!(log, "{gap}bullpen: {said}").with_context(|| cannot("write to"))
+}
+
 /// `session a stopped by SIGHUP after 3s`, with what stop sent where the end
-/// does not say it.
-fn report(ctx: &Ctx, record: &Record, sent: &[i32]) {
+/// does not say it; said on stderr, and returned.
+fn report(ctx: &Ctx, record: &Record, sent: &[i32]) -> String {
     let ended_by = record.exit.as_ref().and_then(|e| e.signal);
     let note = match sent.last() {
         None => " (no process was left to signal)".to_owned(),
@@ -199,7 +228,9 @@ fn report(ctx: &Ctx, record: &Record, sent: &[i32]) {
         ),
     };
     let words = ending::of_record(record).unwrap_or_else(|| describe(record));
-    ctx.ui.info(format!("session {} {words}{note}", record.id));
+    let said = format!("session {} {words}{note}", record.id);
+    ctx.ui.info(&said);
+    said
 }
 
 /// Mark the run as asked to stop, with compare-and-swap against the record the
@@ -339,6 +370,13 @@ fn wait_recorded(ctx: &Ctx, marked: &Stored) -> Result<Stored> {
             return Ok(current);
         }
         if !supervisor.as_ref().is_some_and(procfs::is_session_alive) {
+            // It records the end before it exits: read once more, so that an
+            // end recorded since the read above is taken as it is.
+            let current = store::load(&ctx.repo, id)?
+                .ok_or_else(|| anyhow!("the record of session {id} was deleted"))?;
+            if current.record.run_key() != key {
+                return Ok(current);
+            }
             // It died without recording: do it here (the CAS in finish makes a
             // late supervisor write and this one never overwrite each other).
             return finish(ctx, &current, Exit::now(None, None), State::Stopped)

@@ -56,8 +56,8 @@ pub fn wait(ctx: &Ctx, ids: &[SessionId], timeout: Option<Duration>) -> Result<E
                 }
                 Wait::Lost => {
                     let e = Error::failed(format!(
-                        "session {id} was lost: its run's supervisor is gone without \
-                         recording how the run ended"
+                        "session {id} is lost: its supervisor is gone without recording \
+                         how the run ended"
                     ))
                     .hint(format!(
                         "`git bullpen stop {id}` ends what is left of it; `git bullpen logs {id}` \

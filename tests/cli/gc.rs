@@ -722,6 +722,11 @@ fn a_teardown_git_died_in_is_finished_by_the_next_gc() {
 
     // Following the hint finishes it: no `git worktree repair`, no prune.
     env.path_prefix.remove(0);
+    let (_, planned) = gc(&env, &["--dry-run"]);
+    assert_eq!(
+        session(&planned, "dying")["reason"],
+        "would finish the removal an earlier gc started"
+    );
     let (run, entries) = gc(&env, &[]);
     run.ok();
     let e = session(&entries, "dying");

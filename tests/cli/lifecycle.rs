@@ -119,7 +119,7 @@ fn rm_force_discards_unpublished_and_uncommitted_work() {
     let run = env.bullpen(&["rm", "--force", "--dry-run", "a"]).ok();
     assert_eq!(
         run.stdout,
-        "would remove  a: forced: discarded 1 commit not on any remote, 1 modified file, \
+        "would remove  a: forced: would discard 1 commit not on any remote, 1 modified file, \
          1 staged change, 1 untracked file\n"
     );
     assert_eq!(env.snapshot(), before);
@@ -289,7 +289,7 @@ fn wait_gives_up_after_its_timeout_and_says_so_for_a_lost_run() {
     env.wait_state("a", "lost");
     let run = env.bullpen(&["wait", "a"]);
     assert_eq!(run.code(), 125, "{}", run.stderr);
-    assert_contains(&run.stderr, "session a was lost");
+    assert_contains(&run.stderr, "session a is lost");
     env.bullpen(&["stop", "a"]).ok();
 }
 

@@ -61,3 +61,4 @@ mod spawn_fresh_index;
 mod status_stream;
 mod trust;
 mod undo;
+mod vocabulary;

@@ -616,7 +616,7 @@ fn messages_of_push_fetch_and_remote_resume() {
             &["resume", "origin/x", "--as", "z", "--", "true"],
         )),
     ]);
-    insta::assert_snapshot!(format!("{before_remote}\n{shown}\n{agents}\n{single_branch}"), @r#"
+    insta::assert_snapshot!(format!("{before_remote}\n{shown}\n{agents}\n{single_branch}"), @"
     $ git bullpen fetch
     exit 128
     --- stderr
@@ -682,7 +682,7 @@ fn messages_of_push_fetch_and_remote_resume() {
     $ git bullpen resume x --as y
     exit 125
     --- stderr
-    error: --as is for continuing a fetched session: resume <remote>/<id> --as <new-id>
+    error: --as is for continuing a fetched session: resume <remote>/x --as y
     $ BULLPEN_HOSTNAME=laptop git bullpen resume origin/x --as y --fresh
     exit 125
     --- stderr
@@ -731,5 +731,5 @@ fn messages_of_push_fetch_and_remote_resume() {
     fatal: origin's fetch refspecs (remote.origin.fetch) do not bring its bullpen/* branches, so origin/x's branch is not here
     hint: git config --add remote.origin.fetch '+refs/heads/bullpen/*:refs/remotes/origin/bullpen/*'
     hint: then: git bullpen fetch origin
-    "#);
+    ");
 }

@@ -1392,5 +1392,9 @@ fn resume_completes_fetched_sessions() {
         .map(str::to_owned)
         .collect();
     // zsh and fish describe the local ones (a few: their records are read).
-    assert_eq!(offered, ["near\texited: true", "origin/far"], "{offered:?}");
+    assert_eq!(
+        offered,
+        ["near\texited 0: true", "origin/far"],
+        "{offered:?}"
+    );
 }

@@ -891,7 +891,7 @@ fn remotes_complete_for_ls_remote_and_candidates_come_sorted() {
 }
 
 /// zsh and fish show what a session is next to its id while there are at most
-/// a few dozen (`exited: true`); beyond that the ids alone, read from ref names.
+/// a few dozen (`exited 0: true`); beyond that the ids alone, read from ref names.
 #[test]
 fn session_ids_are_described_for_zsh_and_fish_while_few() {
     let env = Env::new();
@@ -906,9 +906,9 @@ fn session_ids_are_described_for_zsh_and_fish_while_few() {
     };
     assert_eq!(
         fish(&["git-bullpen", "resume", ""]),
-        "alpha\texited: true\n"
+        "alpha\texited 0: true\n"
     );
-    assert_eq!(fish(&["git-bullpen", "rm", ""]), "alpha\texited: true\n");
+    assert_eq!(fish(&["git-bullpen", "rm", ""]), "alpha\texited 0: true\n");
     // bash shows no descriptions: nothing is read for them.
     let run = complete_raw(&env, &env.repo, &["git-bullpen", "resume", ""]).ok();
     assert_eq!(run.stdout.trim_end(), "alpha");

@@ -211,23 +211,23 @@ fn spawn_and_the_ls_table_of_sessions_in_every_state() {
     --- stderr
     bullpen: session a-done on bullpen/a-done in [ROOT]/bullpen-home/worktrees/repo-[KEY]/a-done
     ");
-    insta::assert_snapshot!(spawned_bg, @r"
+    insta::assert_snapshot!(spawned_bg, @"
     $ git bullpen spawn --bg g-running -- sleep 300
     exit 0
     --- stdout
     g-running
     --- stderr
     bullpen: session g-running on bullpen/g-running in [ROOT]/bullpen-home/worktrees/repo-[KEY]/g-running
-    bullpen: running in the background (pid [PID]); output: git bullpen logs g-running; end it: git bullpen stop g-running
+    bullpen: running in the background (pid [PID]); attach: git bullpen attach g-running; output: git bullpen logs g-running; end it: git bullpen stop g-running
     ");
     insta::assert_snapshot!(show(&env, &["ls", "--all"]), @"
     $ git bullpen ls --all
     exit 0
     --- stdout
-      ID           STATE                 BRANCH
+      ID           STATE                     BRANCH
       a-done       exited 0 [T] ago  +1
       b-failed     exited 3 [T] ago  +0
-      c-killed     exited sig15 [T] ago  +0
+      c-killed     killed by SIGTERM [T] ago  +0
       d-missing    missing [T] ago  +0
       e-no-branch  missing [T] ago  gone
       f-collected  collected [T] ago  +0
@@ -351,7 +351,7 @@ fn refusals_and_errors() {
             &["spawn", "Not-Valid", "--", "true"],
         ],
     );
-    insta::assert_snapshot!(table, @r#"
+    insta::assert_snapshot!(table, @"
     $ git bullpen resume a-file -- touch ran
     exit 125
     --- stderr
@@ -387,7 +387,7 @@ fn refusals_and_errors() {
     exit 125
     --- stderr
     fatal: session h-running is already running (pid [PID]); only one process per session
-    hint: wait for it, or end it with `git bullpen stop h-running`
+    hint: attach to it: git bullpen attach h-running; wait for it: git bullpen wait h-running; end it: git bullpen stop h-running
 
     $ git bullpen spawn d-taken -- touch ran
     exit 125
@@ -432,7 +432,7 @@ fn refusals_and_errors() {
     error: invalid value 'Not-Valid' for '[ID]': invalid session id 'Not-Valid': it must start with a lowercase letter or a digit (ids match [a-z0-9][a-z0-9._-]{0,62}, with no '..', not ending in '.lock' or '.')
 
     For more information, try '--help'.
-    "#);
+    ");
 }
 
 #[test]
@@ -463,15 +463,12 @@ fn lifecycle_messages() {
     --- stdout
     kept  b-unpushed: 1 commit not on any remote
     --- stderr
-    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
     hint: b-unpushed: `git bullpen rm --force b-unpushed` removes it anyway, discarding that work
 
     $ git bullpen rm --dry-run --force b-unpushed
     exit 0
     --- stdout
-    would remove  b-unpushed: forced: discarded 1 commit not on any remote
-    --- stderr
-    bullpen: looking for the changes of 1 unpublished session on origin/main (origin/HEAD is not set)
+    would remove  b-unpushed: forced: would discard 1 commit not on any remote
 
     $ git bullpen rm a-published
     exit 0

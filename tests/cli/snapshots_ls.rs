@@ -52,36 +52,36 @@ fn ls_table_wide_and_narrow() {
     $ git bullpen ls
     exit 0
     --- stdout
-      ID                            STATE                BRANCH
-      a-done                        exited 0 2d ago      +1
-      b-failed                      exited 3 2d ago      +0
-      c-killed                      exited sig15 1d ago  +0
-      d-missing                     missing 1d ago       +0
-      e-a-rather-long-session-name  exited 0 21h ago     +0
+      ID                            STATE                     BRANCH
+      a-done                        exited 0 2d ago           +1
+      b-failed                      exited 3 2d ago           +0
+      c-killed                      killed by SIGTERM 1d ago  +0
+      d-missing                     missing 1d ago            +0
+      e-a-rather-long-session-name  exited 0 21h ago          +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
     insta::assert_snapshot!(w.width(60).show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID                            STATE                BRANCH
-      a-done                        exited 0 2d ago      +1
-      b-failed                      exited 3 2d ago      +0
-      c-killed                      exited sig15 1d ago  +0
-      d-missing                     missing 1d ago       +0
-      e-a-rather-long-session-name  exited 0 21h ago     +0
+      ID                        STATE                     BRANCH
+      a-done                    exited 0 2d ago           +1
+      b-failed                  exited 3 2d ago           +0
+      c-killed                  killed by SIGTERM 1d ago  +0
+      d-missing                 missing 1d ago            +0
+      e-a-rather-long-session…  exited 0 21h ago          +0
     worktree root: [cut to the width]
     ");
     insta::assert_snapshot!(w.width(40).show(&["ls"]), @"
     $ git bullpen ls
     exit 0
     --- stdout
-      ID         STATE                BRANCH
-      a-done     exited 0 2d ago      +1
-      b-failed   exited 3 2d ago      +0
-      c-killed   exited sig15 1d ago  +0
-      d-missing  missing 1d ago       +0
-      e-a-rath…  exited 0 21h ago     +0
+      ID    STATE                     BRANCH
+      a-d…  exited 0 2d ago           +1
+      b-f…  exited 3 2d ago           +0
+      c-k…  killed by SIGTERM 1d ago  +0
+      d-m…  missing 1d ago            +0
+      e-a…  exited 0 21h ago          +0
     worktree root: [cut to the width]
     ");
 }
@@ -94,24 +94,24 @@ fn ls_status_table_wide_and_narrow() {
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID                            STATE                BRANCH  CHANGES     PUBLISHED
-      a-done                        exited 0 2d ago      +1      clean       no
-      b-failed                      exited 3 2d ago      +0      clean       no
-      c-killed                      exited sig15 1d ago  +0      clean       no
-      d-missing                     missing 1d ago       +0      -           no
-      e-a-rather-long-session-name  exited 0 21h ago     +0      1?          no
+      ID                            STATE                     BRANCH  CHANGES     PUBLISHED
+      a-done                        exited 0 2d ago           +1      clean       no
+      b-failed                      exited 3 2d ago           +0      clean       no
+      c-killed                      killed by SIGTERM 1d ago  +0      clean       no
+      d-missing                     missing 1d ago            +0      -           no
+      e-a-rather-long-session-name  exited 0 21h ago          +0      1?          no
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
     insta::assert_snapshot!(w.width(70).show(&["ls", "--status"]), @"
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID                STATE                BRANCH  CHANGES     PUBLISHED
-      a-done            exited 0 2d ago      +1      clean       no
-      b-failed          exited 3 2d ago      +0      clean       no
-      c-killed          exited sig15 1d ago  +0      clean       no
-      d-missing         missing 1d ago       +0      -           no
-      e-a-rather-long…  exited 0 21h ago     +0      1?          no
+      ID           STATE                     BRANCH  CHANGES     PUBLISHED
+      a-done       exited 0 2d ago           +1      clean       no
+      b-failed     exited 3 2d ago           +0      clean       no
+      c-killed     killed by SIGTERM 1d ago  +0      clean       no
+      d-missing    missing 1d ago            +0      -           no
+      e-a-rather…  exited 0 21h ago          +0      1?          no
     worktree root: [cut to the width]
     ");
 }
@@ -133,23 +133,23 @@ fn ls_of_one_session_and_of_a_collected_one() {
     $ git bullpen ls
     exit 0
     --- stdout
-      ID                            STATE                BRANCH
-      a-done                        exited 0 2d ago      +1
-      b-failed                      exited 3 2d ago      +0
-      c-killed                      exited sig15 1d ago  +0
-      e-a-rather-long-session-name  exited 0 21h ago     +0
+      ID                            STATE                     BRANCH
+      a-done                        exited 0 2d ago           +1
+      b-failed                      exited 3 2d ago           +0
+      c-killed                      killed by SIGTERM 1d ago  +0
+      e-a-rather-long-session-name  exited 0 21h ago          +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
     insta::assert_snapshot!(w.show(&["ls", "--all"]), @"
     $ git bullpen ls --all
     exit 0
     --- stdout
-      ID                            STATE                BRANCH
-      a-done                        exited 0 2d ago      +1
-      b-failed                      exited 3 2d ago      +0
-      c-killed                      exited sig15 1d ago  +0
-      d-missing                     collected 1d ago     +0
-      e-a-rather-long-session-name  exited 0 21h ago     +0
+      ID                            STATE                     BRANCH
+      a-done                        exited 0 2d ago           +1
+      b-failed                      exited 3 2d ago           +0
+      c-killed                      killed by SIGTERM 1d ago  +0
+      d-missing                     collected 1d ago          +0
+      e-a-rather-long-session-name  exited 0 21h ago          +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
 }
@@ -236,7 +236,8 @@ fn ls_json_of_a_session() {
         "activity": null,
         "activity_since": null,
         "repository": null,
-        "sandbox": null
+        "sandbox": null,
+        "ended": "exited 4"
       }
     ]
     "#);
@@ -312,24 +313,24 @@ fn ls_from_inside_a_sessions_worktree_marks_it() {
     $ git bullpen ls
     exit 0
     --- stdout
-      ID                            STATE                BRANCH
-      a-done                        exited 0 2d ago      +1
-    * b-failed                      exited 3 2d ago      +0
-      c-killed                      exited sig15 1d ago  +0
-      d-missing                     missing 1d ago       +0
-      e-a-rather-long-session-name  exited 0 21h ago     +0
+      ID                            STATE                     BRANCH
+      a-done                        exited 0 2d ago           +1
+    * b-failed                      exited 3 2d ago           +0
+      c-killed                      killed by SIGTERM 1d ago  +0
+      d-missing                     missing 1d ago            +0
+      e-a-rather-long-session-name  exited 0 21h ago          +0
     worktree root: [ROOT]/bullpen-home/worktrees/repo-[KEY]
     ");
     insta::assert_snapshot!(w.width(40).show_in(&wt, &["ls", "--status"]), @"
     $ git bullpen ls --status
     exit 0
     --- stdout
-      ID         STATE                BRANCH
-      a-done     exited 0 2d ago      +1
-    * b-failed   exited 3 2d ago      +0
-      c-killed   exited sig15 1d ago  +0
-      d-missing  missing 1d ago       +0
-      e-a-rath…  exited 0 21h ago     +0
+      ID    STATE                     BRANCH
+      a-d…  exited 0 2d ago           +1
+    * b-f…  exited 3 2d ago           +0
+      c-k…  killed by SIGTERM 1d ago  +0
+      d-m…  missing 1d ago            +0
+      e-a…  exited 0 21h ago          +0
     worktree root: [cut to the width]
     (2 columns hidden; widen the terminal o…
     ");

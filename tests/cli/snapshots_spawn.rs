@@ -37,15 +37,15 @@ fn spawn_in_the_foreground_and_its_commands_status() {
 fn spawn_in_the_background() {
     let env = Bg::new();
     let w = World::new(&env);
-    insta::assert_snapshot!(w.show(&["spawn", "--bg", "r", "--", "sleep", "300"]), @r#"
+    insta::assert_snapshot!(w.show(&["spawn", "--bg", "r", "--", "sleep", "300"]), @"
     $ git bullpen spawn --bg r -- sleep 300
     exit 0
     --- stdout
     r
     --- stderr
     bullpen: session r on bullpen/r in [ROOT]/bullpen-home/worktrees/repo-[KEY]/r
-    bullpen: running in the background (pid [PID]); output: git bullpen logs r; end it: git bullpen stop r
-    "#);
+    bullpen: running in the background (pid [PID]); attach: git bullpen attach r; output: git bullpen logs r; end it: git bullpen stop r
+    ");
     insta::assert_snapshot!(w.show(&["spawn", "r", "--", "true"]), @r#"
     $ git bullpen spawn r -- true
     exit 125
@@ -200,13 +200,13 @@ fn resume_of_a_run_in_the_background_is_refused() {
     let env = Bg::new();
     let w = World::new(&env);
     w.run(&["spawn", "--bg", "r", "--", "sleep", "300"]).ok();
-    insta::assert_snapshot!(w.show(&["resume", "r"]), @r#"
+    insta::assert_snapshot!(w.show(&["resume", "r"]), @"
     $ git bullpen resume r
     exit 125
     --- stderr
     fatal: session r is already running (pid [PID]); only one process per session
-    hint: wait for it, or end it with `git bullpen stop r`
-    "#);
+    hint: attach to it: git bullpen attach r; wait for it: git bullpen wait r; end it: git bullpen stop r
+    ");
     env.bullpen(&["stop", "r"]).ok();
 }
 

@@ -44,6 +44,7 @@ pub mod store;
 #[cfg(test)]
 mod tests;
 mod threads;
+mod uncommitted;
 mod worktrees;
 
 use std::fmt;

@@ -54,22 +54,39 @@ pub fn signal_name(signal: i32) -> String {
 /// `stopped by SIGHUP` (stop asked), `stopped, exited 0` (it caught stop's
 /// signal and exited), or what is unknown of it (a lost run).
 pub fn how(state: State, exit: &Exit) -> String {
+    words(state, exit.code, exit.signal)
+}
+
+/// [`how`] from the code and signal alone.
+pub fn words(state: State, code: Option<i32>, signal: Option<i32>) -> String {
     let stopped = state == State::Stopped;
-    match (exit.code, exit.signal, stopped) {
+    match (code, signal, stopped) {
         (Some(c), _, false) => format!("exited {c}"),
         (Some(c), _, true) => format!("stopped, exited {c}"),
         (None, Some(s), false) => format!("killed by {}", signal_name(s)),
         (None, Some(s), true) => format!("stopped by {}", signal_name(s)),
         (None, None, false) => "ended; how is unknown".to_owned(),
-        (None, None, true) => "stopped; how it ended is unknown".to_owned(),
+        // A lost run: stop's own words say what it sent, or that nothing was left.
+        (None, None, true) => "stopped".to_owned(),
     }
 }
 
-/// [`how`] with the duration when known: `exited 7 after 2m 33s`.
+/// [`words`] as a table cell says it: what is unknown left out (`stopped`).
+pub fn brief(state: State, code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (None, None) => state.as_str().to_owned(),
+        _ => words(state, code, signal),
+    }
+}
+
+/// [`how`] with the duration when known: `exited 7 after 2m 33s`, `ended
+/// after 5s; how is unknown`.
 pub fn how_long(state: State, exit: &Exit, took: Option<Duration>) -> String {
-    match took {
-        Some(d) => format!("{} after {}", how(state, exit), time::duration(d)),
-        None => how(state, exit),
+    let how = how(state, exit);
+    match (took, how.split_once("; ")) {
+        (Some(d), Some((what, rest))) => format!("{what} after {}; {rest}", time::duration(d)),
+        (Some(d), None) => format!("{how} after {}", time::duration(d)),
+        (None, _) => how,
     }
 }
 
@@ -104,17 +121,23 @@ mod tests {
             (State::Exited, exit(None, Some(9)), "killed by SIGKILL"),
             (State::Stopped, exit(None, Some(1)), "stopped by SIGHUP"),
             (State::Stopped, exit(Some(0), None), "stopped, exited 0"),
-            (
-                State::Stopped,
-                exit(None, None),
-                "stopped; how it ended is unknown",
-            ),
+            (State::Stopped, exit(None, None), "stopped"),
             (State::Exited, exit(None, None), "ended; how is unknown"),
             (State::Exited, exit(None, Some(64)), "killed by signal 64"),
         ];
         for (state, e, want) in table {
             assert_eq!(how(state, &e), want);
         }
+        assert_eq!(brief(State::Exited, None, None), "exited");
+        assert_eq!(
+            how_long(
+                State::Exited,
+                &exit(None, None),
+                Some(Duration::from_secs(5))
+            ),
+            "ended after 5.0s; how is unknown"
+        );
+        assert_eq!(brief(State::Exited, None, Some(15)), "killed by SIGTERM");
         assert_eq!(
             how_long(
                 State::Exited,

@@ -78,6 +78,11 @@ impl<'a> Publish<'a> {
         })
     }
 
+    /// Never name the refs the proof of content looks at.
+    pub(crate) fn quiet(&self) {
+        self.named.set(true);
+    }
+
     /// What every verdict here depends on besides a session's own tip and
     /// base: each remote-tracking ref and each integration ref, by name and
     /// commit (a key for caching verdicts, never a proof).
@@ -215,7 +220,7 @@ impl<'a> Publish<'a> {
 
     /// Which remote-tracking ref reaches `tip` (known reachable): one that
     /// points at it (the session's own `*/bullpen/<id>` first), else the
-    /// session's `*/bullpen/<id>` or an integration ref that reaches it.
+    /// session's `*/bullpen/<id>`, an integration ref or any other that reaches it.
     pub(crate) fn reachable(&self, tip: Oid, id: &SessionId) -> Evidence {
         let own = |n: &str| n.ends_with(&format!("/{}", id.branch()));
         if let Some(names) = self.remote_at.get(&tip) {
@@ -234,7 +239,13 @@ impl<'a> Publish<'a> {
             .filter(|(n, _)| own(n))
             .cloned()
             .chain(self.integration.iter().map(|r| (r.name.clone(), r.tip)));
-        for (name, at) in candidates {
+        // Then any other (a stacked pull request's `origin/bullpen/stack-b`).
+        let others = self
+            .remote_refs
+            .iter()
+            .filter(|(n, _)| !own(n) && !n.ends_with("/HEAD"))
+            .cloned();
+        for (name, at) in candidates.chain(others) {
             if self.ctx.repo.reaches(at, tip).unwrap_or(false) {
                 return Evidence::Reachable { from: Some(name) };
             }

@@ -43,8 +43,9 @@ pub struct IntegrationRef {
     /// Full: `refs/remotes/origin/main`.
     pub refname: String,
     pub tip: Oid,
-    /// Why this ref: `origin/HEAD`, `origin/HEAD is not set` (then `main`, else
-    /// `master`), `bullpen.gc.integrationRef`.
+    /// Why this ref: `origin/HEAD`, `origin/HEAD is not set` or `origin/HEAD
+    /// points at the missing origin/master` (then `main`, else `master`),
+    /// `bullpen.gc.integrationRef`.
     pub chosen: String,
 }
 
@@ -94,13 +95,28 @@ impl Repo {
                     gix::refs::TargetRef::Symbolic(name) => Some(name.as_bstr().to_string()),
                     gix::refs::TargetRef::Object(_) => None,
                 });
+            // A renamed default branch leaves HEAD pointing at what is gone.
+            let dangling = target
+                .as_deref()
+                .filter(|t| !by_name.contains_key(t))
+                .map(short);
+            if let Some(gone) = &dangling {
+                notes.push(format!(
+                    "{remote}/HEAD points at {gone}, which does not exist (a renamed default \
+                     branch?); fix it: git remote set-head {remote} --auto"
+                ));
+            }
+            let why = match &dangling {
+                Some(gone) => format!("{remote}/HEAD points at the missing {gone}"),
+                None => format!("{remote}/HEAD is not set"),
+            };
             let chosen = match target {
-                Some(t) if by_name.contains_key(t.as_str()) => Some((t, format!("{remote}/HEAD"))),
+                Some(t) if dangling.is_none() => Some((t, format!("{remote}/HEAD"))),
                 _ => ["main", "master"].iter().find_map(|b| {
                     let full = format!("refs/remotes/{remote}/{b}");
                     by_name
                         .contains_key(full.as_str())
-                        .then(|| (full, format!("{remote}/HEAD is not set")))
+                        .then(|| (full, why.clone()))
                 }),
             };
             if let Some((refname, chosen)) = chosen {
