@@ -1104,3 +1104,14 @@ fn gc_names_a_running_sessions_own_processes_once_never_as_strangers() {
     );
     env.bullpen(&["stop", "busy"]).ok();
 }
+
+/// The session's log holds `needle`: its supervisor has read it from the
+/// terminal (and fed it to its model: the log is written first, in one step).
+pub(crate) fn wait_logged(env: &Env, id: &str, needle: &str) {
+    let log = env.repo.join(format!(".git/bullpen/logs/{id}.log"));
+    wait_for(&format!("{needle:?} in the log of {id}"), || {
+        std::fs::read(&log)
+            .ok()
+            .filter(|l| l.windows(needle.len()).any(|w| w == needle.as_bytes()))
+    });
+}

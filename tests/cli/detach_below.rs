@@ -2,9 +2,9 @@
 //! (Claude Code's input box, with its hint line under it): bullpen's words
 //! and the shell's prompt that follow go under the drawing, not over it.
 
-use crate::bg::{wait_for, Bg};
+use crate::bg::{wait_logged, Bg};
 use crate::pty::Term;
-use crate::support::{Env, BIN};
+use crate::support::BIN;
 
 fn rows_after(t: &Term) -> Vec<String> {
     let mut p = vt100::Parser::new(24.try_into().unwrap(), 80.try_into().unwrap(), 0);
@@ -13,15 +13,6 @@ fn rows_after(t: &Term) -> Vec<String> {
         .rows(0, 80.try_into().unwrap())
         .map(|r| r.trim_end().to_owned())
         .collect()
-}
-
-fn wait_logged(env: &Env, id: &str, needle: &str) {
-    let log = env.repo.join(format!(".git/bullpen/logs/{id}.log"));
-    wait_for(&format!("{needle:?} in the log of {id}"), || {
-        std::fs::read_to_string(&log)
-            .ok()
-            .filter(|l| l.contains(needle))
-    });
 }
 
 #[test]

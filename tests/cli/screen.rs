@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::bg::{wait_for, Bg};
+use crate::bg::{wait_for, wait_logged, Bg};
 use crate::pty::Term;
 use crate::support::{assert_contains, Env, BIN};
 
@@ -35,17 +35,6 @@ fn outer(t: &Term, rows: u16, cols: u16) -> vt100::Parser {
     let mut p = vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 0);
     p.process(t.shown().as_bytes());
     p
-}
-
-/// The session's log holds `needle`: the supervisor has read it from the
-/// terminal (and fed it to its model: the log is written first, in one step).
-fn wait_logged(env: &Env, id: &str, needle: &str) {
-    let log = env.repo.join(format!(".git/bullpen/logs/{id}.log"));
-    wait_for(&format!("{needle:?} in the log of {id}"), || {
-        std::fs::read_to_string(&log)
-            .ok()
-            .filter(|l| l.contains(needle))
-    });
 }
 
 /// The screen's rows, trailing spaces dropped.

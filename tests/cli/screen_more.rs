@@ -9,20 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::bg::{wait_for, Bg};
+use crate::bg::{wait_for, wait_logged, Bg};
 use crate::pty::Term;
 use crate::support::{assert_contains, BIN};
-
-/// The session's log holds `needle`: its supervisor has read it, and fed it to
-/// its model (the log is written first).
-fn wait_logged(env: &Bg, id: &str, needle: &str) {
-    let log = env.repo.join(format!(".git/bullpen/logs/{id}.log"));
-    wait_for(&format!("{needle:?} in the log of {id}"), || {
-        std::fs::read_to_string(&log)
-            .ok()
-            .filter(|l| l.contains(needle))
-    });
-}
 
 /// `ls --screen <args>` with a failure bound: killed (and the test failed) if
 /// it is still running after a minute.

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::bg::{wait_for, Bg};
+use crate::bg::{wait_logged, Bg};
 use crate::pty::Term;
 use crate::support::{Env, BIN};
 
@@ -42,16 +42,6 @@ fn rows(p: &vt100::Parser) -> Vec<String> {
         .rows(0, cols.get())
         .map(|r| r.trim_end().to_owned())
         .collect()
-}
-
-/// The session's log holds `needle`: the supervisor has read it.
-fn wait_logged(env: &Env, id: &str, needle: &str) {
-    let log = env.repo.join(format!(".git/bullpen/logs/{id}.log"));
-    wait_for(&format!("{needle:?} in the log of {id}"), || {
-        std::fs::read(&log)
-            .ok()
-            .filter(|l| l.windows(needle.len()).any(|w| w == needle.as_bytes()))
-    });
 }
 
 fn peek_json(env: &Env, id: &str) -> Value {
