@@ -595,6 +595,13 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
              auto). color.bullpen wins over color.ui, and --color over both, as in git.",
         ));
     }
+    if all_or(sub, colours(sub) && pages(sub)) {
+        entries.push((
+            config::COLOR_PAGER,
+            "false: auto colours nothing that goes to a pager (bullpen's, or git's when \
+             pager.bullpen makes git page git bullpen itself), as in git; default true.",
+        ));
+    }
     if entries.is_empty() {
         return;
     }
