@@ -19,7 +19,6 @@ use crate::model::process::ProcessRef;
 use crate::model::sandbox_guard::{Guard, Made, GUARD_SCHEMA};
 use crate::model::SessionId;
 use crate::sys::{atomic, procfs};
-use crate::trust::confined::ConfinedPath;
 
 const FILE: &str = "sandbox.json";
 const MARKERS: &str = "sandboxed";
@@ -141,31 +140,30 @@ pub fn forget(ctx: &Ctx, id: &SessionId) {
 }
 
 /// Remove the run's private `TMPDIR`: only a directory (no symlink on the way)
-/// named as bullpen names it for this session, owned by this user.
+/// named as bullpen names it for this session, owned by this user
+/// (`model::private_tmp`). Anything else is left alone and noted for gc's report.
 pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    let named = tmp
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with(&format!("bullpen-{id}-")));
-    let parent = tmp.parent().unwrap_or(Path::new("/"));
-    let confined = ConfinedPath::new(parent, tmp).is_ok();
-    let ours = match tmp.symlink_metadata() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-        Err(_) => false,
-        Ok(m) => m.is_dir() && m.uid() == rustix::process::getuid().as_raw(),
-    };
-    if !(named && confined && ours) {
-        ctx.ui.warn(format!(
-            "left {} alone: it is not the private TMPDIR bullpen made for session {id}",
-            tmp.display()
-        ));
-        return;
-    }
-    if let Err(e) = std::fs::remove_dir_all(tmp) {
-        ctx.ui.warn(format!(
-            "cannot remove session {id}'s private TMPDIR {}: {e}",
-            tmp.display()
-        ));
+    use crate::model::private_tmp::{decide, Verdict};
+    match decide(&super::kept_tmp::facts(id, tmp)) {
+        Verdict::Gone => {}
+        Verdict::Keep { reason, .. } => {
+            ctx.ui.warn(format!(
+                "left {} alone: it is not the private TMPDIR bullpen made for session {id} \
+                 ({reason}); git bullpen gc names it until it is gone",
+                tmp.display()
+            ));
+            if let Err(e) = super::kept_tmp::note(ctx, id, tmp, &reason) {
+                ctx.ui.warn(format!("{e:#}"));
+            }
+        }
+        Verdict::Remove => {
+            if let Err(e) = std::fs::remove_dir_all(tmp) {
+                ctx.ui.warn(format!(
+                    "cannot remove session {id}'s private TMPDIR {}: {e}",
+                    tmp.display()
+                ));
+            }
+        }
     }
 }
 

@@ -60,6 +60,7 @@ mod snapshots_support;
 mod spawn;
 mod spawn_fresh_index;
 mod status_stream;
+mod tmpdir_leftovers;
 mod trust;
 mod undo;
 mod vocabulary;
