@@ -641,6 +641,12 @@ fn files(roff: &mut Roff) {
             "The session's worktree (or <bullpen.worktreeRoot>/<id>), made by git worktree add.",
         ),
         (
+            "$BULLPEN_HOME/roots/<hash>",
+            "The path of a bullpen.worktreeRoot outside $BULLPEN_HOME/worktrees/ that a spawn \
+             used: where ls --all-repos and wait --all-repos also look. Only a place to look; \
+             removing it costs only that.",
+        ),
+        (
             ".worktreeinclude",
             "At the top of the main worktree, in gitignore syntax: the ignored files of the \
              main worktree that spawn copies into a new worktree (a copy-on-write clone where \

@@ -8,6 +8,7 @@ mod support;
 
 mod agent_conversation;
 mod agents;
+mod all_repos_roots;
 mod at_act;
 mod attach;
 mod attacks;
