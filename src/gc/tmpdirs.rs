@@ -15,7 +15,7 @@ impl Gc<'_> {
             let Ok(id) = note.session.parse::<SessionId>() else {
                 continue;
             };
-            let (reason, hint) = match decide(&kept_tmp::facts(&id, &note.path)) {
+            let (reason, hint) = match decide(&kept_tmp::facts(&id, &note.path, note.made)) {
                 Verdict::Gone => {
                     if !self.dry_run {
                         if let Err(e) = kept_tmp::forget(&file) {

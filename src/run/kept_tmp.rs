@@ -15,8 +15,9 @@ use crate::trust::confined::ConfinedPath;
 
 const DIR: &str = "kept-tmp";
 
-/// What is at `tmp`, the private `TMPDIR` of session `id`'s run.
-pub fn facts(id: &SessionId, tmp: &Path) -> Facts {
+/// What is at `tmp`, the private `TMPDIR` of session `id`'s run (`made`: its
+/// device and inode when bullpen made it, where known).
+pub fn facts(id: &SessionId, tmp: &Path, made: Option<(u64, u64)>) -> Facts {
     use std::os::unix::fs::MetadataExt;
     let found = match tmp.symlink_metadata() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Found::Gone,
@@ -26,7 +27,10 @@ pub fn facts(id: &SessionId, tmp: &Path) -> Facts {
                 .ok()
                 .map(|t| t.display().to_string()),
         },
-        Ok(m) if m.is_dir() => Found::Dir { uid: m.uid() },
+        Ok(m) if m.is_dir() => Found::Dir {
+            uid: m.uid(),
+            made: made.map(|made| made == (m.dev(), m.ino())),
+        },
         Ok(_) => Found::Other,
     };
     let parent = tmp.parent().unwrap_or(Path::new("/"));
@@ -44,7 +48,13 @@ pub fn facts(id: &SessionId, tmp: &Path) -> Facts {
 }
 
 /// Note that `tmp` was left alone, and why (once per path).
-pub fn note(ctx: &Ctx, id: &SessionId, tmp: &Path, reason: &str) -> Result<()> {
+pub fn note(
+    ctx: &Ctx,
+    id: &SessionId,
+    tmp: &Path,
+    made: Option<(u64, u64)>,
+    reason: &str,
+) -> Result<()> {
     if all(ctx).iter().any(|(_, n)| n.path == tmp) {
         return Ok(());
     }
@@ -53,6 +63,7 @@ pub fn note(ctx: &Ctx, id: &SessionId, tmp: &Path, reason: &str) -> Result<()> {
         session: id.to_string(),
         path: tmp.to_path_buf(),
         reason: reason.to_owned(),
+        made,
     };
     let mut bytes = serde_json::to_vec_pretty(&note).context("cannot serialize the note")?;
     bytes.push(b'\n');

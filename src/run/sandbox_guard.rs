@@ -40,11 +40,15 @@ pub fn files(ctx: &Ctx, id: &SessionId) -> [PathBuf; 2] {
 /// Record the guard of `id`'s next run (its command not forked yet): the
 /// marker first, so that a guard is never there without one.
 pub fn start(ctx: &Ctx, id: &SessionId, tmp: &Path, made: Made) -> Result<Guard> {
+    use std::os::unix::fs::MetadataExt;
+    let tmp_made =
+        std::fs::symlink_metadata(tmp).with_context(|| format!("cannot stat {}", tmp.display()))?;
     let guard = Guard {
         schema: GUARD_SCHEMA,
         owner: procfs::process_ref(std::process::id()),
         command: None,
         tmp: tmp.to_path_buf(),
+        tmp_made: Some((tmp_made.dev(), tmp_made.ino())),
         made,
     };
     atomic::write(&marker_path(ctx, id), b"")?;
@@ -123,7 +127,7 @@ fn stamp() -> String {
 /// forget the guard.
 pub fn end(ctx: &Ctx, id: &SessionId, guard: &Guard) {
     settle(ctx, id, guard);
-    remove_tmp(ctx, id, &guard.tmp);
+    remove_tmp(ctx, id, &guard.tmp, guard.tmp_made);
     forget(ctx, id);
 }
 
@@ -140,11 +144,11 @@ pub fn forget(ctx: &Ctx, id: &SessionId) {
 }
 
 /// Remove the run's private `TMPDIR`: only a directory (no symlink on the way)
-/// named as bullpen names it for this session, owned by this user
-/// (`model::private_tmp`). Anything else is left alone and noted for gc's report.
-pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path) {
+/// named as bullpen names it for this session, owned by this user, the one it
+/// made (`made`: its device and inode; `model::private_tmp`). Anything else is left alone and noted for gc's report.
+pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path, made: Option<(u64, u64)>) {
     use crate::model::private_tmp::{decide, Verdict};
-    match decide(&super::kept_tmp::facts(id, tmp)) {
+    match decide(&super::kept_tmp::facts(id, tmp, made)) {
         Verdict::Gone => {}
         Verdict::Keep { reason, .. } => {
             ctx.ui.warn(format!(
@@ -152,7 +156,7 @@ pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path) {
                  ({reason}); git bullpen gc names it until it is gone",
                 tmp.display()
             ));
-            if let Err(e) = super::kept_tmp::note(ctx, id, tmp, &reason) {
+            if let Err(e) = super::kept_tmp::note(ctx, id, tmp, made, &reason) {
                 ctx.ui.warn(format!("{e:#}"));
             }
         }

@@ -37,11 +37,14 @@ impl Drop for Group {
 
 /// Session `s`'s sandboxed foreground run, killed with its bullpen (SIGKILL to
 /// both) once it has written into its private TMPDIR; that TMPDIR's path.
-fn killed_run(env: &Env) -> PathBuf {
+fn killed_run(env: &Env, tmpdir: Option<&Path>) -> PathBuf {
     use std::os::unix::process::CommandExt;
     let script = "echo kept > \"$TMPDIR/x\"\necho \"$TMPDIR\" > tmpdir\necho $$ > pid\ntouch ready\nexec sleep 1000\n";
-    let mut child = env
-        .cmd(BIN, &env.repo)
+    let mut cmd = env.cmd(BIN, &env.repo);
+    if let Some(dir) = tmpdir {
+        cmd.env("TMPDIR", dir);
+    }
+    let mut child = cmd
         .args([
             "spawn",
             "--sandbox=best-effort",
@@ -94,7 +97,7 @@ fn tmpdir_entries(env: &Env, args: &[&str]) -> (Vec<serde_json::Value>, String) 
 #[test]
 fn a_private_tmpdir_replaced_by_a_symlink_is_reported_and_kept() {
     let env = Env::new();
-    let tmp = killed_run(&env);
+    let tmp = killed_run(&env, None);
     // What the symlink leads to is someone's work.
     let precious = env.root().join("precious");
     std::fs::create_dir(&precious).unwrap();
@@ -175,7 +178,7 @@ fn a_private_tmpdir_owned_by_another_user_is_reported_and_kept() {
         return;
     }
     let env = Env::new();
-    let tmp = killed_run(&env);
+    let tmp = killed_run(&env, None);
     std::os::unix::fs::chown(&tmp, Some(65534), Some(65534)).unwrap();
 
     let (kept, _) = tmpdir_entries(&env, &[]);
@@ -204,7 +207,7 @@ fn a_private_tmpdir_owned_by_another_user_is_reported_and_kept() {
 #[test]
 fn a_forged_guard_naming_a_users_directory_never_removes_it() {
     let env = Env::new();
-    let tmp = killed_run(&env);
+    let tmp = killed_run(&env, None);
     let precious = env.root().join("precious");
     std::fs::create_dir(&precious).unwrap();
     std::fs::write(precious.join("notes"), "mine\n").unwrap();
@@ -212,6 +215,7 @@ fn a_forged_guard_naming_a_users_directory_never_removes_it() {
     let guard = env.repo.join(".git/bullpen/local/s/sandbox.json");
     let mut g: serde_json::Value = serde_json::from_str(&read(&guard)).unwrap();
     g["tmp"] = serde_json::json!(precious);
+    g["tmp_made"] = serde_json::Value::Null;
     std::fs::write(&guard, serde_json::to_vec(&g).unwrap()).unwrap();
 
     let (kept, _) = tmpdir_entries(&env, &[]);
@@ -223,4 +227,31 @@ fn a_forged_guard_naming_a_users_directory_never_removes_it() {
     );
     assert_eq!(read(&precious.join("notes")), "mine\n");
     std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn a_private_tmpdir_whose_path_now_leads_elsewhere_is_reported_and_kept() {
+    let env = Env::new();
+    let t = env.root().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let tmp = killed_run(&env, Some(&t));
+    assert_eq!(tmp.parent(), Some(t.as_path()));
+    // The directory above it becomes a symlink to one holding a directory of
+    // the same name, with someone's work in it.
+    std::fs::rename(&t, env.root().join("t-was")).unwrap();
+    let u = env.root().join("u");
+    let there = u.join(tmp.file_name().unwrap());
+    std::fs::create_dir_all(&there).unwrap();
+    std::fs::write(there.join("notes"), "mine\n").unwrap();
+    std::os::unix::fs::symlink(&u, &t).unwrap();
+
+    let (kept, _) = tmpdir_entries(&env, &[]);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        kept[0]["reason"],
+        "session s's private TMPDIR, left alone: it is another directory than the one bullpen \
+         made (the path leads elsewhere now: a symlink on the way, or a directory put in its \
+         place)"
+    );
+    assert_eq!(read(&there.join("notes")), "mine\n");
 }

@@ -18,14 +18,20 @@ pub struct Note {
     pub path: PathBuf,
     /// Why it was left alone, then.
     pub reason: String,
+    /// The device and inode of the directory bullpen made, where known.
+    #[serde(default)]
+    pub made: Option<(u64, u64)>,
 }
 
 /// What is at the recorded path, read without following a symlink.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Found {
     Gone,
+    /// `made`: whether it is the very directory bullpen made (its device and
+    /// inode), where that is known.
     Dir {
         uid: u32,
+        made: Option<bool>,
     },
     /// Where it points, if that can be read.
     Symlink {
@@ -83,7 +89,17 @@ pub fn decide(f: &Facts) -> Verdict {
         }
         Found::Other => return keep("it is not a directory".to_owned(), look),
         Found::Unreadable(why) => return keep(format!("cannot look at it: {why}"), look),
-        Found::Dir { uid } => *uid,
+        Found::Dir { uid, made } => {
+            if *made == Some(false) {
+                return keep(
+                    "it is another directory than the one bullpen made (the path leads \
+                     elsewhere now: a symlink on the way, or a directory put in its place)"
+                        .to_owned(),
+                    look,
+                );
+            }
+            *uid
+        }
     };
     if !f.named {
         return keep(
@@ -116,7 +132,10 @@ mod tests {
     fn ours() -> Facts {
         Facts {
             session: "s".to_owned(),
-            found: Found::Dir { uid: 7 },
+            found: Found::Dir {
+                uid: 7,
+                made: Some(true),
+            },
             named: true,
             confined: Ok(()),
             uid: 7,
@@ -148,7 +167,10 @@ mod tests {
         );
         assert_eq!(
             kept(Facts {
-                found: Found::Dir { uid: 65534 },
+                found: Found::Dir {
+                    uid: 65534,
+                    made: None,
+                },
                 ..ours()
             }),
             "it is owned by uid 65534, not by you (uid 7)"
@@ -166,6 +188,17 @@ mod tests {
                 ..ours()
             }),
             "it is not reached as bullpen made it: /t/x is a symlink"
+        );
+        assert_eq!(
+            kept(Facts {
+                found: Found::Dir {
+                    uid: 7,
+                    made: Some(false),
+                },
+                ..ours()
+            }),
+            "it is another directory than the one bullpen made (the path leads elsewhere now: a \
+             symlink on the way, or a directory put in its place)"
         );
         assert_eq!(
             kept(Facts {
