@@ -18,7 +18,12 @@ use crate::ui::Ui;
 pub struct Roots {
     /// With --all-repos: also a worktree root of your own (as
     /// bullpen.worktreeRoot names one); repeatable.
-    #[arg(long = "root", value_name = "DIR", requires = "all_repos")]
+    #[arg(
+        long = "root",
+        value_name = "DIR",
+        value_hint = clap::ValueHint::DirPath,
+        requires = "all_repos"
+    )]
     pub roots: Vec<PathBuf>,
 }
 

@@ -145,7 +145,8 @@ pub fn forget(ctx: &Ctx, id: &SessionId) {
 
 /// Remove the run's private `TMPDIR`: only a directory (no symlink on the way)
 /// named as bullpen names it for this session, owned by this user, the one it
-/// made (`made`: its device and inode; `model::private_tmp`). Anything else is left alone and noted for gc's report.
+/// made (`made`: its device and inode; `model::private_tmp`). Anything else is
+/// left alone and noted for gc's report (`run::kept_tmp`).
 pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path, made: Option<(u64, u64)>) {
     use crate::model::private_tmp::{decide, Verdict};
     match decide(&super::kept_tmp::facts(id, tmp, made)) {
