@@ -97,7 +97,16 @@ fn a_repository_with_its_own_root_is_found_from_one_in_the_default_root() {
         ],
     )
     .ok();
-    let out = env.bullpen(&["wait", "--for", "input", "--any", "--all-repos"]);
+    // (--timeout only bounds a failure.)
+    let out = env.bullpen(&[
+        "wait",
+        "--for",
+        "input",
+        "--any",
+        "--all-repos",
+        "--timeout",
+        "120",
+    ]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stdout, format!("asks\t{}\n", other.display()));
     env.bullpen_in(&other, &["stop", "asks"]).ok();

@@ -568,7 +568,9 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
             "pager.bullpen.<command>, pager.bullpen",
             "For ls and logs: false, no pager; true, the usual one; any other value, the \
              pager itself (after GIT_PAGER). pager.bullpen.ls and pager.bullpen.logs win over \
-             pager.bullpen, which git itself also reads for every git bullpen command.",
+             pager.bullpen, which git itself also reads for every git bullpen command: true or \
+             a pager, git pages it (bullpen then starts none of its own); false, git sets \
+             GIT_PAGER=cat, which no pager.bullpen.<command> overrides.",
         ));
         entries.push((
             config::CORE_PAGER,

@@ -210,6 +210,14 @@ fn pager_bullpen_command_keys_win_over_pager_bullpen() {
         &p.run(BIN, &["ls"], &[]),
         "pager.bullpen.ls=false over true",
     );
+    // Through git, pager.bullpen=false is git's GIT_PAGER=cat: ls's key cannot
+    // undo it.
+    p.config("pager.bullpen.ls", Some("true"));
+    p.config("pager.bullpen", Some("false"));
+    not_paged(
+        &p.run("git", &["bullpen", "ls"], &[]),
+        "git, pager.bullpen=false over pager.bullpen.ls",
+    );
     // GIT_PAGER=cat: no pager, whatever the keys name.
     p.config("pager.bullpen.ls", Some(&p.pager));
     p.config("core.pager", Some(&p.pager));
