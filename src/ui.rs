@@ -9,8 +9,10 @@
 //!
 //! Colour is decided here and nowhere else ([`decide_color`]), in git's order:
 //! `--color` beats git config `color.bullpen`, which beats `color.ui`; `auto`
-//! (the default) means stdout is a terminal that is not `TERM=dumb`, and (an
-//! addition: git 2.47 ignores it) `NO_COLOR` is not set to a non-empty value.
+//! (the default) means stdout is a terminal that is not `TERM=dumb`, or a pager
+//! (ours, or git's when it pages `git bullpen` for `pager.bullpen`: then stdout
+//! is its pipe and `GIT_PAGER_IN_USE` says so) unless `color.pager` is false, and
+//! (an addition: git 2.47 ignores it) `NO_COLOR` is not set to a non-empty value.
 //!
 //! `-q` ([`Ui::set_quiet`]) drops the `bullpen:` lines and the progress bar. The
 //! pager of `ls` and `logs` ([`Ui::want_pager`], [`Ui::start_pager`]) is chosen by
@@ -44,6 +46,9 @@ pub struct Terminal {
     pub dumb: bool,
     /// `NO_COLOR` is set to a non-empty value.
     pub no_color: bool,
+    /// stdout goes to a pager: ours, or git's (`GIT_PAGER_IN_USE`, which git
+    /// sets when it pages `git bullpen` itself for `pager.bullpen`).
+    pub pager_in_use: bool,
 }
 
 impl Terminal {
@@ -54,23 +59,30 @@ impl Terminal {
             tty: std::io::stdout().is_terminal(),
             dumb: term.as_ref().is_none_or(|t| t.is_empty() || t == "dumb"),
             no_color: std::env::var_os(config::ENV_NO_COLOR).is_some_and(|v| !v.is_empty()),
+            pager_in_use: std::env::var(config::ENV_GIT_PAGER_IN_USE)
+                .is_ok_and(|v| crate::model::pager::is_true(&v)),
         }
     }
 }
 
 /// The colour decision: the first of `option` (`--color`), `color.bullpen` and
 /// `color.ui` that is given, else `auto`; `auto` colours a terminal that is not
-/// dumb, unless `NO_COLOR` asks for none.
+/// dumb, or a pager when `color_pager` (git's `color.pager`, true unless set
+/// false), unless `NO_COLOR` asks for none.
 pub fn decide_color(
     option: Option<When>,
     color_bullpen: Option<When>,
     color_ui: Option<When>,
+    color_pager: bool,
     terminal: Terminal,
 ) -> bool {
     match option.or(color_bullpen).or(color_ui).unwrap_or(When::Auto) {
         When::Always => true,
         When::Never => false,
-        When::Auto => terminal.tty && !terminal.dumb && !terminal.no_color,
+        When::Auto => {
+            let shown = terminal.tty || (terminal.pager_in_use && color_pager);
+            shown && !terminal.dumb && !terminal.no_color
+        }
     }
 }
 
@@ -106,7 +118,10 @@ pub struct Ui {
     err: RefCell<Box<dyn Write>>,
     /// `--color`, kept for when the configuration is known.
     option: Option<When>,
-    terminal: Terminal,
+    /// Where stdout goes; once our pager runs, to the pager and no terminal.
+    terminal: Cell<Terminal>,
+    /// `color.bullpen`, `color.ui`, `color.pager`, once read.
+    color_config: Cell<(Option<When>, Option<When>, bool)>,
     color: Cell<bool>,
     /// How wide a line of a table may be (`ls`): `None` for as wide as it takes.
     width: Option<usize>,
@@ -135,8 +150,8 @@ impl Ui {
             false,
         );
         ui.option = option;
-        ui.terminal = Terminal::stdout();
-        ui.color.set(decide_color(option, None, None, ui.terminal));
+        ui.terminal.set(Terminal::stdout());
+        ui.recolor();
         ui.width = stdout_width();
         ui.err_terminal.set(std::io::stderr().is_terminal());
         ui
@@ -148,7 +163,8 @@ impl Ui {
             out: RefCell::new(out),
             err: RefCell::new(err),
             option,
-            terminal: Terminal::default(),
+            terminal: Cell::new(Terminal::default()),
+            color_config: Cell::new((None, None, true)),
             color: Cell::new(color),
             width: None,
             err_terminal: Cell::new(false),
@@ -172,9 +188,36 @@ impl Ui {
         // Like git, a bad value is an error even where --color makes it moot.
         let bullpen = read(config::COLOR_BULLPEN)?;
         let ui = read(config::COLOR_UI)?;
-        self.color
-            .set(decide_color(self.option, bullpen, ui, self.terminal));
+        let pager = match lookup(config::COLOR_PAGER) {
+            None => true,
+            Some(v) => crate::model::pager::config_bool(v.as_deref()).ok_or_else(|| {
+                let v = v.unwrap_or_default();
+                Error::failed(format!(
+                    "bad boolean config value '{v}' for '{}'",
+                    config::COLOR_PAGER
+                ))
+                .hint(format!(
+                    "{} takes true or false (git config {} false)",
+                    config::COLOR_PAGER,
+                    config::COLOR_PAGER
+                ))
+            })?,
+        };
+        self.color_config.set((bullpen, ui, pager));
+        self.recolor();
         Ok(())
+    }
+
+    /// The colour decision again, with what is known now.
+    fn recolor(&self) {
+        let (bullpen, ui, pager) = self.color_config.get();
+        self.color.set(decide_color(
+            self.option,
+            bullpen,
+            ui,
+            pager,
+            self.terminal.get(),
+        ));
     }
 
     /// Progress over `total` items on stderr when it is a terminal (a bar,
@@ -263,7 +306,7 @@ impl Ui {
         let Some(command) = self.pager_wish.take() else {
             return;
         };
-        if !self.terminal.tty {
+        if !self.terminal.get().tty {
             return;
         }
         let env = |key: &str| std::env::var(key).ok();
@@ -289,6 +332,13 @@ impl Ui {
             // stderr, if it goes to the pager too, is no place for a bar.
             self.err_terminal.set(false);
             *self.pager.borrow_mut() = Some(pager);
+            // stdout is the pager now: `auto` colours it as `color.pager` says.
+            self.terminal.set(Terminal {
+                tty: false,
+                pager_in_use: true,
+                ..self.terminal.get()
+            });
+            self.recolor();
         }
     }
 
@@ -516,6 +566,7 @@ mod tests {
             tty: true,
             dumb: false,
             no_color: false,
+            pager_in_use: false,
         };
         let pipe = Terminal { tty: false, ..tty };
         let dumb = Terminal { dumb: true, ..tty };
@@ -544,9 +595,45 @@ mod tests {
         ];
         for (option, bullpen, ui, terminal, want) in table {
             assert_eq!(
-                decide_color(option, bullpen, ui, terminal),
+                decide_color(option, bullpen, ui, true, terminal),
                 want,
                 "{option:?} {bullpen:?} {ui:?} {terminal:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn colour_in_a_pager_follows_color_pager() {
+        use When::*;
+        // Our pager (stdout was a terminal) or git's (`GIT_PAGER_IN_USE`).
+        let paged = Terminal {
+            tty: false,
+            dumb: false,
+            no_color: false,
+            pager_in_use: true,
+        };
+        let dumb = Terminal {
+            dumb: true,
+            ..paged
+        };
+        let tty_in_use = Terminal { tty: true, ..paged };
+        // (--color, color.ui, color.pager, terminal) -> colour
+        let table = [
+            (None, None, true, paged, true),
+            (None, None, false, paged, false),
+            (None, Some(Auto), false, paged, false),
+            (None, Some(Always), false, paged, true),
+            (Some(Always), None, false, paged, true),
+            (None, None, true, dumb, false),
+            (None, Some(Never), true, paged, false),
+            // A terminal is coloured whatever color.pager says (git's check_auto_color).
+            (None, None, false, tty_in_use, true),
+        ];
+        for (option, ui, pager, terminal, want) in table {
+            assert_eq!(
+                decide_color(option, None, ui, pager, terminal),
+                want,
+                "{option:?} {ui:?} {pager} {terminal:?}"
             );
         }
     }

@@ -88,7 +88,10 @@ is published, reported and kept otherwise. A teardown that a late writer interru
 or that git was killed in, is finished by a later gc when what is left holds nothing \
 new. A directory a late writer brings back right after git removed it is reported \
 degraded, and removed by a later gc when it holds nothing. When `git worktree remove` \
-refuses for a reason of its own, the worktree is kept and git quoted. Last, a real run \
+refuses for a reason of its own, the worktree is kept and git quoted. A sandboxed \
+run's private TMPDIR that bullpen left alone when the run ended (a symlink, another \
+user's, not the one bullpen named) is named, with why and what to do, until it is gone; \
+gc never removes it. Last, a real run \
 runs `git gc --auto`: bullpen's records are loose objects that nothing else packs, and \
 many of them slow down `ls`.
 
@@ -112,10 +115,10 @@ progress on stderr.
 
 --dry-run changes nothing (with --fetch it still fetches) and prints what gc would do. \
 --json prints an array of objects with the stable keys kind (session, worktree-entry, \
-orphan, record), id, action (removed, collected, pruned, kept, degraded, expired), \
+orphan, tmpdir, record), id, action (removed, collected, pruned, kept, degraded, expired), \
 reason, \
 worktree, branch, hint, dry_run, published (null, or how, ref, commit, since, \
-description) and ignored (null, or files, bytes, caches).
+description), ignored (null, or files, bytes, caches) and path (a tmpdir's; else null).
 
 Examples:
   git bullpen gc --dry-run

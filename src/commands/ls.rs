@@ -101,9 +101,11 @@ unknown or not applicable.
 
 --attention lists the sessions that need input first (who waits longest first), then \
 the idle ones, then the rest. --all-repos lists every repository with worktrees under the \
-worktree roots bullpen knows (each default one under $BULLPEN_HOME/worktrees/, and the \
-current repository's), found from the worktrees' own .git files, each table under its \
-repository's name.
+worktree roots bullpen knows, found from the worktrees' own .git files, each table under \
+its repository's name. The roots: each default one under $BULLPEN_HOME/worktrees/; each \
+other one a spawn used (a bullpen.worktreeRoot from any config file: spawn leaves its path \
+in $BULLPEN_HOME/roots/, only a place to look); the current repository's; and each \
+--root <dir> (repeatable), for a root no spawn of this bullpen has used.
 
 --remote (or --remote=<remote>) lists instead the sessions fetched from remotes \
 (`git bullpen fetch`), as <remote>/<id>, with what their record says and when it said \
@@ -152,6 +154,9 @@ pub struct Args {
     /// roots bullpen knows, each with its repository.
     #[arg(long, conflicts_with_all = ["remote", "ids"])]
     pub all_repos: bool,
+
+    #[command(flatten)]
+    pub roots: crate::ls::repos::Roots,
 
     /// Also show the last non-empty line on the screen of each running
     /// background session (asked of its supervisor, as peek does).
@@ -273,7 +278,7 @@ fn run_all_repos(args: &Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         .filter(|h| h.is_absolute());
     let mut all = Vec::new();
     let mut tables = Vec::new();
-    for ctx in crate::ls::repos::repositories(cwd, ui)? {
+    for ctx in crate::ls::repos::repositories(cwd, &args.roots, ui)? {
         let mut cache = ObjectCache::open(&ctx.repo);
         let (sessions, _hidden) = sessions(&ctx, &[], args.all, &mut cache)?;
         let mut rows = rows(&ctx, &sessions, cwd, args.status, &mut cache);

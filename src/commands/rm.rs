@@ -87,6 +87,7 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
         dry_run: args.dry_run,
         published: None,
         ignored: None,
+        path: None,
     }));
     // In the order given.
     entries.sort_by_key(|e| {

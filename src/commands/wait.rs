@@ -55,6 +55,9 @@ pub struct Args {
     /// With --for: the sessions of every repository `ls --all-repos` lists.
     #[arg(long, requires = "for_state")]
     pub all_repos: bool,
+
+    #[command(flatten)]
+    pub roots: crate::ls::repos::Roots,
 }
 
 /// What `--for` waits for.
@@ -81,7 +84,7 @@ fn run_for(args: &Args, state: For, cwd: &Path, ui: &Ui) -> Result<i32> {
     use crate::model::activity::Awaited;
     use crate::wait::attention::{candidates, wait_for, Outcome};
     let ctxs = match args.all_repos {
-        true => crate::ls::repos::repositories(cwd, ui)?,
+        true => crate::ls::repos::repositories(cwd, &args.roots, ui)?,
         false => vec![Ctx::discover_records(cwd, ui)?],
     };
     let watched = candidates(&ctxs, &args.ids, args.any)?;

@@ -170,6 +170,7 @@ impl Gc<'_> {
                 dry_run: self.dry_run,
                 published: None,
                 ignored: None,
+                path: None,
             });
         }
         let (collected, live): (Vec<Stored>, Vec<Stored>) = records
@@ -187,6 +188,7 @@ impl Gc<'_> {
 
         entries.extend(self.admin_entries(&ids)?);
         entries.extend(self.orphans(&live, &collected_paths)?);
+        entries.extend(self.kept_tmpdirs());
         entries.extend(self.sessions(live)?);
         entries.extend(self.expired(&collected)?);
         Ok(entries)
@@ -210,6 +212,7 @@ impl Gc<'_> {
             dry_run: self.dry_run,
             published: None,
             ignored: None,
+            path: None,
         }
     }
 

@@ -76,6 +76,7 @@ impl Gc<'_> {
                 dry_run: self.dry_run,
                 published: None,
                 ignored: None,
+                path: None,
             };
             match (plan::plan_admin_entry(f), session) {
                 (AdminDecision::NotOurs, _) => continue,
@@ -161,6 +162,7 @@ impl Gc<'_> {
                 dry_run: self.dry_run,
                 published: None,
                 ignored: None,
+                path: None,
             };
             match plan::plan_half_removed(&f) {
                 AdminDecision::NotOurs => continue,
@@ -235,6 +237,7 @@ impl Gc<'_> {
                 dry_run: self.dry_run,
                 published: None,
                 ignored: None,
+                path: None,
             };
             match decision {
                 OrphanDecision::Keep(why) => e.reason = why,

@@ -17,3 +17,4 @@ mod notes;
 pub mod plan;
 pub mod report;
 pub mod teardown;
+mod tmpdirs;

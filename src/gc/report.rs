@@ -45,7 +45,7 @@ impl Action {
 /// surface: add, never rename or remove.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Entry {
-    /// `session`, `worktree-entry`, `orphan` or `record`.
+    /// `session`, `worktree-entry`, `orphan`, `tmpdir` or `record`.
     pub kind: &'static str,
     pub id: Option<String>,
     pub action: Action,
@@ -64,6 +64,9 @@ pub struct Entry {
     /// `{files, bytes}`, when anything.
     #[serde(serialize_with = "ignored_json")]
     pub ignored: Option<Ignored>,
+    /// The directory itself, for a `tmpdir` (a sandboxed run's private
+    /// `TMPDIR` bullpen left alone).
+    pub path: Option<String>,
 }
 
 fn published_json<S: serde::Serializer>(e: &Option<Evidence>, s: S) -> Result<S::Ok, S::Error> {
@@ -111,6 +114,7 @@ pub fn subject(e: &Entry) -> String {
     match e.kind {
         "worktree-entry" => format!("worktree entry {}", e.id.as_deref().unwrap_or("?")),
         "orphan" => e.worktree.clone().unwrap_or_default(),
+        "tmpdir" => e.path.clone().unwrap_or_default(),
         _ => e.id.clone().unwrap_or_default(),
     }
 }
@@ -297,6 +301,7 @@ mod tests {
             dry_run: false,
             published: None,
             ignored: None,
+            path: None,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod foreground;
 pub mod gate;
 pub mod group;
 pub mod keep;
+pub mod kept_tmp;
 pub mod liveness;
 pub mod notify;
 pub mod pty;

@@ -19,7 +19,6 @@ use crate::model::process::ProcessRef;
 use crate::model::sandbox_guard::{Guard, Made, GUARD_SCHEMA};
 use crate::model::SessionId;
 use crate::sys::{atomic, procfs};
-use crate::trust::confined::ConfinedPath;
 
 const FILE: &str = "sandbox.json";
 const MARKERS: &str = "sandboxed";
@@ -41,11 +40,15 @@ pub fn files(ctx: &Ctx, id: &SessionId) -> [PathBuf; 2] {
 /// Record the guard of `id`'s next run (its command not forked yet): the
 /// marker first, so that a guard is never there without one.
 pub fn start(ctx: &Ctx, id: &SessionId, tmp: &Path, made: Made) -> Result<Guard> {
+    use std::os::unix::fs::MetadataExt;
+    let tmp_made =
+        std::fs::symlink_metadata(tmp).with_context(|| format!("cannot stat {}", tmp.display()))?;
     let guard = Guard {
         schema: GUARD_SCHEMA,
         owner: procfs::process_ref(std::process::id()),
         command: None,
         tmp: tmp.to_path_buf(),
+        tmp_made: Some((tmp_made.dev(), tmp_made.ino())),
         made,
     };
     atomic::write(&marker_path(ctx, id), b"")?;
@@ -124,7 +127,7 @@ fn stamp() -> String {
 /// forget the guard.
 pub fn end(ctx: &Ctx, id: &SessionId, guard: &Guard) {
     settle(ctx, id, guard);
-    remove_tmp(ctx, id, &guard.tmp);
+    remove_tmp(ctx, id, &guard.tmp, guard.tmp_made);
     forget(ctx, id);
 }
 
@@ -141,31 +144,31 @@ pub fn forget(ctx: &Ctx, id: &SessionId) {
 }
 
 /// Remove the run's private `TMPDIR`: only a directory (no symlink on the way)
-/// named as bullpen names it for this session, owned by this user.
-pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    let named = tmp
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with(&format!("bullpen-{id}-")));
-    let parent = tmp.parent().unwrap_or(Path::new("/"));
-    let confined = ConfinedPath::new(parent, tmp).is_ok();
-    let ours = match tmp.symlink_metadata() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-        Err(_) => false,
-        Ok(m) => m.is_dir() && m.uid() == rustix::process::getuid().as_raw(),
-    };
-    if !(named && confined && ours) {
-        ctx.ui.warn(format!(
-            "left {} alone: it is not the private TMPDIR bullpen made for session {id}",
-            tmp.display()
-        ));
-        return;
-    }
-    if let Err(e) = std::fs::remove_dir_all(tmp) {
-        ctx.ui.warn(format!(
-            "cannot remove session {id}'s private TMPDIR {}: {e}",
-            tmp.display()
-        ));
+/// named as bullpen names it for this session, owned by this user, the one it
+/// made (`made`: its device and inode; `model::private_tmp`). Anything else is
+/// left alone and noted for gc's report (`run::kept_tmp`).
+pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path, made: Option<(u64, u64)>) {
+    use crate::model::private_tmp::{decide, Verdict};
+    match decide(&super::kept_tmp::facts(id, tmp, made)) {
+        Verdict::Gone => {}
+        Verdict::Keep { reason, .. } => {
+            ctx.ui.warn(format!(
+                "left {} alone: it is not the private TMPDIR bullpen made for session {id} \
+                 ({reason}); git bullpen gc names it until it is gone",
+                tmp.display()
+            ));
+            if let Err(e) = super::kept_tmp::note(ctx, id, tmp, made, &reason) {
+                ctx.ui.warn(format!("{e:#}"));
+            }
+        }
+        Verdict::Remove => {
+            if let Err(e) = std::fs::remove_dir_all(tmp) {
+                ctx.ui.warn(format!(
+                    "cannot remove session {id}'s private TMPDIR {}: {e}",
+                    tmp.display()
+                ));
+            }
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod include;
 pub mod ready;
+mod root_hint;
 pub mod undo;
 
 use std::path::{Path, PathBuf};
@@ -332,6 +333,7 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
             "session {id} was not created; nothing of it is left"
         )));
     }
+    root_hint::leave(ctx);
     Ok(Provisioned {
         stored,
         base,

@@ -568,7 +568,9 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
             "pager.bullpen.<command>, pager.bullpen",
             "For ls and logs: false, no pager; true, the usual one; any other value, the \
              pager itself (after GIT_PAGER). pager.bullpen.ls and pager.bullpen.logs win over \
-             pager.bullpen, which git itself also reads for every git bullpen command.",
+             pager.bullpen, which git itself also reads for every git bullpen command: true or \
+             a pager, git pages it (bullpen then starts none of its own); false, git sets \
+             GIT_PAGER=cat, which no pager.bullpen.<command> overrides.",
         ));
         entries.push((
             config::CORE_PAGER,
@@ -593,6 +595,13 @@ fn git_configuration(roff: &mut Roff, sub: Option<&str>) {
             "Whether output is coloured: always, never, or auto (the default: only on a \
              terminal that is not TERM=dumb, and not with NO_COLOR), or a boolean (true means \
              auto). color.bullpen wins over color.ui, and --color over both, as in git.",
+        ));
+    }
+    if all_or(sub, colours(sub) && pages(sub)) {
+        entries.push((
+            config::COLOR_PAGER,
+            "false: auto colours nothing that goes to a pager (bullpen's, or git's when \
+             pager.bullpen makes git page git bullpen itself), as in git; default true.",
         ));
     }
     if entries.is_empty() {
@@ -632,6 +641,12 @@ fn files(roff: &mut Roff) {
         (
             "$BULLPEN_HOME/worktrees/<repo-key>/<id>",
             "The session's worktree (or <bullpen.worktreeRoot>/<id>), made by git worktree add.",
+        ),
+        (
+            "$BULLPEN_HOME/roots/<hash>",
+            "The path of a bullpen.worktreeRoot outside $BULLPEN_HOME/worktrees/ that a spawn \
+             used: where ls --all-repos and wait --all-repos also look. Only a place to look; \
+             removing it costs only that.",
         ),
         (
             ".worktreeinclude",

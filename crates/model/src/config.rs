@@ -136,6 +136,8 @@ pub const ENV_COMPLETE: &str = "GIT_BULLPEN_COMPLETE";
 /// `color.ui` (`always`, `never`, `auto`, or a boolean: true means `auto`).
 pub const COLOR_BULLPEN: &str = "color.bullpen";
 pub const COLOR_UI: &str = "color.ui";
+/// Whether `auto` colours output that goes to a pager (true unless set false).
+pub const COLOR_PAGER: &str = "color.pager";
 /// Set and not empty: no colour where it would be automatic (`auto`); an
 /// explicit `always` (option or config) still colours.
 pub const ENV_NO_COLOR: &str = "NO_COLOR";
@@ -147,6 +149,8 @@ pub const PAGER_BULLPEN: &str = "pager.bullpen";
 pub const CORE_PAGER: &str = "core.pager";
 pub const ENV_GIT_PAGER: &str = "GIT_PAGER";
 pub const ENV_PAGER: &str = "PAGER";
+/// Set to `true` by git when it pages a command itself (`pager.bullpen`).
+pub const ENV_GIT_PAGER_IN_USE: &str = "GIT_PAGER_IN_USE";
 /// `git bullpen help`'s viewer, as `git help` reads it.
 pub const HELP_FORMAT: &str = "help.format";
 pub const MAN_VIEWER: &str = "man.viewer";

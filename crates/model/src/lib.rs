@@ -21,6 +21,7 @@ pub mod oid;
 pub mod pager;
 pub mod params;
 pub mod paths;
+pub mod private_tmp;
 pub mod process;
 pub mod record;
 pub mod refspec;

@@ -58,6 +58,18 @@ pub fn choose(f: &Facts) -> Option<String> {
     }
 }
 
+/// A boolean config value (`color.pager`) as git reads it; `None` when it is
+/// not one. The key alone is true.
+pub fn config_bool(value: Option<&str>) -> Option<bool> {
+    maybe_bool(value)
+}
+
+/// An environment variable's value as git's `git_env_bool` reads it
+/// (`GIT_PAGER_IN_USE`): anything but a true boolean is false.
+pub fn is_true(value: &str) -> bool {
+    maybe_bool(Some(value)) == Some(true)
+}
+
 /// A value as `git_parse_maybe_bool` reads it: `None` when it is not a boolean.
 fn maybe_bool(value: Option<&str>) -> Option<bool> {
     let Some(v) = value else {

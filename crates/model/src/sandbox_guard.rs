@@ -30,6 +30,10 @@ pub struct Guard {
     pub command: Option<ProcessRef>,
     /// The run's private `TMPDIR`, made by bullpen for this run.
     pub tmp: PathBuf,
+    /// Its device and inode when it was made (`None` in a guard from before):
+    /// only that directory is removed, wherever the path leads now.
+    #[serde(default)]
+    pub tmp_made: Option<(u64, u64)>,
     pub made: Made,
 }
 

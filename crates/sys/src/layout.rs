@@ -112,7 +112,7 @@ pub fn default_roots() -> Result<Vec<PathBuf>> {
     Ok(roots)
 }
 
-fn bullpen_home() -> Result<PathBuf> {
+pub(crate) fn bullpen_home() -> Result<PathBuf> {
     if let Some(h) = std::env::var_os(config::ENV_HOME).filter(|h| !h.is_empty()) {
         let h = PathBuf::from(h);
         if !h.is_absolute() {
@@ -167,7 +167,7 @@ pub fn repo_key(main_worktree: &Path, common_dir: &Path) -> String {
 }
 
 /// FNV-1a: stable across Rust versions, unlike `DefaultHasher`.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
     })

@@ -43,6 +43,7 @@ pub mod procfs;
 pub mod program;
 pub mod regular;
 pub mod remove;
+pub mod root_hints;
 pub mod small_files;
 pub mod socket;
 pub mod term;
