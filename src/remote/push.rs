@@ -235,6 +235,8 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
         }
     }
     out.not_there.sort();
+    // What a push killed part-way left staged goes, also when nothing is sent.
+    clear_outgoing(ctx, remote)?;
     let notes_ref = match notes_to_send(ctx, remote, &out.fetched) {
         Ok(send) => send,
         Err(why) => {
@@ -345,10 +347,17 @@ fn push_until_notes_settle(
 ) -> Result<(PushReport, Option<String>)> {
     let mut attempts = 1;
     loop {
+        // git could not tell what the remote did (it hung up, it was killed):
+        // some refs may have landed. A push made again fetches first.
         let report = ctx
             .repo
             .push_refspecs(remote.as_str(), refspecs)
-            .with_context(|| format!("cannot push sessions to {remote}"))?;
+            .with_context(|| {
+                Error::failed(format!("cannot push sessions to {remote}")).hint(format!(
+                    "{remote} may have taken some of them before the push failed; \
+                     `git bullpen push {remote}` again sees what landed and sends the rest"
+                ))
+            })?;
         let notes_raced = notes_ref
             && report
                 .refs
@@ -385,13 +394,10 @@ fn own_commits(ctx: &Ctx, base: &str, tip: Oid) -> bool {
     }
 }
 
-/// Put what goes under `refs/bullpen/outgoing/<remote>/`, so that two glob
-/// refspecs send it all: git matches every explicit refspec against every ref
-/// through its rev-parse rules, which at a thousand sessions costs seconds
-/// (measured: most of a `git push` of 2,000 explicit refspecs), while a glob is
-/// one pass. What an interrupted push left there is cleared first.
-fn stage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) -> Result<()> {
-    let mut changes: Vec<RefChange> = ctx
+/// Remove what an interrupted push left under `refs/bullpen/outgoing/<remote>/`
+/// (the remote lock is held: no other push is staging there).
+fn clear_outgoing(ctx: &Ctx, remote: &RemoteName) -> Result<()> {
+    let changes: Vec<RefChange> = ctx
         .repo
         .ref_ids_with_prefix(&remote.outgoing_prefix())?
         .into_iter()
@@ -405,8 +411,16 @@ fn stage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) -> Result<()>
         .collect();
     ctx.repo
         .edit_refs(&changes, &format!("bullpen: push {remote}"))
-        .with_context(|| format!("cannot clear {}", remote.outgoing_prefix()))?;
-    changes = staged
+        .with_context(|| format!("cannot clear {}", remote.outgoing_prefix()))
+}
+
+/// Put what goes under `refs/bullpen/outgoing/<remote>/` (cleared before), so
+/// that two glob refspecs send it all: git matches every explicit refspec
+/// against every ref through its rev-parse rules, which at a thousand sessions
+/// costs seconds (measured: most of a `git push` of 2,000 explicit refspecs),
+/// while a glob is one pass.
+fn stage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) -> Result<()> {
+    let changes: Vec<RefChange> = staged
         .iter()
         .map(|(name, oid)| RefChange {
             name: name.clone(),
