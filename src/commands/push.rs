@@ -42,7 +42,8 @@ its record and its branch are each new on the remote or a fast-forward of the re
 When both this clone and the remote moved a session's record on from a common event \
 (two machines continued it in turn), and its branch here is the remote's or a \
 fast-forward of it, the two records are joined in a record commit with both as parents: \
-the later one's state, both histories in `git log refs/bullpen/sessions/<id>`. A session \
+the later one's state (a time over an hour ahead of this machine's clock is not later), \
+both histories in `git log refs/bullpen/sessions/<id>`. A session \
 whose branch diverged from the remote's, or whose record shares no event with the \
 remote's, is not pushed at all, and bullpen says which and why; one that the remote has \
 more of than this clone is left as it is there, said so.

@@ -226,3 +226,150 @@ fn a_fetch_killed_between_git_and_its_checks_is_settled_by_the_next() {
     let listed = m.b.bullpen(env, &["ls", "--remote"]).ok();
     assert_contains(&listed.stdout, "x");
 }
+
+/// `refs/bullpen/sessions/<id>:session.json` in `machine`'s clone, or at `rev`.
+fn record_at(machine: &Machine, env: &Env, rev: &str) -> serde_json::Value {
+    serde_json::from_str(&machine.git_out(env, &["show", &format!("{rev}:session.json")])).unwrap()
+}
+
+/// Put on `origin` a record of `id` made with plumbing, `parents` its parents.
+fn forge_record(m: &Machines, id: &str, json: &serde_json::Value, parents: &[&str]) -> String {
+    let blob = crate::remote::origin_stdin(
+        m,
+        &["hash-object", "-w", "--stdin"],
+        &serde_json::to_vec(json).unwrap(),
+    );
+    let tree = crate::remote::origin_stdin(
+        m,
+        &["mktree"],
+        format!("100644 blob {blob}\tsession.json\n").as_bytes(),
+    );
+    let mut argv = vec!["commit-tree", tree.as_str(), "-m", "bullpen: forged"];
+    for p in parents {
+        argv.extend(["-p", p]);
+    }
+    let commit = m.origin_git(&argv);
+    m.origin_git(&[
+        "update-ref",
+        &format!("refs/bullpen/sessions/{id}"),
+        &commit,
+    ]);
+    commit
+}
+
+/// What a command said, with the session's id (also in its paths) as `ID`.
+fn said(run: &crate::support::Run, id: &str) -> (i32, String) {
+    (run.code(), run.stderr.replace(id, "ID"))
+}
+
+/// Records forged on the remote that continue this clone's (their parent is
+/// the record this clone pushed: a common event) and claim, in the far future,
+/// what gives authority here: the user's own directory as the worktree, a
+/// live process of this machine as the run, another command, `running`. The
+/// fetch joins them into this clone's record, as second parents, this
+/// clone's fields kept; and stop, attach, resume, rm and gc then act on each
+/// exactly as on a session of the same history that no one forged.
+#[test]
+fn a_forged_record_joined_here_changes_nothing_stop_attach_resume_rm_or_gc_do() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    let precious = env.root().join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("keep.txt"), "mine\n").unwrap();
+    let pwned = env.root().join("pwned");
+    let victim = std::process::Command::new("sleep")
+        .arg("600")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let victim = Killed(victim.id());
+    let proc_ = crate::support::process_ref(victim.0);
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{}/stat", victim.0))
+            .is_ok_and(|s| !s.contains(") Z "))
+    };
+
+    let ids = ["forged-a", "plain-a", "forged-b", "plain-b"];
+    for id in ids {
+        a.bullpen(env, &args(&["spawn", id], &commit("w.txt", "work")))
+            .ok();
+    }
+    a.bullpen(env, &["push", "--all"]).ok();
+    for id in ids {
+        if id.starts_with("forged") {
+            let pushed = m.origin_git(&["rev-parse", &format!("refs/bullpen/sessions/{id}")]);
+            let mut json = record_at(a, env, &format!("refs/bullpen/sessions/{id}"));
+            json["worktree"] = precious.to_str().unwrap().into();
+            json["state"] = "running".into();
+            json["process"] = serde_json::json!({
+                "pid": proc_["pid"], "start_time": proc_["start_time"],
+                "boot_id": proc_["boot_id"], "background": true,
+                "supervisor_pid": proc_["pid"], "supervisor_start_time": proc_["start_time"],
+                "started_at": "2099-01-01T00:00:00Z",
+            });
+            json["command"] = serde_json::json!(["sh", "-c", format!("touch {}", pwned.display())]);
+            json["updated_at"] = "2099-01-01T00:00:00Z".into();
+            forge_record(&m, id, &json, &[&pushed]);
+        }
+    }
+    for id in ids {
+        // This clone goes on: the two records diverge from the pushed one.
+        a.bullpen(env, &["resume", id, "--", "true"]).ok();
+    }
+    let before: Vec<serde_json::Value> = ids
+        .iter()
+        .map(|id| record_at(a, env, &format!("refs/bullpen/sessions/{id}")))
+        .collect();
+
+    let fetched = a.bullpen(env, &["fetch"]).ok();
+    for id in ["forged-a", "forged-b"] {
+        assert_contains(
+            &fetched.stderr,
+            &format!("joined session {id}'s record with origin's"),
+        );
+        let second = format!("refs/bullpen/sessions/{id}^2");
+        assert_eq!(record_at(a, env, &second)["host"], "laptop");
+        assert_eq!(record_at(a, env, &second)["state"], "running");
+    }
+    for (id, was) in ids.iter().zip(&before) {
+        let now = record_at(a, env, &format!("refs/bullpen/sessions/{id}"));
+        assert_eq!(&now, was, "{id}: the join keeps this clone's record");
+    }
+
+    // The same acts on a forged session and on one no one forged.
+    for cmd in [&["stop"][..], &["attach"], &["resume"], &["rm"]] {
+        let (forged, plain) = if cmd == ["rm"] {
+            ("forged-b", "plain-b")
+        } else {
+            ("forged-a", "plain-a")
+        };
+        let run = |id: &str| {
+            let mut argv = cmd.to_vec();
+            argv.push(id);
+            said(&a.bullpen(env, &argv), id)
+        };
+        assert_eq!(run(forged), run(plain), "{cmd:?}");
+        assert!(
+            alive(),
+            "{cmd:?} signalled the process the forged record names"
+        );
+    }
+    let gc = a.bullpen(env, &["gc", "--json"]);
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&gc.stdout).unwrap();
+    let entry = |id: &str| {
+        let e = entries.iter().find(|e| e["id"] == id).unwrap();
+        (
+            e["action"].clone(),
+            e["reason"].as_str().unwrap_or_default().replace(id, "ID"),
+            e["worktree"].as_str().unwrap_or_default().replace(id, "ID"),
+        )
+    };
+    assert_eq!(entry("forged-a"), entry("plain-a"), "{}", gc.stdout);
+    assert_eq!(entry("forged-a").0, "removed", "{}", gc.stdout);
+    assert!(alive());
+    assert!(!pwned.exists(), "the forged command ran");
+    assert_eq!(
+        std::fs::read_to_string(precious.join("keep.txt")).unwrap(),
+        "mine\n"
+    );
+}
