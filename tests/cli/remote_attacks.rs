@@ -373,3 +373,42 @@ fn a_forged_record_joined_here_changes_nothing_stop_attach_resume_rm_or_gc_do() 
         "mine\n"
     );
 }
+
+/// Names the remote chooses: git allows a right-to-left override (U+202E) or a
+/// zero-width space in a ref name, and a forged record may carry one in its
+/// host. Nothing bullpen prints of them reorders or hides a line: the ref is
+/// named with the character escaped, the record refused.
+#[test]
+fn a_remote_s_names_never_reorder_what_bullpen_prints() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    let main = m.origin_git(&["rev-parse", "refs/heads/main"]);
+    m.origin_git(&["update-ref", "refs/bullpen/sessions/x\u{202e}cod", &main]);
+    let mut json = serde_json::json!({
+        "schema": 1, "id": "box", "branch": "bullpen/box", "worktree": "/w/box",
+        "base": main, "command": ["true"], "state": "exited",
+        "host": "build\u{200b}box\u{202e}", "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+    });
+    forge_record(&m, "box", &json, &[]);
+    let run = a.bullpen(env, &["fetch"]);
+    assert_eq!(run.code(), 1, "{}", run.stderr);
+    for c in ['\u{202e}', '\u{200b}'] {
+        assert!(!run.stderr.contains(c), "{c:?} printed:\n{}", run.stderr);
+    }
+    assert_contains(
+        &run.stderr,
+        "warning: skipping origin's refs/bullpen/sessions/x\\u{202e}cod: invalid session id \
+         'x\\u{202e}cod'",
+    );
+    assert_contains(
+        &run.stderr,
+        "warning: skipping origin's refs/bullpen/sessions/box: its host 'build\\u{200b}box\\u{202e}' \
+         is not a plain name",
+    );
+    json["host"] = "build-box".into();
+    forge_record(&m, "box", &json, &[]);
+    a.bullpen(env, &["fetch"]).fails();
+    let listed = a.bullpen(env, &["ls", "--remote"]).ok();
+    assert_contains(&listed.stdout, "origin/box");
+}
