@@ -412,3 +412,68 @@ fn a_remote_s_names_never_reorder_what_bullpen_prints() {
     let listed = a.bullpen(env, &["ls", "--remote"]).ok();
     assert_contains(&listed.stdout, "origin/box");
 }
+
+/// The lock files a kill leaves in the middle of a ref transaction: in the
+/// incoming namespace (git fetch killed) git's own words say which; in the
+/// checked one (bullpen killed) bullpen's say which, with git's advice, once,
+/// and nothing of the fetch is taken half. `ls` and `ls --remote` go on from
+/// what the last whole fetch took; once the file is gone the next fetch
+/// settles it.
+#[test]
+fn a_stale_lock_left_by_a_killed_fetch_is_named_and_the_next_fetch_settles() {
+    let m = Machines::new();
+    let (env, a, b) = (&m.env, &m.a, &m.b);
+    a.bullpen(env, &args(&["spawn", "x"], &commit("x.txt", "x")))
+        .ok();
+    a.bullpen(env, &["push", "origin", "x"]).ok();
+    b.bullpen(env, &["fetch"]).ok();
+    let taken = b.git_out(
+        env,
+        &["rev-parse", "refs/bullpen/remotes/origin/sessions/x"],
+    );
+    a.bullpen(env, &["resume", "x", "--", "true"]).ok();
+    a.bullpen(env, &["push", "origin", "x"]).ok();
+
+    let refs = b.dir.join(".git/refs/bullpen");
+    for (lock, words) in [
+        (
+            refs.join("incoming/origin/sessions/x.lock"),
+            "error: cannot lock ref 'refs/bullpen/incoming/origin/sessions/x'",
+        ),
+        (
+            refs.join("remotes/origin/sessions/x.lock"),
+            "fatal: cannot record the sessions fetched from origin: cannot lock ",
+        ),
+    ] {
+        std::fs::write(&lock, "").unwrap();
+        let run = b.bullpen(env, &["fetch"]).fails();
+        assert_contains(&run.stderr, words);
+        assert_contains(&run.stderr, &format!("{}", lock.display()));
+        assert_contains(&run.stderr, "remove the file manually to continue.");
+        assert_eq!(
+            run.stderr.matches(&*lock.display().to_string()).count(),
+            1,
+            "{}",
+            run.stderr
+        );
+        assert_eq!(
+            b.git_out(
+                env,
+                &["rev-parse", "refs/bullpen/remotes/origin/sessions/x"]
+            ),
+            taken
+        );
+        b.bullpen(env, &["ls", "--remote"]).ok();
+        b.bullpen(env, &["ls"]).ok();
+        std::fs::remove_file(&lock).unwrap();
+    }
+    let run = b.bullpen(env, &["fetch"]).ok();
+    assert_contains(&run.stderr, "updated x");
+    assert_eq!(
+        b.git_out(
+            env,
+            &["rev-parse", "refs/bullpen/remotes/origin/sessions/x"]
+        ),
+        a.git_out(env, &["rev-parse", "refs/bullpen/sessions/x"])
+    );
+}
