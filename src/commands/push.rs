@@ -87,6 +87,11 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     for (refname, summary) in &pushed.rejected {
         ui.warn(format!("{remote} did not take {refname}: {summary}"));
     }
+    for (refname, summary) in &pushed.unsure {
+        ui.warn(format!(
+            "{remote} did not say whether it took {refname}: {summary}"
+        ));
+    }
     for line in &pushed.remote_said {
         ui.warn(format!("{remote} says: {line}"));
     }
@@ -158,8 +163,13 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             "to go on with the remote's here, under another id: git bullpen resume {remote}/{id} --as <new-id> -- <command>"
         ));
     }
+    if !pushed.unsure.is_empty() {
+        ui.hint(format!(
+            "`git bullpen push {remote}` again sees what landed and sends the rest"
+        ));
+    }
     if !pushed.rejected.is_empty() {
-        if pushed.atomic {
+        if pushed.atomic && pushed.unsure.is_empty() {
             ui.hint(format!("one atomic push: {remote} took none of its refs"));
         }
         if pushed.raced {

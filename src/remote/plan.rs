@@ -185,12 +185,16 @@ pub enum Outcome {
     Refused,
     /// Not taken because another ref of the same atomic push was not.
     WithTheRest,
+    /// The remote did not say (`[remote failure]`): it may have taken it.
+    Unknown,
 }
 
 /// Pure: the outcome of a ref `git push --porcelain` reported with `ok` and `summary`.
 pub fn outcome(ok: bool, summary: &str) -> Outcome {
     if ok {
         Outcome::Landed
+    } else if summary.starts_with("[remote failure]") {
+        Outcome::Unknown
     } else if summary.contains("(atomic push fail") {
         Outcome::WithTheRest
     } else if summary.starts_with("[rejected]") {
@@ -399,6 +403,11 @@ mod tests {
                 Outcome::Refused,
             ),
             (false, "[remote rejected] (hook declined)", Outcome::Refused),
+            (
+                false,
+                "[remote failure] (remote failed to report status)",
+                Outcome::Unknown,
+            ),
             (
                 false,
                 "[remote rejected] (atomic push failure)",

@@ -30,6 +30,16 @@ impl Drop for Killed {
     }
 }
 
+/// A child of the test, killed and waited for when the test ends.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Where a `git` wrapper holds bullpen: before the git command whose
 /// arguments hold `needle` runs, or once it has run (its output given to
 /// bullpen, which is then still reading it).
@@ -277,17 +287,17 @@ fn a_forged_record_joined_here_changes_nothing_stop_attach_resume_rm_or_gc_do() 
     std::fs::create_dir_all(&precious).unwrap();
     std::fs::write(precious.join("keep.txt"), "mine\n").unwrap();
     let pwned = env.root().join("pwned");
-    let victim = std::process::Command::new("sleep")
-        .arg("600")
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let victim = Killed(victim.id());
-    let proc_ = crate::support::process_ref(victim.0);
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{}/stat", victim.0))
-            .is_ok_and(|s| !s.contains(") Z "))
-    };
+    let victim = Reaped(
+        std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = victim.0.id();
+    let proc_ = crate::support::process_ref(pid);
+    let alive =
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
 
     let ids = ["forged-a", "plain-a", "forged-b", "plain-b"];
     for id in ids {
