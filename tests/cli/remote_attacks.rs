@@ -487,3 +487,93 @@ fn a_stale_lock_left_by_a_killed_fetch_is_named_and_the_next_fetch_settles() {
         a.git_out(env, &["rev-parse", "refs/bullpen/sessions/x"])
     );
 }
+
+/// A forged record with a deep history and a wide commit on top (its
+/// session.json the session's own, made with `git fast-import`): 3,000
+/// events, the last with 500 parents. fetch checks it and joins it with this
+/// clone's record (the walks are as long as the history git fetched, once),
+/// and ls, push and gc go on as before.
+#[test]
+fn a_forged_record_with_a_deep_and_wide_history_is_joined_in_one_walk() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    a.bullpen(env, &args(&["spawn", "x"], &commit("x.txt", "x")))
+        .ok();
+    a.bullpen(env, &["push", "origin", "x"]).ok();
+    let pushed = m.origin_git(&["rev-parse", "refs/bullpen/sessions/x"]);
+    let mut json = record_at(a, env, "refs/bullpen/sessions/x");
+    json["updated_at"] = "2000-01-01T00:00:00Z".into();
+    let json = serde_json::to_string(&json).unwrap();
+    let mut stream = format!("blob\nmark :1\ndata {}\n{json}\n", json.len());
+    let event = |mark: usize, from: Option<String>, merges: &[usize]| {
+        let mut c = format!(
+            "commit refs/bullpen/sessions/x\nmark :{mark}\ncommitter f <f@f> 946684800 +0000\n\
+             data 6\nforged\n"
+        );
+        if let Some(from) = from {
+            c.push_str(&format!("from {from}\n"));
+        }
+        for p in merges {
+            c.push_str(&format!("merge :{p}\n"));
+        }
+        c.push_str("M 100644 :1 session.json\n");
+        c
+    };
+    let (deep, wide) = (3_000, 500);
+    for i in 0..deep {
+        let from = if i == 0 {
+            pushed.clone()
+        } else {
+            format!(":{}", i + 1)
+        };
+        stream.push_str(&event(i + 2, Some(from), &[]));
+    }
+    // Roots to merge: each its own history.
+    for i in 0..wide {
+        let message = format!("root {i}");
+        stream.push_str(&format!(
+            "commit refs/forged/root\nmark :{}\ncommitter f <f@f> 946684800 +0000\ndata {}\n\
+             {message}\nM 100644 :1 session.json\nreset refs/forged/root\n\n",
+            deep + 2 + i,
+            message.len()
+        ));
+    }
+    let merges: Vec<usize> = (deep + 2..deep + 2 + wide).collect();
+    stream.push_str(&event(
+        deep + wide + 2,
+        Some(format!(":{}", deep + 1)),
+        &merges,
+    ));
+    crate::remote::origin_stdin(&m, &["fast-import", "--quiet"], stream.as_bytes());
+    let tip = m.origin_git(&["rev-parse", "refs/bullpen/sessions/x"]);
+    let before: usize = m
+        .origin_git(&["rev-list", "--count", &pushed])
+        .parse()
+        .unwrap();
+    assert_eq!(
+        m.origin_git(&["rev-list", "--count", "refs/bullpen/sessions/x"]),
+        (before + deep + wide + 1).to_string()
+    );
+
+    a.bullpen(env, &["resume", "x", "--", "true"]).ok();
+    let ours = a.git_out(env, &["rev-parse", "refs/bullpen/sessions/x"]);
+    let fetched = a.bullpen(env, &["fetch"]).ok();
+    assert_contains(&fetched.stderr, "joined session x's record with origin's");
+    assert_eq!(
+        a.git_out(env, &["rev-parse", "refs/bullpen/sessions/x^1"]),
+        ours
+    );
+    assert_eq!(
+        a.git_out(env, &["rev-parse", "refs/bullpen/sessions/x^2"]),
+        tip
+    );
+    a.bullpen(env, &["ls", "--remote"]).ok();
+    let run = a.bullpen(env, &["push", "origin", "x"]).ok();
+    assert_contains(&run.stderr, "pushed to origin: x (record)");
+    let (_, entries) = {
+        let run = a.bullpen(env, &["gc", "--json"]);
+        let entries: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+        (run, entries)
+    };
+    assert_eq!(entries[0]["action"], "removed", "{entries:?}");
+}
