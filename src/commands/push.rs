@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::context::Ctx;
+use crate::model::command::escaped;
 use crate::model::remote::RemoteName;
 use crate::model::SessionId;
 use crate::remote::plan::Held;
@@ -84,16 +85,22 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     for (id, why) in &pushed.refused {
         ui.warn(format!("not pushing session {id}: {why}"));
     }
+    // The remote's words (its hooks', its reasons) as text: never what moves
+    // the cursor, colours or reorders the terminal.
     for (refname, summary) in &pushed.rejected {
-        ui.warn(format!("{remote} did not take {refname}: {summary}"));
+        ui.warn(format!(
+            "{remote} did not take {refname}: {}",
+            escaped(summary)
+        ));
     }
     for (refname, summary) in &pushed.unsure {
         ui.warn(format!(
-            "{remote} did not say whether it took {refname}: {summary}"
+            "{remote} did not say whether it took {refname}: {}",
+            escaped(summary)
         ));
     }
     for line in &pushed.remote_said {
-        ui.warn(format!("{remote} says: {line}"));
+        ui.warn(format!("{remote} says: {}", escaped(line)));
     }
     for (id, landed) in &pushed.half {
         ui.warn(format!(

@@ -577,3 +577,26 @@ fn a_forged_record_with_a_deep_and_wide_history_is_joined_in_one_walk() {
     };
     assert_eq!(entries[0]["action"], "removed", "{entries:?}");
 }
+
+/// A remote's hook writes escapes and a right-to-left override: push shows
+/// the remote's words, as text.
+#[test]
+fn a_remote_s_words_are_shown_as_text() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    hook(
+        &m.origin,
+        "pre-receive",
+        "printf 'no \\033[2J\\033[31mred \\342\\200\\256 here\\n' >&2\nexit 1\n",
+    );
+    a.bullpen(env, &args(&["spawn", "x"], &commit("x.txt", "x")))
+        .ok();
+    let run = a.bullpen(env, &["push", "origin", "x"]).fails();
+    assert_contains(
+        &run.stderr,
+        "warning: origin says: no \\033[2J\\033[31mred \\u{202e} here",
+    );
+    for c in ['\u{1b}', '\u{202e}'] {
+        assert!(!run.stderr.contains(c), "{c:?} printed:\n{}", run.stderr);
+    }
+}
