@@ -85,17 +85,19 @@ fn hold_git(env: &Env, machine: &mut Machine, needle: &str, at: At) -> PathBuf {
 /// Run `git bullpen <args>` on `machine` until its git wrapper holds (the pid
 /// file appears), then SIGKILL bullpen and the wrapper.
 fn killed_while_held(env: &Env, machine: &mut Machine, pid_file: &Path, argv: &[&str]) {
-    let mut child = machine
-        .cmd(env, BIN, &machine.dir)
-        .args(argv)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Reaped(
+        machine
+            .cmd(env, BIN, &machine.dir)
+            .args(argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(60);
     while !pid_file.exists() {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = child.0.try_wait().unwrap() {
             panic!("bullpen {argv:?} ended ({status}) before git held");
         }
         assert!(Instant::now() < deadline, "git never held");
@@ -108,8 +110,8 @@ fn killed_while_held(env: &Env, machine: &mut Machine, pid_file: &Path, argv: &[
             .parse()
             .unwrap(),
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    // SIGKILL, and reaped.
+    drop(child);
     drop(wrapper);
     machine.path_prefix = None;
 }
@@ -401,9 +403,19 @@ fn a_remote_s_names_never_reorder_what_bullpen_prints() {
         "updated_at": "2026-01-01T00:00:00Z",
     });
     forge_record(&m, "box", &json, &[]);
+    let mut bad = json.clone();
+    bad["id"] = "bad".into();
+    bad["branch"] = "bullpen/bad".into();
+    bad["state"] = "\u{1b}[2J\u{202e}".into();
+    forge_record(&m, "bad", &bad, &[]);
     let run = a.bullpen(env, &["fetch"]);
     assert_eq!(run.code(), 1, "{}", run.stderr);
-    for c in ['\u{202e}', '\u{200b}'] {
+    assert_contains(
+        &run.stderr,
+        "warning: skipping origin's refs/bullpen/sessions/bad: malformed session.json: unknown \
+         variant `\\033[2J\\u{202e}`",
+    );
+    for c in ['\u{202e}', '\u{200b}', '\u{1b}'] {
         assert!(!run.stderr.contains(c), "{c:?} printed:\n{}", run.stderr);
     }
     assert_contains(
