@@ -120,16 +120,44 @@ fn outgoing(machine: &Machine, env: &Env) -> String {
     machine.git_out(env, &["for-each-ref", "refs/bullpen/outgoing/"])
 }
 
-/// The remote takes the refs and dies before it says so (its
-/// `reference-transaction` hook kills `receive-pack` once the refs are
-/// committed): git says the remote hung up, and nothing more. bullpen does
-/// not say what landed, says it may have, and a push made again settles it.
+/// The remote dies in the middle of a push (its `reference-transaction`
+/// hook kills `receive-pack`): before it took the refs, then once it has
+/// taken them but before it says so. git says only that the remote hung up:
+/// bullpen does not say what landed, says it may have, and a push made again
+/// settles it each time.
 #[test]
-fn a_remote_that_dies_after_taking_the_refs_is_settled_by_the_next_push() {
+fn a_remote_that_dies_in_a_push_is_settled_by_the_next() {
     let m = Machines::new();
     let (env, a) = (&m.env, &m.a);
     a.bullpen(env, &args(&["spawn", "x"], &commit("x.txt", "x")))
         .ok();
+    a.bullpen(env, &args(&["spawn", "y"], &commit("y.txt", "y")))
+        .ok();
+    hook(
+        &m.origin,
+        "reference-transaction",
+        "[ \"$1\" = prepared ] && kill -9 $PPID\nexit 0\n",
+    );
+    let run = a.bullpen(env, &["push", "origin", "y"]);
+    assert_eq!(run.code(), 128, "{}", run.stderr);
+    assert_contains(&run.stderr, "may have taken some of them");
+    assert_eq!(m.origin_ref("refs/heads/bullpen/y"), None);
+    std::fs::remove_file(m.origin.join("hooks/reference-transaction")).unwrap();
+    // Killed with its ref locks taken, the remote keeps them: the next push
+    // says so in the remote's words, and lands once they are gone.
+    let again = a.bullpen(env, &["push", "origin", "y"]).fails();
+    assert_contains(&again.stderr, "origin says: error: cannot lock ref");
+    assert_contains(&again.stderr, "origin took none of its refs");
+    for lock in [
+        "refs/notes/bullpen.lock",
+        "refs/heads/bullpen/y.lock",
+        "refs/bullpen/sessions/y.lock",
+    ] {
+        let _ = std::fs::remove_file(m.origin.join(lock));
+    }
+    let again = a.bullpen(env, &["push", "origin", "y"]).ok();
+    assert_contains(&again.stderr, "pushed to origin: y (record, branch)");
+
     hook(
         &m.origin,
         "reference-transaction",
