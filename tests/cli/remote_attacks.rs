@@ -640,3 +640,42 @@ fn a_remote_s_words_are_shown_as_text() {
         assert!(!run.stderr.contains(c), "{c:?} printed:\n{}", run.stderr);
     }
 }
+
+/// `resume <remote>/<id>` without a command offers the remote's recorded one
+/// as a line to type, but not one with a character that makes the line read
+/// otherwise than it pastes.
+#[test]
+fn a_remote_command_that_reads_otherwise_is_never_offered_as_a_line_to_type() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    let main = m.origin_git(&["rev-parse", "refs/heads/main"]);
+    for (id, command) in [
+        ("plain", serde_json::json!(["make", "test"])),
+        (
+            "hidden",
+            serde_json::json!(["sh", "-c", "rm -rf ~ \u{202e} tset ekam"]),
+        ),
+    ] {
+        let json = serde_json::json!({
+            "schema": 1, "id": id, "branch": format!("bullpen/{id}"), "worktree": "/w/x",
+            "base": main, "command": command, "state": "exited", "host": "box",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        });
+        forge_record(&m, id, &json, &[]);
+        m.origin_git(&["update-ref", &format!("refs/heads/bullpen/{id}"), &main]);
+    }
+    a.bullpen(env, &["fetch"]).ok();
+    let plain = a.bullpen(env, &["resume", "origin/plain"]).fails();
+    assert_contains(
+        &plain.stderr,
+        "the command recorded on 'box': git bullpen resume origin/plain -- make test",
+    );
+    let hidden = a.bullpen(env, &["resume", "origin/hidden"]).fails();
+    assert_contains(&hidden.stderr, "nothing on this machine says what to run");
+    assert!(
+        !hidden.stderr.contains("the command recorded on"),
+        "{}",
+        hidden.stderr
+    );
+    assert!(!hidden.stderr.contains('\u{202e}'), "{}", hidden.stderr);
+}
