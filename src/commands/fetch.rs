@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use crate::context::Ctx;
 use crate::git::NotesMerge;
+use crate::model::command::escaped;
 use crate::model::remote::{RemoteName, MAX_NOTE_BYTES};
 use crate::model::SessionId;
 use crate::remote::{fetch, resolve, Fetched};
@@ -68,7 +69,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
 pub fn report(ui: &Ui, f: &Fetched, summary: bool) -> i32 {
     let remote = &f.remote;
     for (refname, why) in &f.refused {
-        ui.warn(format!("skipping {remote}'s {refname}: {why}"));
+        // The ref's name is the remote's: git allows what would reorder the line.
+        ui.warn(format!("skipping {remote}'s {}: {why}", escaped(refname)));
     }
     if summary {
         let mut parts = Vec::new();

@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::context::Ctx;
+use crate::model::command::escaped;
 use crate::model::remote::RemoteName;
 use crate::model::SessionId;
 use crate::remote::plan::Held;
@@ -42,7 +43,8 @@ its record and its branch are each new on the remote or a fast-forward of the re
 When both this clone and the remote moved a session's record on from a common event \
 (two machines continued it in turn), and its branch here is the remote's or a \
 fast-forward of it, the two records are joined in a record commit with both as parents: \
-the later one's state, both histories in `git log refs/bullpen/sessions/<id>`. A session \
+the later one's state (a time over an hour ahead of this machine's clock is not later), \
+both histories in `git log refs/bullpen/sessions/<id>`. A session \
 whose branch diverged from the remote's, or whose record shares no event with the \
 remote's, is not pushed at all, and bullpen says which and why; one that the remote has \
 more of than this clone is left as it is there, said so.
@@ -83,11 +85,22 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     for (id, why) in &pushed.refused {
         ui.warn(format!("not pushing session {id}: {why}"));
     }
+    // The remote's words (its hooks', its reasons) as text: never what moves
+    // the cursor, colours or reorders the terminal.
     for (refname, summary) in &pushed.rejected {
-        ui.warn(format!("{remote} did not take {refname}: {summary}"));
+        ui.warn(format!(
+            "{remote} did not take {refname}: {}",
+            escaped(summary)
+        ));
+    }
+    for (refname, summary) in &pushed.unsure {
+        ui.warn(format!(
+            "{remote} did not say whether it took {refname}: {}",
+            escaped(summary)
+        ));
     }
     for line in &pushed.remote_said {
-        ui.warn(format!("{remote} says: {line}"));
+        ui.warn(format!("{remote} says: {}", escaped(line)));
     }
     for (id, landed) in &pushed.half {
         ui.warn(format!(
@@ -157,8 +170,13 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
             "to go on with the remote's here, under another id: git bullpen resume {remote}/{id} --as <new-id> -- <command>"
         ));
     }
+    if !pushed.unsure.is_empty() {
+        ui.hint(format!(
+            "`git bullpen push {remote}` again sees what landed and sends the rest"
+        ));
+    }
     if !pushed.rejected.is_empty() {
-        if pushed.atomic {
+        if pushed.atomic && pushed.unsure.is_empty() {
             ui.hint(format!("one atomic push: {remote} took none of its refs"));
         }
         if pushed.raced {

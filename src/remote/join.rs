@@ -18,7 +18,8 @@ use crate::model::{time, SessionId};
 
 /// The record commit that joins this clone's record of a session with the
 /// remote's (`theirs`, which must pass the checks of a fetched record): the
-/// later of the two, both as parents. When this clone's is the later, the join
+/// later of the two (a time far ahead of this clock is not later), both as
+/// parents. When this clone's is the later, the join
 /// becomes this clone's record too (compare-and-swap); otherwise it only goes
 /// to the remote, and this clone's stays as it is (the remote's then has more).
 pub fn join(
@@ -33,6 +34,7 @@ pub fn join(
     let ours_later = ours_is_later(
         time::parse_rfc3339(&ours.record.updated_at),
         time::parse_rfc3339(&theirs.record.updated_at),
+        time::now_unix(),
     );
     let keep = if ours_later { ours } else { &theirs };
     let joined =
@@ -92,6 +94,7 @@ pub fn join_fetched(
         let ours_later = ours_is_later(
             time::parse_rfc3339(&ours.record.updated_at),
             time::parse_rfc3339(&fetched.record.updated_at),
+            time::now_unix(),
         );
         if ours_later && join(ctx, remote, &ours, Some(theirs)).is_ok() {
             joined.push(id.clone());

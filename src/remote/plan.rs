@@ -185,12 +185,16 @@ pub enum Outcome {
     Refused,
     /// Not taken because another ref of the same atomic push was not.
     WithTheRest,
+    /// The remote did not say (`[remote failure]`): it may have taken it.
+    Unknown,
 }
 
 /// Pure: the outcome of a ref `git push --porcelain` reported with `ok` and `summary`.
 pub fn outcome(ok: bool, summary: &str) -> Outcome {
     if ok {
         Outcome::Landed
+    } else if summary.starts_with("[remote failure]") {
+        Outcome::Unknown
     } else if summary.contains("(atomic push fail") {
         Outcome::WithTheRest
     } else if summary.starts_with("[rejected]") {
@@ -200,9 +204,16 @@ pub fn outcome(ok: bool, summary: &str) -> Outcome {
     }
 }
 
+/// How far ahead of this machine's clock a remote record's time may be and
+/// still count (clocks of two machines differ a little; a record "updated"
+/// in 2099 would win every join after it, pinning what the remote shows).
+pub const MAX_AHEAD_SECS: i64 = 3600;
+
 /// Pure: which record wins a join: this clone's unless the remote's was
-/// updated later (`None`: a time that does not parse, which never wins).
-pub fn ours_is_later(ours: Option<i64>, theirs: Option<i64>) -> bool {
+/// updated later (`None`: a time that does not parse, which never wins, nor
+/// does one more than [`MAX_AHEAD_SECS`] after `now`).
+pub fn ours_is_later(ours: Option<i64>, theirs: Option<i64>, now: i64) -> bool {
+    let theirs = theirs.filter(|t| *t <= now.saturating_add(MAX_AHEAD_SECS));
     match (ours, theirs) {
         (_, None) => true,
         (None, Some(_)) => false,
@@ -394,6 +405,11 @@ mod tests {
             (false, "[remote rejected] (hook declined)", Outcome::Refused),
             (
                 false,
+                "[remote failure] (remote failed to report status)",
+                Outcome::Unknown,
+            ),
+            (
+                false,
                 "[remote rejected] (atomic push failure)",
                 Outcome::WithTheRest,
             ),
@@ -410,11 +426,20 @@ mod tests {
 
     #[test]
     fn the_later_record_wins_a_join() {
-        assert!(ours_is_later(Some(2), Some(1)));
-        assert!(ours_is_later(Some(1), Some(1)));
-        assert!(!ours_is_later(Some(1), Some(2)));
-        assert!(ours_is_later(None, None));
-        assert!(!ours_is_later(None, Some(1)));
-        assert!(ours_is_later(Some(1), None));
+        let now = 1_000_000;
+        assert!(ours_is_later(Some(2), Some(1), now));
+        assert!(ours_is_later(Some(1), Some(1), now));
+        assert!(!ours_is_later(Some(1), Some(2), now));
+        assert!(ours_is_later(None, None, now));
+        assert!(!ours_is_later(None, Some(1), now));
+        assert!(ours_is_later(Some(1), None, now));
+        // A little ahead of this clock still counts; the far future never wins.
+        assert!(!ours_is_later(Some(now), Some(now + MAX_AHEAD_SECS), now));
+        assert!(ours_is_later(
+            Some(now),
+            Some(now + MAX_AHEAD_SECS + 1),
+            now
+        ));
+        assert!(ours_is_later(None, Some(i64::MAX), now));
     }
 }

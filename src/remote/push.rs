@@ -58,6 +58,9 @@ pub struct Pushed {
     pub half: Vec<(SessionId, &'static str)>,
     /// Refs the remote did not take, with git's words.
     pub rejected: Vec<(String, String)>,
+    /// Refs of which git could not say whether the remote took them, with its
+    /// words: neither sent nor refused (a push made again sees).
+    pub unsure: Vec<(String, String)>,
     /// Whether a ref was not taken because another push landed in between.
     pub raced: bool,
     /// The remote's own words (its hooks'), when it refused something.
@@ -81,6 +84,7 @@ impl Pushed {
     pub fn incomplete(&self) -> bool {
         !self.refused.is_empty()
             || !self.rejected.is_empty()
+            || !self.unsure.is_empty()
             || matches!(self.notes, NotesPushed::Failed(_))
     }
 }
@@ -119,6 +123,7 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
         not_there: Vec::new(),
         half: Vec::new(),
         rejected: Vec::new(),
+        unsure: Vec::new(),
         raced: false,
         remote_said: Vec::new(),
         atomic: true,
@@ -235,6 +240,8 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
         }
     }
     out.not_there.sort();
+    // What a push killed part-way left staged goes, also when nothing is sent.
+    clear_outgoing(ctx, remote)?;
     let notes_ref = match notes_to_send(ctx, remote, &out.fetched) {
         Ok(send) => send,
         Err(why) => {
@@ -280,13 +287,18 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
         })
         .collect();
     let landed = |refname: &str| matches!(outcomes.get(refname), Some((Outcome::Landed, _)));
+    // What git did not say of a ref it was given: it may have landed.
+    let untold =
+        |refname: &str| matches!(outcomes.get(refname), None | Some((Outcome::Unknown, _)));
     for (name, (what, summary)) in &outcomes {
         match what {
             Outcome::Landed => {}
             Outcome::Race => out.raced = true,
-            Outcome::Refused | Outcome::WithTheRest => {}
+            Outcome::Refused | Outcome::WithTheRest | Outcome::Unknown => {}
         }
-        if *what != Outcome::Landed && *name != NOTES_REF {
+        if *what == Outcome::Unknown {
+            out.unsure.push(((*name).to_owned(), (*summary).to_owned()));
+        } else if *what != Outcome::Landed && *name != NOTES_REF {
             out.rejected
                 .push(((*name).to_owned(), (*summary).to_owned()));
         }
@@ -302,6 +314,20 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
         if let (Some(true), Some(commit)) = (record, g.record) {
             pushed_records.push((g.id.clone(), commit, g.theirs));
         }
+        let refs = [(g.record, g.id.record_ref()), (g.branch, g.id.branch_ref())];
+        let untold: Vec<String> = refs
+            .into_iter()
+            .filter(|(goes, name)| goes.is_some() && untold(name))
+            .map(|(_, name)| name)
+            .collect();
+        if !untold.is_empty() {
+            for name in untold {
+                if !outcomes.contains_key(name.as_str()) {
+                    out.unsure.push((name, "not in git's report".to_owned()));
+                }
+            }
+            continue;
+        }
         match (record, branch) {
             (Some(false), Some(true)) => out.half.push((g.id.clone(), "branch")),
             (Some(true), Some(false)) => out.half.push((g.id.clone(), "record")),
@@ -314,6 +340,7 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
     out.joined
         .retain(|id| pushed_records.iter().any(|(p, _, _)| p == id));
     out.sent.sort();
+    out.unsure.sort();
     record_pushed(ctx, remote, &pushed_records);
     if notes_ref {
         out.notes = match (landed(NOTES_REF), notes_failed) {
@@ -345,10 +372,17 @@ fn push_until_notes_settle(
 ) -> Result<(PushReport, Option<String>)> {
     let mut attempts = 1;
     loop {
+        // git could not tell what the remote did (it hung up, it was killed):
+        // some refs may have landed. A push made again fetches first.
         let report = ctx
             .repo
             .push_refspecs(remote.as_str(), refspecs)
-            .with_context(|| format!("cannot push sessions to {remote}"))?;
+            .with_context(|| {
+                Error::failed(format!("cannot push sessions to {remote}")).hint(format!(
+                    "{remote} may have taken some of them before the push failed; \
+                     `git bullpen push {remote}` again sees what landed and sends the rest"
+                ))
+            })?;
         let notes_raced = notes_ref
             && report
                 .refs
@@ -385,13 +419,10 @@ fn own_commits(ctx: &Ctx, base: &str, tip: Oid) -> bool {
     }
 }
 
-/// Put what goes under `refs/bullpen/outgoing/<remote>/`, so that two glob
-/// refspecs send it all: git matches every explicit refspec against every ref
-/// through its rev-parse rules, which at a thousand sessions costs seconds
-/// (measured: most of a `git push` of 2,000 explicit refspecs), while a glob is
-/// one pass. What an interrupted push left there is cleared first.
-fn stage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) -> Result<()> {
-    let mut changes: Vec<RefChange> = ctx
+/// Remove what an interrupted push left under `refs/bullpen/outgoing/<remote>/`
+/// (the remote lock is held: no other push is staging there).
+fn clear_outgoing(ctx: &Ctx, remote: &RemoteName) -> Result<()> {
+    let changes: Vec<RefChange> = ctx
         .repo
         .ref_ids_with_prefix(&remote.outgoing_prefix())?
         .into_iter()
@@ -405,8 +436,16 @@ fn stage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) -> Result<()>
         .collect();
     ctx.repo
         .edit_refs(&changes, &format!("bullpen: push {remote}"))
-        .with_context(|| format!("cannot clear {}", remote.outgoing_prefix()))?;
-    changes = staged
+        .with_context(|| format!("cannot clear {}", remote.outgoing_prefix()))
+}
+
+/// Put what goes under `refs/bullpen/outgoing/<remote>/` (cleared before), so
+/// that two glob refspecs send it all: git matches every explicit refspec
+/// against every ref through its rev-parse rules, which at a thousand sessions
+/// costs seconds (measured: most of a `git push` of 2,000 explicit refspecs),
+/// while a glob is one pass.
+fn stage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) -> Result<()> {
+    let changes: Vec<RefChange> = staged
         .iter()
         .map(|(name, oid)| RefChange {
             name: name.clone(),

@@ -208,7 +208,8 @@ fn choose(ctx: &Ctx, req: &RemoteRequest, local_id: &SessionId, r: &Record) -> R
             "name the command: git bullpen resume {from} -- <command>"
         ));
         let theirs = render_command(&r.command);
-        if !theirs.is_empty() && !theirs.chars().any(char::is_control) {
+        // A line to type: never one that reads otherwise than it pastes.
+        if !theirs.is_empty() && !theirs.chars().any(crate::model::command::is_unseen) {
             e = e.hint(format!(
                 "the command recorded on {}: git bullpen resume {from} -- {theirs}",
                 quoted(&r.host)

@@ -495,74 +495,125 @@ fn a_recorded_process_that_cannot_be_verified_counts_as_alive_while_its_pid_exis
 
 // ----- teardown that cannot crash -----
 
+/// A `git` first on PATH that removes worktrees as git does, then (for `wt`)
+/// runs `late`: a late writer acting at that step and no other, so that the
+/// test gates on an event rather than on a writer loop winning a race (a loop
+/// lost it under load: it came back only after gc had looked, and gc rightly
+/// said removed).
+fn late_writer_after_worktree_remove(env: &mut Env, wt: &Path, late: &str) {
+    let dir = env.root().join("late-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\nfor last; do :; done\ncase \" $* \" in *\" worktree remove \"*) \
+         {git} \"$@\"; status=$?\n  if [ \"$last\" = '{wt}' ]; then {late}; fi\n  \
+         exit $status;; esac\nexec {git} \"$@\"\n",
+        git = which_git(),
+        wt = wt.display(),
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    make_executable(&dir.join("git"));
+    env.path_prefix.insert(0, dir);
+}
+
+/// A process the test did not start itself (a wrapper did), killed when the test ends.
+struct Stray(u32);
+
+impl Drop for Stray {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-9", &self.0.to_string()])
+            .status();
+    }
+}
+
 #[test]
 fn a_late_writer_recreating_a_cache_dir_does_not_crash_gc_and_a_later_gc_finishes() {
-    let env = setup();
+    let mut env = setup();
     let wt = spawn_pushed(&env, "late", "mkdir -p .cache/v");
     let wt2 = spawn_pushed(&env, "other", "true");
-    // A test runner left behind, outside the worktree, that keeps writing its cache
-    // into it: what made git fail with "Directory not empty" half-way.
-    let child = env
-        .cmd("sh", &env.root())
-        .args([
-            "-c",
-            "while :; do mkdir -p \"$1/.cache/v\" 2>/dev/null; done",
-            "sh",
-        ])
-        .arg(&wt)
-        .spawn()
-        .unwrap();
-    let writer = Guard(child);
+    // A test runner left behind writes its cache into the worktree after gc
+    // removed it (git, then gc's own look): when gc goes on to the next session.
+    let late = format!("mkdir -p '{}/.cache/v'", wt.display());
+    late_writer_after_worktree_remove(&mut env, &wt2, &late);
 
     let (run, entries) = gc(&env, &[]);
     let e = session(&entries, "late");
-    // git fails half-way ("Directory not empty": the fallback, which keeps the
-    // branch until the directory is gone), or git succeeds and the writer brings
-    // the directory back right after (gc looks at its removals once more at the
-    // end: the worktree is gone, what came back is the writer's and stays).
-    let came_back = e["reason"]
-        .as_str()
-        .unwrap()
-        .contains("came back right after git removed it");
-    match e["action"].as_str().unwrap() {
-        "degraded" => {
-            assert_eq!(run.code(), 1, "degraded exits 1\n{}", run.stderr);
-            assert!(e["hint"].as_str().unwrap().contains("gc` again"), "{e}");
-        }
-        "kept" => assert!(e["reason"].as_str().unwrap().contains("busy"), "{e}"),
-        other => panic!("expected degraded or busy, got {other}: {e}"),
-    }
+    assert_eq!(e["action"], "degraded", "{e}");
+    assert_eq!(run.code(), 1, "degraded exits 1\n{}", run.stderr);
+    assert_contains(
+        e["reason"].as_str().unwrap(),
+        "came back right after git removed it",
+    );
+    assert_contains(e["hint"].as_str().unwrap(), "gc` again");
     // The other session was handled all the same.
     assert_eq!(session(&entries, "other")["action"], "removed");
     assert!(!wt2.exists());
-    if came_back {
-        assert!(!registered(&env, &wt), "git removed the worktree");
-        assert!(!branch_exists(&env, "late"));
-        assert_eq!(env.record("late")["state"], "collected");
-    } else {
-        assert!(
-            branch_exists(&env, "late"),
-            "branch kept until the worktree is gone"
-        );
-        assert_ne!(env.record("late")["state"], "collected");
-    }
+    // git removed the worktree: what came back is the writer's.
+    assert!(!registered(&env, &wt), "git removed the worktree");
+    assert!(!branch_exists(&env, "late"));
+    assert_eq!(env.record("late")["state"], "collected");
 
-    drop(writer);
+    env.path_prefix.clear();
     let (run, entries) = gc(&env, &[]);
     run.ok();
-    if came_back {
-        let leftover = entries
-            .iter()
-            .find(|e| e["kind"] == "orphan")
-            .unwrap_or_else(|| panic!("the leftover is not reported: {entries:#?}"));
-        assert_eq!(leftover["action"], "removed", "{leftover}");
-    } else {
-        assert_eq!(
-            session(&entries, "late")["action"],
-            "removed",
-            "{entries:#?}"
-        );
-    }
+    let leftover = entries
+        .iter()
+        .find(|e| e["kind"] == "orphan")
+        .unwrap_or_else(|| panic!("the leftover is not reported: {entries:#?}"));
+    assert_eq!(leftover["action"], "removed", "{leftover}");
+    assert!(!wt.exists());
+    assert!(!registered(&env, &wt));
+    assert_eq!(env.record("late")["state"], "collected");
+}
+
+#[test]
+fn a_late_writer_in_the_way_of_git_degrades_gc_and_a_later_gc_finishes() {
+    let mut env = setup();
+    let wt = spawn_pushed(&env, "late", "true");
+    // git deletes the files and its admin entry, but a writer came in: its cache
+    // directory, its cwd in it; git fails as it does ("Directory not empty").
+    let pid_file = env.root().join("writer.pid");
+    let late = format!(
+        "mkdir -p '{wt}/.cache/v' && (cd '{wt}/.cache/v' && exec sleep 600) \
+         </dev/null >/dev/null 2>&1 & echo $! > '{pid}'; \
+         echo \"error: failed to delete '{wt}': Directory not empty\" >&2; status=255",
+        wt = wt.display(),
+        pid = pid_file.display(),
+    );
+    late_writer_after_worktree_remove(&mut env, &wt, &late);
+
+    let (run, entries) = gc(&env, &[]);
+    let writer = Stray(
+        std::fs::read_to_string(&pid_file)
+            .expect("the writer started")
+            .trim()
+            .parse()
+            .unwrap(),
+    );
+    let e = session(&entries, "late");
+    assert_eq!(e["action"], "degraded", "{e}");
+    assert_eq!(run.code(), 1, "degraded exits 1\n{}", run.stderr);
+    assert_contains(e["reason"].as_str().unwrap(), "busy");
+    assert_contains(e["hint"].as_str().unwrap(), "gc` again");
+    assert!(
+        branch_exists(&env, "late"),
+        "branch kept until the worktree is gone"
+    );
+    assert_ne!(env.record("late")["state"], "collected");
+
+    let pid = writer.0;
+    drop(writer);
+    wait_until("the writer to end", || {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).is_err()
+    });
+    env.path_prefix.clear();
+    let (run, entries) = gc(&env, &[]);
+    run.ok();
+    assert_eq!(
+        session(&entries, "late")["action"],
+        "removed",
+        "{entries:#?}"
+    );
     assert!(!wt.exists());
     assert!(!registered(&env, &wt));
     assert!(!branch_exists(&env, "late"));

@@ -41,6 +41,7 @@ mod push_forge;
 mod ready;
 mod records_merge;
 mod remote;
+mod remote_attacks;
 mod remote_cache;
 mod repo;
 mod resume;

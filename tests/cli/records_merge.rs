@@ -288,6 +288,15 @@ fn forge(m: &Machines, id: &str, json: &Value, parents: &[&str]) -> String {
     commit
 }
 
+/// This machine's time half an hour from now, as a record writes it.
+pub(crate) fn in_half_an_hour() -> String {
+    let out = std::process::Command::new("date")
+        .args(["-u", "-d", "+30 minutes", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
 /// Forged records on the remote: one that shares no event is refused; one
 /// whose events claim a later time wins the join only on the remote (this
 /// clone's record, worktree and proof stay its own); one carrying this clone's
@@ -311,8 +320,9 @@ fn forged_records_gain_nothing_from_a_join() {
     );
     assert_eq!(rev(env, a, "refs/bullpen/sessions/fix-login"), ours);
 
-    // Events that reorder: a later time, another machine's paths and process.
-    json["updated_at"] = "2099-01-01T00:00:00Z".into();
+    // Events that reorder: a later time (within the hour a clock may be
+    // ahead), another machine's paths and process.
+    json["updated_at"] = in_half_an_hour().into();
     json["state"] = "running".into();
     json["host"] = "evil".into();
     json["worktree"] = a.dir.to_str().unwrap().into();

@@ -20,7 +20,7 @@ pub struct Machine {
 }
 
 impl Machine {
-    fn cmd(&self, env: &Env, program: &str, cwd: &Path) -> Command {
+    pub fn cmd(&self, env: &Env, program: &str, cwd: &Path) -> Command {
         let mut c = env.cmd(program, cwd);
         c.env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))

@@ -504,7 +504,7 @@ impl Repo {
 
     /// The error for a ref update that found a lock file in its way: the
     /// packed-refs lock (gix takes it first, when it exists) or the ref's own.
-    fn held_lock(&self, refname: &str) -> crate::model::Error {
+    pub(super) fn held_lock(&self, refname: &str) -> crate::model::Error {
         let packed = self.common_dir.join("packed-refs.lock");
         let own = self.common_dir.join(format!("{refname}.lock"));
         let path = if packed.symlink_metadata().is_ok() {
@@ -539,7 +539,7 @@ const GIT_LOCK_ADVICE: [&str; 5] = [
 /// Whether gix failed because a lock file exists: its lock acquisition marks
 /// exactly that case retryable, with the `AlreadyExists` of the exclusive create
 /// as the cause (gix-lock `lock_with_mode`).
-fn lock_exists(err: &gix::Error) -> bool {
+pub(super) fn lock_exists(err: &gix::Error) -> bool {
     err.classify().any(|c| {
         c.class() == gix::error::Class::Retryable
             && c.io_kind() == Some(std::io::ErrorKind::AlreadyExists)

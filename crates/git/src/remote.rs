@@ -448,6 +448,20 @@ impl Repo {
             .edit_references_as(edits, Some(committer.to_ref(&mut time_buf)))
         {
             Ok(_) => Ok(()),
+            // A lock file in the way (a git or a bullpen killed part-way left
+            // it, or one runs now): named with git's advice, as for a record.
+            Err(err) if super::records::lock_exists(&err) => {
+                let held = changes
+                    .iter()
+                    .find(|c| {
+                        self.common_dir
+                            .join(format!("{}.lock", c.name))
+                            .symlink_metadata()
+                            .is_ok()
+                    })
+                    .unwrap_or(&changes[0]);
+                Err(anyhow::Error::new(self.held_lock(&held.name)))
+            }
             Err(err) if err.is_conflict() || err.is_not_found() => {
                 Err(anyhow::Error::new(CasConflict {
                     refname: format!("one of {} refs", changes.len()),

@@ -211,7 +211,14 @@ impl fmt::Display for ParseRecordError {
                 "record schema {v} is newer than this bullpen understands (schema {SCHEMA}); \
                  upgrade git-bullpen"
             ),
-            ParseRecordError::Invalid(why) => write!(f, "malformed session.json: {why}"),
+            // serde quotes what it could not read: a record's text, as text.
+            ParseRecordError::Invalid(why) => {
+                write!(
+                    f,
+                    "malformed session.json: {}",
+                    super::command::escaped(why)
+                )
+            }
         }
     }
 }

@@ -37,7 +37,7 @@ pub const MAX_REF_BYTES: usize = 1024;
 /// The version of the checks below ([`check_shape`], [`check_record`]): change
 /// it with them, so that what a cache remembers of their verdicts is not read
 /// by a bullpen that checks otherwise.
-pub const CHECKS: u32 = 1;
+pub const CHECKS: u32 = 2;
 
 /// Where the checked copies of a remote's records live.
 pub const REMOTES_PREFIX: &str = "refs/bullpen/remotes/";
@@ -333,9 +333,10 @@ pub fn check_record(id: &SessionId, bytes: &[u8]) -> Result<Record, Invalid> {
     Ok(record)
 }
 
-/// Text with no control characters, not empty, at most `max` bytes.
+/// Text with no control or unseen characters (`command::is_unseen`), not
+/// empty, at most `max` bytes.
 fn plain_name(s: &str, max: usize) -> bool {
-    !s.is_empty() && s.len() <= max && !s.chars().any(char::is_control)
+    !s.is_empty() && s.len() <= max && !s.chars().any(super::command::is_unseen)
 }
 
 /// A clone id as bullpen writes it: 32 lowercase hex digits.
@@ -465,6 +466,10 @@ mod tests {
             (
                 "escapes in the host",
                 Box::new(|v| v["host"] = "a\u{1b}[2J".into()),
+            ),
+            (
+                "a right-to-left override in the host",
+                Box::new(|v| v["host"] = "box\u{202e}lanimret".into()),
             ),
             ("an empty host", Box::new(|v| v["host"] = "".into())),
             (
