@@ -513,7 +513,9 @@ fn add_worktree_locked(
     // sharing the worktree root has a lock of its own) is never this spawn's.
     let made = undo::Made::create(ctx, confined)?;
     let added = match upstream {
-        None => ctx.repo.worktree_add_new_branch(path, &id.branch(), base),
+        None => ctx
+            .repo
+            .worktree_add_branch_made_here(path, &id.branch(), base),
         Some(upstream) => ctx.repo.worktree_add_tracking(path, &id.branch(), upstream),
     };
     if let Err(e) = added {

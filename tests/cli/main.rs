@@ -60,6 +60,8 @@ mod snapshots_ls;
 mod snapshots_spawn;
 mod snapshots_support;
 mod spawn;
+mod spawn_branch;
+mod spawn_changes;
 mod spawn_fresh_index;
 mod status_stream;
 mod tmpdir_leftovers;

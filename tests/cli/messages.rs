@@ -371,13 +371,13 @@ fn errors_of_spawn() {
     std::fs::remove_file(&lock).unwrap();
     env.fail_git_when("worktree add");
     let add_fails = case(&env, &["spawn", "faulty", "--", "true"]).show();
-    insta::assert_snapshot!([hook_fails, locked, add_fails].join("\n"), @r#"
+    insta::assert_snapshot!([hook_fails, locked, add_fails].join("\n"), @"
     $ git bullpen spawn hooked -- true
     exit 125
     --- stderr
-    Preparing worktree (new branch 'bullpen/hooked')
+    Preparing worktree (checking out 'bullpen/hooked')
     post-checkout: no
-    fatal: cannot create the worktree of session hooked at [ROOT]/bullpen-home/worktrees/repo-[KEY]/hooked: `git worktree add -b bullpen/hooked [ROOT]/bullpen-home/worktrees/repo-[KEY]/hooked [OID]` failed (exit 1)
+    fatal: cannot create the worktree of session hooked at [ROOT]/bullpen-home/worktrees/repo-[KEY]/hooked: `git worktree add [ROOT]/bullpen-home/worktrees/repo-[KEY]/hooked bullpen/hooked` failed (exit 1)
     $ git bullpen spawn locked -- true
     exit 125
     --- stderr
@@ -391,8 +391,8 @@ fn errors_of_spawn() {
     exit 125
     --- stderr
     fatal: injected failure of 'worktree add'
-    fatal: cannot create the worktree of session faulty at [ROOT]/bullpen-home/worktrees/repo-[KEY]/faulty: `git worktree add -b bullpen/faulty [ROOT]/bullpen-home/worktrees/repo-[KEY]/faulty [OID]` failed (exit 128)
-    "#);
+    fatal: cannot create the worktree of session faulty at [ROOT]/bullpen-home/worktrees/repo-[KEY]/faulty: `git worktree add [ROOT]/bullpen-home/worktrees/repo-[KEY]/faulty bullpen/faulty` failed (exit 128)
+    ");
 }
 
 #[test]

@@ -181,6 +181,40 @@ impl Repo {
         .map(drop)
     }
 
+    /// What [`Repo::worktree_add_new_branch`] makes, with one git process
+    /// fewer: `-b` has git run `git branch <branch> <base>` in a process of its
+    /// own, where here the branch is created in-process ([`Repo::create_branch`])
+    /// and `git worktree add <path> <branch>` checks it out (hooks, sparse
+    /// checkout, filters as ever). A repository with a `reference-transaction`
+    /// hook, which would see `git branch` create the ref, gets `-b` itself. On
+    /// a failure the branch may be left at `base`: the caller's undo removes it.
+    pub fn worktree_add_branch_made_here(
+        &self,
+        path: &Path,
+        branch: &str,
+        base: Oid,
+    ) -> Result<()> {
+        if self.may_have_hook("reference-transaction") {
+            return self.worktree_add_new_branch(path, branch, base);
+        }
+        self.create_branch(branch, base)?;
+        self.worktree_add_existing(path, branch)
+    }
+
+    /// Whether git, run in the main worktree, may find the hook `name`
+    /// (`core.hooksPath`, else `<common dir>/hooks`); `true` when it cannot tell.
+    fn may_have_hook(&self, name: &str) -> bool {
+        let config = self.repo.config_snapshot();
+        let dir = match config.string("core.hooksPath") {
+            None => self.common_dir.join("hooks"),
+            Some(_) => match config.trusted_path("core.hooksPath") {
+                Ok(Some(dir)) => self.main_worktree().join(dir),
+                _ => return true,
+            },
+        };
+        dir.join(name).symlink_metadata().is_ok()
+    }
+
     /// `git worktree add --track -b <branch> <path> <upstream>`: a new branch at a
     /// remote-tracking branch, set up to track it (git writes the branch's
     /// `remote` and `merge` config), and its worktree.

@@ -77,6 +77,13 @@ impl Repo {
         })?;
         let main_worktree = match repo.workdir() {
             None => None,
+            // The main repository itself: its worktree is the main one (no
+            // second open of the same repository).
+            Some(dir) if repo.git_dir() == repo.common_dir() => {
+                Some(std::fs::canonicalize(dir).with_context(|| {
+                    format!("could not resolve the main worktree {}", dir.display())
+                })?)
+            }
             Some(_) => {
                 let main_repo = repo
                     .main_repo()

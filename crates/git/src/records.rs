@@ -360,6 +360,34 @@ impl Repo {
             .with_context(|| format!("could not update ref {refname} to {new}"))
     }
 
+    /// Create the branch `refs/heads/<branch>` at `at`, as `git branch <branch>
+    /// <at>` does: refused when it exists, with a reflog entry in git's words
+    /// (gix, as git, writes a branch's reflog as `core.logAllRefUpdates` says). (gix takes a branch that exists at `at`
+    /// already for a success: callers check it is absent under their lock.)
+    pub fn create_branch(&self, branch: &str, at: Oid) -> Result<()> {
+        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+        let refname = format!("refs/heads/{branch}");
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: format!("branch: Created from {at}").into(),
+                },
+                expected: PreviousValue::MustNotExist,
+                new: gix::refs::Target::Object(gid(at)?),
+            },
+            name: full_name(&refname)?,
+            deref: false,
+        };
+        match self.apply_edit(&refname, edit, false) {
+            Err(e) if e.downcast_ref::<CasConflict>().is_some() => {
+                bail!("a branch named '{branch}' already exists")
+            }
+            other => other.with_context(|| format!("could not create branch {branch} at {at}")),
+        }
+    }
+
     /// Delete `refname` if and only if it points at `expected` (mismatch: [`CasConflict`]).
     pub fn delete_ref(&self, refname: &str, expected: Oid, message: &str) -> Result<()> {
         use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
