@@ -58,6 +58,7 @@ mod snapshots_spawn;
 mod snapshots_support;
 mod spawn;
 mod spawn_fresh_index;
+mod special_files;
 mod status_stream;
 mod trust;
 mod undo;

@@ -39,6 +39,7 @@ mod resolve;
 mod sandbox;
 mod sandbox_guard;
 mod shared;
+mod special;
 mod status;
 pub mod store;
 #[cfg(test)]

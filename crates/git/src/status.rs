@@ -11,6 +11,7 @@ use super::hidden::{
 };
 use super::nested::nested_of;
 use super::shared::SharedObjects;
+use super::special::untracked_special_files;
 use super::threads::{in_order, on_threads};
 use super::{Dirt, Oid, Repo};
 use crate::model::error::GitFailed;
@@ -433,6 +434,10 @@ pub(super) fn dirt_of(
             Some(_) => dirt.modified += 1,
         }
     }
+    // What status leaves out: git tracks no FIFO, socket or device.
+    dirt.untracked += untracked_special_files(&repo, &index, worktree, &ignored)
+        .with_context(|| format!("could not look for special files in {}", worktree.display()))?
+        .len();
     dirt.ignored = ignored
         .iter()
         .map(|(p, dir)| (PathBuf::from(std::ffi::OsStr::from_bytes(p)), *dir))
