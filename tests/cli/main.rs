@@ -33,6 +33,7 @@ mod ls;
 mod merged;
 mod messages;
 mod namespaces;
+mod nested_programs;
 mod provisioning;
 mod pty;
 mod push_forge;

@@ -42,6 +42,7 @@ mod shared;
 mod special;
 mod status;
 pub mod store;
+mod submodules;
 #[cfg(test)]
 mod tests;
 mod threads;

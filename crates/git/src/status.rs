@@ -12,6 +12,7 @@ use super::hidden::{
 use super::nested::nested_of;
 use super::shared::SharedObjects;
 use super::special::untracked_special_files;
+use super::submodules::submodule_changes;
 use super::threads::{in_order, on_threads};
 use super::{Dirt, Oid, Repo};
 use crate::model::error::GitFailed;
@@ -77,6 +78,7 @@ impl Repo {
             let mut work_tree = std::ffi::OsString::from("--work-tree=");
             work_tree.push(dir);
             let env = [("GIT_INDEX_FILE", index.as_os_str())];
+            let tip_id = super::gid(tip)?;
             let tip = tip.to_string();
             self.run_git_env(
                 Some(dir),
@@ -104,7 +106,9 @@ impl Repo {
                     "--untracked-files=all".as_ref(),
                     "--ignored=matching".as_ref(),
                     "--no-renames".as_ref(),
-                    "--ignore-submodules=none".as_ref(),
+                    // A submodule's `git status` would run what its own
+                    // configuration names: bullpen looks at each itself.
+                    "--ignore-submodules=all".as_ref(),
                 ],
                 &env,
             )?;
@@ -126,6 +130,9 @@ impl Repo {
                     _ => dirt.modified += 1,
                 }
             }
+            let (modified, deleted) = submodule_changes(&self.repo, tip_id, dir, &self.cli_config)?;
+            dirt.modified += modified;
+            dirt.deleted += deleted;
             if !gitignores.is_empty() && !ignored.is_empty() {
                 // Which rule ignores each: `check-ignore -v` names its file.
                 let mut counts = vec![0usize; gitignores.len()];
