@@ -196,3 +196,97 @@ fn special_files_among_the_untracked_files_are_work_and_never_opened() {
     assert_eq!(e["action"], "kept", "{e}");
     assert!(wt.join("only/pipe").symlink_metadata().is_ok());
 }
+
+/// `path` (a file git keeps) replaced by a FIFO, for the time of `f`.
+fn with_fifo_at(path: &Path, f: impl FnOnce()) {
+    let aside = path.with_extension("aside");
+    let had = std::fs::rename(path, &aside).is_ok();
+    mkfifo(path);
+    f();
+    std::fs::remove_file(path).unwrap();
+    if had {
+        std::fs::rename(&aside, path).unwrap();
+    }
+}
+
+#[test]
+fn a_fifo_where_git_keeps_a_file_is_refused_by_name_and_the_session_kept() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    let admin = env.repo.join(".git/worktrees/a");
+    for path in [
+        admin.join("index"),
+        admin.join("HEAD"),
+        wt.join(".gitmodules"),
+    ] {
+        with_fifo_at(&path, || {
+            let run = bullpen_within(&env, &["ls", "--status"]).ok();
+            assert!(run.stdout.contains("  a "), "{}", run.stdout);
+            let e = gc_entry(&env, "a", &[]);
+            assert_eq!(e["action"], "kept", "{}: {e}", path.display());
+        });
+    }
+    with_fifo_at(&admin.join("index"), || {
+        let e = gc_entry(&env, "a", &["--dry-run"]);
+        let reason = e["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("index is not a regular file (a FIFO, a socket or a device)"),
+            "{reason}"
+        );
+    });
+    with_fifo_at(&admin.join("gitdir"), || {
+        bullpen_within(&env, &["ls"]).ok();
+        let e = gc_entry(&env, "a", &[]);
+        assert_eq!(e["action"], "kept", "{e}");
+    });
+    assert!(wt.is_dir());
+}
+
+#[test]
+fn logs_and_local_state_that_are_fifos_hang_nothing() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    let logs = env.repo.join(".git/bullpen/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    mkfifo(&logs.join("a.log"));
+    let run = bullpen_within(&env, &["logs", "a"]).fails();
+    assert!(
+        run.stderr.contains("a.log is not a regular file"),
+        "{}",
+        run.stderr
+    );
+    let local = env.repo.join(".git/bullpen/local/a");
+    mkfifo(&local.join("included.json"));
+    let e = gc_entry(&env, "a", &[]);
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(wt.is_dir());
+}
+
+#[test]
+fn spawn_copies_no_special_file_named_by_worktreeinclude_and_reads_none() {
+    let env = setup();
+    // `.cache/` is ignored (`setup`), so copied whole: but not its FIFO.
+    std::fs::write(env.repo.join(".worktreeinclude"), ".cache/\n").unwrap();
+    std::fs::create_dir(env.repo.join(".cache")).unwrap();
+    std::fs::write(env.repo.join(".cache/ok"), "ok\n").unwrap();
+    mkfifo(&env.repo.join(".cache/pipe"));
+    let run = bullpen_within(&env, &["spawn", "a", "--", "true"]).ok();
+    assert!(
+        run.stderr.contains("not copying '.cache/pipe'"),
+        "{}",
+        run.stderr
+    );
+    let wt = env.worktree_of("a");
+    assert!(wt.join(".cache/ok").is_file());
+    assert!(wt.join(".cache/pipe").symlink_metadata().is_err());
+    // A FIFO as `.worktreeinclude` itself: refused, never read.
+    std::fs::remove_file(env.repo.join(".worktreeinclude")).unwrap();
+    mkfifo(&env.repo.join(".worktreeinclude"));
+    let run = bullpen_within(&env, &["spawn", "b", "--", "true"]).fails();
+    assert!(
+        run.stderr
+            .contains(".worktreeinclude is not a regular file"),
+        "{}",
+        run.stderr
+    );
+}

@@ -111,3 +111,86 @@ pub(super) fn untracked_special_files(
     out.sort();
     Ok(out)
 }
+
+/// Refuse a repository at `worktree` (a worktree, or one nested in it) whose
+/// files gix reads as it opens it or takes its status are not regular files
+/// (a FIFO would hold the read forever): its `.gitmodules`, and in its git
+/// dir `HEAD`, the loose ref `HEAD` names, `index`, `commondir`, `gitdir`,
+/// `config`, `config.worktree`, `packed-refs`. Each is looked at by type
+/// only (through a symbolic link, as gix opens it), and a `.git` file or
+/// `HEAD` read without blocking. A file swapped in after the look is not
+/// seen. Ignore and
+/// attributes files need no check: gix skips those that are not regular.
+pub(super) fn refuse_special_git_files(worktree: &Path) -> Result<()> {
+    let dot_git = worktree.join(".git");
+    // Followed: gix follows a symbolic link there too.
+    let git_dir = match dot_git.metadata() {
+        Ok(m) if m.is_file() => {
+            let content = crate::sys::regular::read(&dot_git)
+                .with_context(|| format!("could not read {}", dot_git.display()))?
+                .unwrap_or_default();
+            match super::worktrees::gitfile_target(&content) {
+                Some(target) => {
+                    let target = super::worktrees::path_from_bytes(target);
+                    worktree.join(target) // as is when absolute
+                }
+                None => return Ok(()), // gix refuses it, naming why
+            }
+        }
+        Ok(m) if !m.is_dir() => return Err(not_regular(&dot_git)),
+        _ => dot_git,
+    };
+    let common = crate::sys::regular::read(&git_dir.join("commondir"))
+        .ok()
+        .flatten()
+        .and_then(|c| super::worktrees::plain_path_file(&c).map(super::worktrees::path_from_bytes))
+        .map(|c| git_dir.join(c));
+    let mut paths = vec![worktree.join(".gitmodules")];
+    for name in [
+        "HEAD",
+        "index",
+        "commondir",
+        "gitdir",
+        "config",
+        "config.worktree",
+        "packed-refs",
+    ] {
+        paths.push(git_dir.join(name));
+    }
+    if let Some(common) = &common {
+        paths.push(common.join("packed-refs"));
+    }
+    let head = crate::sys::regular::read(&git_dir.join("HEAD"))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    if let Some(name) = std::str::from_utf8(&head)
+        .ok()
+        .and_then(|h| h.trim_end().strip_prefix("ref:"))
+        .map(str::trim)
+        .filter(|n| n.starts_with("refs/") && !n.split('/').any(|c| c == ".." || c.is_empty()))
+    {
+        paths.push(git_dir.join(name));
+        if let Some(common) = &common {
+            paths.push(common.join(name));
+        }
+    }
+    for path in paths {
+        match path.metadata() {
+            Ok(m) if !m.is_file() && !m.is_dir() => return Err(not_regular(&path)),
+            _ => {} // absent, or what gix itself refuses
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of a special file where git keeps a file.
+fn not_regular(path: &Path) -> anyhow::Error {
+    crate::model::Error::refused(format!(
+        "{} is not a regular file (a FIFO, a socket or a device): bullpen does not read it, \
+         as reading it could wait forever",
+        path.display()
+    ))
+    .hint("remove it, or put the file git expects there")
+    .into()
+}

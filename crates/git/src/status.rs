@@ -353,6 +353,7 @@ pub(super) fn dirt_of(
     overrides.push("core.trustctime=true".into());
     overrides.push("core.checkStat=default".into());
     overrides.push("gitoxide.core.useNsec=true".into());
+    super::special::refuse_special_git_files(worktree)?;
     let options = super::pinned::gix_options(overrides);
     let mut repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
@@ -523,6 +524,7 @@ pub(super) fn tracked_dirs_at(
     worktree: &Path,
     cli_config: &[gix::bstr::BString],
 ) -> Result<Vec<PathBuf>> {
+    super::special::refuse_special_git_files(worktree)?;
     let options = super::pinned::gix_options(cli_config.to_vec());
     let repo = gix::open_opts(worktree, options).with_context(|| {
         format!(

@@ -50,6 +50,7 @@ pub(super) fn submodule_changes(
         if sub.join(".git").symlink_metadata().is_err() {
             continue; // not checked out
         }
+        super::special::refuse_special_git_files(&sub)?;
         let options = super::pinned::gix_options(cli_config.to_vec());
         let head = gix::open_opts(&sub, options)
             .with_context(|| format!("could not open the submodule {}", sub.display()))?
