@@ -290,3 +290,82 @@ fn spawn_copies_no_special_file_named_by_worktreeinclude_and_reads_none() {
         run.stderr
     );
 }
+
+#[test]
+fn gcs_git_status_of_a_directory_without_its_entry_never_opens_a_fifo() {
+    let env = setup();
+    let wt = pushed_with_subdir(&env, "a");
+    // The admin entry gone: gc compares the directory with the tip through
+    // `git status`, which would open each `.gitignore` blocking.
+    std::fs::remove_dir_all(env.repo.join(".git/worktrees/a")).unwrap();
+    mkfifo(&wt.join("sub/.gitignore"));
+    let e = gc_entry(&env, "a", &[]);
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("sub/.gitignore is not a regular file (a FIFO, a socket or a device)"),
+        "{reason}"
+    );
+    std::fs::remove_file(wt.join("sub/.gitignore")).unwrap();
+    // Nor `core.excludesFile`.
+    let global = env.root().join("excludes-fifo");
+    mkfifo(&global);
+    env.git(
+        &env.repo,
+        &[
+            "config",
+            "--global",
+            "core.excludesFile",
+            global.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let e = gc_entry(&env, "a", &[]);
+    assert_eq!(e["action"], "kept", "{e}");
+    assert!(wt.join("sub/tracked.txt").exists());
+}
+
+#[test]
+fn spawn_never_opens_a_fifo_info_exclude_and_leaves_nothing() {
+    let env = setup();
+    let info = env.repo.join(".git/info");
+    std::fs::create_dir_all(&info).unwrap();
+    let _ = std::fs::remove_file(info.join("exclude"));
+    mkfifo(&info.join("exclude"));
+    let before = env.snapshot();
+    // `git worktree add` reads it (its checkout), before anything else would.
+    for include in [false, true] {
+        if include {
+            std::fs::write(env.repo.join(".worktreeinclude"), ".env\n").unwrap();
+        }
+        let run = bullpen_within(&env, &["spawn", "a", "--", "true"]).fails();
+        assert!(
+            run.stderr.contains("info/exclude is not a regular file"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(env.snapshot(), before);
+    }
+}
+
+#[test]
+fn resume_recreating_a_worktree_never_opens_a_fifo_info_exclude() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    env.git(
+        &env.repo,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    )
+    .ok();
+    let info = env.repo.join(".git/info");
+    std::fs::create_dir_all(&info).unwrap();
+    let _ = std::fs::remove_file(info.join("exclude"));
+    mkfifo(&info.join("exclude"));
+    let run = bullpen_within(&env, &["resume", "a"]).fails();
+    assert!(
+        run.stderr.contains("info/exclude is not a regular file"),
+        "{}",
+        run.stderr
+    );
+    assert!(!wt.exists());
+}

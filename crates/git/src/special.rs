@@ -2,7 +2,8 @@
 //! gix's status list none of them (git cannot track them), yet each is
 //! something a person made there and may be sorry to lose. They are found by
 //! type alone (`readdir`'s `d_type`), never opened: opening a FIFO for
-//! reading waits for a writer.
+//! reading waits for a writer. And the places where git and gix read a file
+//! blocking: a special file there is refused by name before they run.
 
 use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
@@ -193,4 +194,72 @@ fn not_regular(path: &Path) -> anyhow::Error {
     ))
     .hint("remove it, or put the file git expects there")
     .into()
+}
+
+impl super::Repo {
+    /// Refuse, naming it, a special file where the git CLI reads the
+    /// repository's ignore and attributes rules (`info/exclude`,
+    /// `info/attributes`, `core.excludesFile`, `core.attributesFile`, or
+    /// their defaults under `$XDG_CONFIG_HOME/git/`): git opens each blocking
+    /// (gix skips them). With `dir`, also a `.gitignore` or `.gitattributes`
+    /// anywhere below it that is not a regular file (a walk by type, not
+    /// entering `.git`): what `git status` in `dir` would open.
+    pub(super) fn refuse_special_rule_files(&self, dir: Option<&Path>) -> Result<()> {
+        let mut paths = vec![
+            self.common_dir.join("info/exclude"),
+            self.common_dir.join("info/attributes"),
+        ];
+        let config = self.repo.config_snapshot();
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|x| !x.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")));
+        for (key, default) in [
+            ("core.excludesFile", "ignore"),
+            ("core.attributesFile", "attributes"),
+        ] {
+            match config.trusted_path(key) {
+                Ok(Some(path)) => paths.push(path),
+                Err(_) => {} // git says why itself
+                Ok(None) => paths.extend(xdg.as_ref().map(|x| x.join("git").join(default))),
+            }
+        }
+        for path in paths {
+            if path.metadata().is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+                return Err(not_regular(&path));
+            }
+        }
+        let Some(dir) = dir else { return Ok(()) };
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(at) = stack.pop() {
+            let rd = match std::fs::read_dir(&at) {
+                Ok(rd) => rd,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(
+                        anyhow::Error::new(e).context(format!("could not list {}", at.display()))
+                    )
+                }
+            };
+            for entry in rd {
+                let entry = entry.with_context(|| format!("could not list {}", at.display()))?;
+                let name = entry.file_name();
+                let ft = entry
+                    .file_type()
+                    .with_context(|| format!("could not read {}", entry.path().display()))?;
+                if name == ".git" {
+                    continue;
+                }
+                if ft.is_dir() {
+                    stack.push(entry.path());
+                } else if (name == ".gitignore" || name == ".gitattributes")
+                    && !ft.is_file()
+                    && !ft.is_symlink()
+                {
+                    return Err(not_regular(&entry.path()));
+                }
+            }
+        }
+        Ok(())
+    }
 }

@@ -73,6 +73,8 @@ impl Repo {
     pub fn dirt_against(&self, dir: &Path, tip: Oid) -> Result<Dirt> {
         let index = self.temp_path("index")?;
         let result = (|| -> Result<Dirt> {
+            // git would wait forever on a FIFO among its rule files.
+            self.refuse_special_rule_files(Some(dir))?;
             let mut git_dir = std::ffi::OsString::from("--git-dir=");
             git_dir.push(&self.common_dir);
             let mut work_tree = std::ffi::OsString::from("--work-tree=");
