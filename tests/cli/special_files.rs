@@ -369,3 +369,22 @@ fn resume_recreating_a_worktree_never_opens_a_fifo_info_exclude() {
     );
     assert!(!wt.exists());
 }
+
+#[test]
+fn a_fifo_in_a_nested_repositorys_git_dir_hangs_no_gc() {
+    let env = setup();
+    // A repository made in a directory of tracked files (status enters it).
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "mkdir lib && echo x > lib/x && git add lib && git commit -q -m lib && git init -q lib",
+    );
+    let head = wt.join("lib/.git/HEAD");
+    std::fs::remove_file(&head).unwrap();
+    mkfifo(&head);
+    let e = gc_entry(&env, "a", &[]);
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(reason.contains("HEAD is not a regular file"), "{reason}");
+    assert!(wt.join("lib/.git").is_dir());
+}
