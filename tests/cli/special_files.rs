@@ -388,3 +388,38 @@ fn a_fifo_in_a_nested_repositorys_git_dir_hangs_no_gc() {
     assert!(reason.contains("HEAD is not a regular file"), "{reason}");
     assert!(wt.join("lib/.git").is_dir());
 }
+
+#[test]
+fn an_untracked_repository_whose_head_is_a_fifo_hangs_nothing_and_is_kept() {
+    let env = setup();
+    // A repository with a commit and no files checked out (status would list
+    // none), in an untracked directory; its HEAD then a FIFO.
+    let wt = spawn_pushed(
+        &env,
+        "a",
+        "git init -q scratch/tool && cd scratch/tool && echo x > x && git add x && \
+         git -c core.hooksPath=/dev/null commit -q -m x && rm x && git rm -q --cached x",
+    );
+    let head = wt.join("scratch/tool/.git/HEAD");
+    std::fs::remove_file(&head).unwrap();
+    mkfifo(&head);
+    bullpen_within(&env, &["ls", "--status"]).ok();
+    let e = gc_entry(&env, "a", &[]);
+    assert_eq!(e["action"], "kept", "{e}");
+    let reason = e["reason"].as_str().unwrap();
+    assert!(reason.contains("HEAD is not a regular file"), "{reason}");
+    assert!(wt.join("scratch/tool/.git").is_dir());
+}
+
+#[test]
+fn a_fifo_as_a_sessions_branch_hangs_no_ls_and_gc_keeps_the_session() {
+    let env = setup();
+    let wt = spawn_pushed(&env, "a", "true");
+    with_fifo_at(&env.repo.join(".git/refs/heads/bullpen/a"), || {
+        bullpen_within(&env, &["ls"]).ok();
+        bullpen_within(&env, &["ls", "--status"]).ok();
+        let e = gc_entry(&env, "a", &[]);
+        assert_eq!(e["action"], "kept", "{e}");
+    });
+    assert!(wt.is_dir());
+}

@@ -16,13 +16,15 @@ use anyhow::{Context, Result};
 /// directory status walks (not the `.git` entries, not an ignored directory
 /// of `ignored`, not a repository nested there, which its own status
 /// answers for), neither tracked in `index` nor ignored by the worktree's
-/// rules. Relative paths, sorted.
+/// rules. Relative paths, sorted. And the untracked directories holding a
+/// `.git` met on the way: status takes one whose `HEAD` it cannot read for
+/// no repository (and lists nothing of a `.git` alone).
 pub(super) fn untracked_special_files(
     repo: &gix::Repository,
     index: &gix::index::State,
     worktree: &Path,
     ignored: &[(gix::bstr::BString, bool)],
-) -> Result<Vec<PathBuf>> {
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     use gix::bstr::ByteSlice;
     let ignored_dirs: HashSet<&[u8]> = ignored
         .iter()
@@ -30,6 +32,7 @@ pub(super) fn untracked_special_files(
         .map(|(p, _)| p.as_slice())
         .collect();
     let mut found = Vec::new();
+    let mut repositories = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
         let dir = worktree.join(&rel);
@@ -75,13 +78,21 @@ pub(super) fn untracked_special_files(
         }
         // A repository nested below the top: status does not enter it.
         if is_repository && !rel.as_os_str().is_empty() {
+            let mut prefix = rel.as_os_str().as_bytes().to_vec();
+            let tracked = index.entry_by_path(prefix.as_bstr()).is_some() || {
+                prefix.push(b'/');
+                index.prefixed_entries_range(prefix.as_bstr()).is_some()
+            };
+            if !tracked {
+                repositories.push(rel);
+            }
             continue;
         }
         found.extend(here);
         stack.extend(subdirs);
     }
     if found.is_empty() {
-        return Ok(found);
+        return Ok((found, repositories));
     }
     let mut excludes = repo
         .excludes(
@@ -110,7 +121,7 @@ pub(super) fn untracked_special_files(
         }
     }
     out.sort();
-    Ok(out)
+    Ok((out, repositories))
 }
 
 /// Refuse a repository at `worktree` (a worktree, or one nested in it) whose

@@ -445,9 +445,11 @@ pub(super) fn dirt_of(
         }
     }
     // What status leaves out: git tracks no FIFO, socket or device.
-    dirt.untracked += untracked_special_files(&repo, &index, worktree, &ignored)
-        .with_context(|| format!("could not look for special files in {}", worktree.display()))?
-        .len();
+    let (specials, unseen_repositories) =
+        untracked_special_files(&repo, &index, worktree, &ignored).with_context(|| {
+            format!("could not look for special files in {}", worktree.display())
+        })?;
+    dirt.untracked += specials.len();
     dirt.ignored = ignored
         .iter()
         .map(|(p, dir)| (PathBuf::from(std::ffi::OsStr::from_bytes(p)), *dir))
@@ -458,6 +460,9 @@ pub(super) fn dirt_of(
         .collect();
     let (repositories, mounts) = look_closer(worktree, &untracked_dirs);
     dirt.repositories.extend(repositories);
+    dirt.repositories.extend(unseen_repositories);
+    dirt.repositories.sort();
+    dirt.repositories.dedup();
     dirt.mounts = mounts;
     if !gitignores.is_empty() {
         let hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
