@@ -36,8 +36,9 @@ right before removal:
   clean      no modified, deleted, staged or untracked files (ignored files do not
              count, unless a .gitignore that is not in the index hides them: but a
              cache does not count, a directory with a valid CACHEDIR.TAG, a pyvenv.cfg,
-             or matched by bullpen.gc.disposable), and no edit under skip-worktree or
-             assume-unchanged
+             or matched by bullpen.gc.disposable), no edit under skip-worktree or
+             assume-unchanged, and no FIFO, socket or device (git lists none; each
+             counts as an untracked file)
   nested     every repository inside (a submodule, a clone or a linked worktree in
              any directory, any .git below the top) and every submodule git dir git
              keeps for the worktree is clean, its HEAD, branches, stash and reflogs on

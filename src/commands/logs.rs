@@ -67,7 +67,8 @@ pub fn run(args: Args, cwd: &Path, ui: &Ui) -> Result<i32> {
     // The path comes from the id, never from the record (which may have been
     // fetched or edited): logs only ever reads bullpen's own log directory.
     let path = ctx.layout.log_path(id);
-    let mut file = match File::open(&path) {
+    // Never blocking on a FIFO in its place.
+    let mut file = match crate::sys::regular::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let e = Error::failed(format!(

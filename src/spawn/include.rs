@@ -50,8 +50,13 @@ impl Include {
             }
             Ok(_) => {}
         }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        // Read without blocking: what took its place since is not read.
+        let text = crate::sys::regular::read(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .map(String::from_utf8)
+            .transpose()
+            .with_context(|| format!("cannot read {}: not UTF-8", path.display()))?
+            .unwrap_or_default();
         let mut builder = GitignoreBuilder::new(&main);
         for (i, line) in text.lines().enumerate() {
             let at = || format!("{}:{}", path.display(), i + 1);

@@ -276,10 +276,12 @@ pub struct HalfRemoved {
 
 /// The branch an entry's `HEAD` names (see [`HalfRemoved::head`]).
 fn entry_head(dir: &Path) -> Option<String> {
-    let content = match std::fs::read_to_string(dir.join("HEAD")) {
+    let content = match crate::sys::regular::read(&dir.join("HEAD")) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(_) => return Some(String::new()),
-        Ok(c) => c,
+        Ok(None) if dir.join("HEAD").symlink_metadata().is_err() => return None,
+        // Not a regular file (never read: a FIFO would block), or unreadable.
+        Err(_) | Ok(None) => return Some(String::new()),
+        Ok(Some(c)) => String::from_utf8_lossy(&c).into_owned(),
     };
     Some(
         content

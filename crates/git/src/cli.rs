@@ -166,6 +166,8 @@ impl Repo {
 
     /// `git worktree add -b <branch> <path> <base>`: new branch and worktree at once.
     pub fn worktree_add_new_branch(&self, path: &Path, branch: &str, base: Oid) -> Result<()> {
+        // Its checkout reads the ignore rules, blocking on a FIFO.
+        self.refuse_special_rule_files(None)?;
         let base = base.to_string();
         self.run_git(
             None,
@@ -219,6 +221,8 @@ impl Repo {
     /// remote-tracking branch, set up to track it (git writes the branch's
     /// `remote` and `merge` config), and its worktree.
     pub fn worktree_add_tracking(&self, path: &Path, branch: &str, upstream: &str) -> Result<()> {
+        // Its checkout reads the ignore rules, blocking on a FIFO.
+        self.refuse_special_rule_files(None)?;
         self.run_git(
             None,
             &[
@@ -274,6 +278,8 @@ impl Repo {
 
     /// `git worktree add <path> <branch>`: a worktree for an existing branch.
     pub fn worktree_add_existing(&self, path: &Path, branch: &str) -> Result<()> {
+        // Its checkout reads the ignore rules, blocking on a FIFO.
+        self.refuse_special_rule_files(None)?;
         self.run_git(
             None,
             &[

@@ -39,8 +39,10 @@ mod resolve;
 mod sandbox;
 mod sandbox_guard;
 mod shared;
+mod special;
 mod status;
 pub mod store;
+mod submodules;
 #[cfg(test)]
 mod tests;
 mod threads;

@@ -73,6 +73,7 @@ pub(super) fn nested_of(
             });
         }
         for (dir, dot_git_is_dir) in walk.repos {
+            super::special::refuse_special_git_files(&dir)?;
             let repo = gix::open(&dir)
                 .with_context(|| format!("could not open the repository at {}", dir.display()))?;
             seen.insert(canonical(repo.git_dir()));

@@ -8,9 +8,10 @@
 //! - The git CLI (`cli.rs`, every call): `core.fsmonitor=false`, and in a
 //!   directory other than the main worktree `core.hooksPath=/dev/null` (git
 //!   runs `post-index-change` when it writes an index, as `status` and
-//!   `read-tree` do). As `-c`, they reach every git that git starts (a
-//!   submodule's `status`). The calls bullpen makes run no diff (`diff.external`,
-//!   textconv), no merge driver and no transport in a session worktree.
+//!   `read-tree` do). As `-c`, they reach every git that git starts. The calls
+//!   bullpen makes run no diff (`diff.external`, textconv), no merge driver, no
+//!   transport and no git in a submodule in a session worktree (a submodule's
+//!   own `status` would take its filters from its config: `submodules.rs`).
 //! - gix, opened on a worktree or a repository in one (`status.rs`): no
 //!   program from a repository's own configuration files (gix runs only filter
 //!   drivers there: `filter.<driver>.clean`/`process`), while what the user's

@@ -11,6 +11,8 @@ use super::hidden::{
 };
 use super::nested::nested_of;
 use super::shared::SharedObjects;
+use super::special::untracked_special_files;
+use super::submodules::submodule_changes;
 use super::threads::{in_order, on_threads};
 use super::{Dirt, Oid, Repo};
 use crate::model::error::GitFailed;
@@ -71,11 +73,14 @@ impl Repo {
     pub fn dirt_against(&self, dir: &Path, tip: Oid) -> Result<Dirt> {
         let index = self.temp_path("index")?;
         let result = (|| -> Result<Dirt> {
+            // git would wait forever on a FIFO among its rule files.
+            self.refuse_special_rule_files(Some(dir))?;
             let mut git_dir = std::ffi::OsString::from("--git-dir=");
             git_dir.push(&self.common_dir);
             let mut work_tree = std::ffi::OsString::from("--work-tree=");
             work_tree.push(dir);
             let env = [("GIT_INDEX_FILE", index.as_os_str())];
+            let tip_id = super::gid(tip)?;
             let tip = tip.to_string();
             self.run_git_env(
                 Some(dir),
@@ -103,7 +108,9 @@ impl Repo {
                     "--untracked-files=all".as_ref(),
                     "--ignored=matching".as_ref(),
                     "--no-renames".as_ref(),
-                    "--ignore-submodules=none".as_ref(),
+                    // A submodule's `git status` would run what its own
+                    // configuration names: bullpen looks at each itself.
+                    "--ignore-submodules=all".as_ref(),
                 ],
                 &env,
             )?;
@@ -125,6 +132,9 @@ impl Repo {
                     _ => dirt.modified += 1,
                 }
             }
+            let (modified, deleted) = submodule_changes(&self.repo, tip_id, dir, &self.cli_config)?;
+            dirt.modified += modified;
+            dirt.deleted += deleted;
             if !gitignores.is_empty() && !ignored.is_empty() {
                 // Which rule ignores each: `check-ignore -v` names its file.
                 let mut counts = vec![0usize; gitignores.len()];
@@ -345,6 +355,7 @@ pub(super) fn dirt_of(
     overrides.push("core.trustctime=true".into());
     overrides.push("core.checkStat=default".into());
     overrides.push("gitoxide.core.useNsec=true".into());
+    super::special::refuse_special_git_files(worktree)?;
     let options = super::pinned::gix_options(overrides);
     let mut repo = gix::open_opts(worktree, options).with_context(|| {
         format!(
@@ -433,6 +444,12 @@ pub(super) fn dirt_of(
             Some(_) => dirt.modified += 1,
         }
     }
+    // What status leaves out: git tracks no FIFO, socket or device.
+    let (specials, unseen_repositories) =
+        untracked_special_files(&repo, &index, worktree, &ignored).with_context(|| {
+            format!("could not look for special files in {}", worktree.display())
+        })?;
+    dirt.untracked += specials.len();
     dirt.ignored = ignored
         .iter()
         .map(|(p, dir)| (PathBuf::from(std::ffi::OsStr::from_bytes(p)), *dir))
@@ -443,6 +460,9 @@ pub(super) fn dirt_of(
         .collect();
     let (repositories, mounts) = look_closer(worktree, &untracked_dirs);
     dirt.repositories.extend(repositories);
+    dirt.repositories.extend(unseen_repositories);
+    dirt.repositories.sort();
+    dirt.repositories.dedup();
     dirt.mounts = mounts;
     if !gitignores.is_empty() {
         let hiding = hidden_by(&repo, &index, &gitignores, &ignored).with_context(|| {
@@ -511,6 +531,7 @@ pub(super) fn tracked_dirs_at(
     worktree: &Path,
     cli_config: &[gix::bstr::BString],
 ) -> Result<Vec<PathBuf>> {
+    super::special::refuse_special_git_files(worktree)?;
     let options = super::pinned::gix_options(cli_config.to_vec());
     let repo = gix::open_opts(worktree, options).with_context(|| {
         format!(

@@ -203,7 +203,7 @@ impl Repo {
 
 /// Where the `.git` file at the top of a (linked) worktree points, if it is one.
 pub(super) fn dot_git_file_target(worktree: &Path) -> Option<PathBuf> {
-    let content = std::fs::read(worktree.join(".git")).ok()?;
+    let content = crate::sys::regular::read(&worktree.join(".git")).ok()??;
     let target = path_from_bytes(gitfile_target(&content)?);
     Some(if target.is_absolute() {
         target
@@ -250,8 +250,10 @@ pub(super) fn path_from_bytes(bytes: &[u8]) -> PathBuf {
 /// (or with an empty one: git does not count that as a worktree either).
 pub(super) fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
     let gitdir_file = admin_dir.join("gitdir");
-    let content = match std::fs::read(&gitdir_file) {
-        Ok(content) => content,
+    // Never blocking on a FIFO there: what is no regular file is no gitdir.
+    let content = match crate::sys::regular::read(&gitdir_file) {
+        Ok(Some(content)) => content,
+        Ok(None) => return Ok(None),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => {
             return Err(anyhow::Error::new(err)
@@ -277,7 +279,8 @@ pub(super) fn registered_path(admin_dir: &Path) -> Result<Option<PathBuf>> {
 /// The branch a HEAD file (in a git dir or worktree admin dir) points at:
 /// `Some("refs/heads/x")` for `ref: refs/heads/x`, `None` when detached or unreadable.
 fn read_head_ref(git_dir: &Path) -> Option<String> {
-    let content = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let content = crate::sys::regular::read(&git_dir.join("HEAD")).ok()??;
+    let content = String::from_utf8(content).ok()?;
     let target = content.trim_end().strip_prefix("ref:")?.trim();
     (!target.is_empty()).then(|| target.to_string())
 }

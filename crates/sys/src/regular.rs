@@ -28,6 +28,23 @@ pub fn read(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
+/// The regular file at `path` (through a symbolic link), open for reading; an
+/// `InvalidInput` error naming it when it is something else (a FIFO, a
+/// device): the open never blocks, and the type is that of the opened file.
+pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(file)
+}
+
 /// The first line of the regular file at `path` (without its newline), read
 /// as [`read`] reads, and no further than `cap` bytes: `Ok(None)` as there,
 /// and when the first line is longer than that.
@@ -78,6 +95,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read(&fifo).unwrap(), None, "never blocks on a FIFO");
+        assert_eq!(
+            open(&fifo).unwrap_err().kind(),
+            std::io::ErrorKind::InvalidInput
+        );
+        assert!(open(&d.join("f")).is_ok());
         assert_eq!(first_line(&fifo, 10).unwrap(), None);
         std::fs::write(d.join("lines"), "one\ntwo\n").unwrap();
         assert_eq!(

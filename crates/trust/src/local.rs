@@ -99,7 +99,12 @@ impl Local {
 
     fn read<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
         let path = self.dir.join(name);
-        let bytes = match std::fs::read(&path) {
+        // Never blocking on a FIFO in its place: what is no regular file is
+        // refused, not taken for an absent one.
+        let bytes = match crate::sys::regular::open(&path).and_then(|mut f| {
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut b).map(|_| b)
+        }) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
