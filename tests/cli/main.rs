@@ -40,6 +40,7 @@ mod ready;
 mod records_merge;
 mod remote;
 mod remote_cache;
+mod remote_packed;
 mod repo;
 mod resume;
 mod reuse;
