@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::remote::{origin_stdin, Machine, Machines};
-use crate::support::{assert_contains, make_executable, which_git, Env};
+use crate::support::{assert_contains, make_executable, which_git, Env, BIN};
 
 /// More sessions than a fetch needs to bring before it packs.
 const MANY: usize = 70;
@@ -140,6 +140,23 @@ fn a_fetch_of_many_sessions_packs_what_it_wrote_and_nothing_else() {
     let rows = b.ls_json(env, &["--remote"]);
     assert_eq!(rows.len(), MANY);
     assert!(rows.iter().all(|r| r["ahead"] == 1), "{rows:?}");
+    // Completion reads the names without the refs: packed ones too.
+    let out = env
+        .cmd(BIN, &b.dir)
+        .env("GIT_BULLPEN_COMPLETE", "fish")
+        .args(["--", "git-bullpen", "resume", "origin/"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let offered = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        offered
+            .lines()
+            .filter(|l| l.starts_with("origin/p"))
+            .count(),
+        MANY,
+        "{offered}"
+    );
 
     // On origin: p001 continued, p002 deleted, p003 replaced by a forgery.
     let base = m.origin_git(&["rev-parse", "main"]);
