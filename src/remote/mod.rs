@@ -99,7 +99,8 @@ pub fn fetch(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
 /// only one that passes is copied to `refs/bullpen/remotes/<remote>/sessions/`;
 /// one that fails is reported and skipped, and the copy fetched before it (if
 /// any) stays. Records here that qualify are joined with what arrived
-/// (`join::join_fetched`). Then the notes are merged into `refs/notes/bullpen` (a union).
+/// (`join::join_fetched`). Then the notes are merged into `refs/notes/bullpen` (a union),
+/// and what the fetch wrote is packed if it was many refs ([`PACK_AFTER`]).
 fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     let configured = ctx.repo.fetch_refspecs(remote.as_str());
     let branches = match branch_map(&configured) {
@@ -170,7 +171,8 @@ fn fetch_locked(ctx: &Ctx, remote: &RemoteName) -> Result<Fetched> {
     state.finished(&fetched);
     fetched.notes = merge_notes(ctx, remote);
     if written + fetched.new.len() + fetched.updated.len() + fetched.gone.len() >= PACK_AFTER {
-        // Only quicker to read: a failure leaves the refs loose, as they were.
+        // Only quicker to read: a failure (a git before 2.42 has no
+        // `--include`) leaves the refs loose, as they were.
         let _ = ctx
             .repo
             .pack_refs(&fetched_namespaces(remote, fetched.branches.as_deref()));
