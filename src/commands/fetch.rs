@@ -35,7 +35,9 @@ Every record is checked before it is taken: its id, that its commit holds sessio
 alone, at most 256 KiB, a schema this bullpen reads, the record of that session. One \
 that fails is named with the reason and skipped (the copy fetched before, if any, \
 stays); the others arrive. What the remote has, as git fetched it, stays under \
-refs/bullpen/incoming/<remote>/.
+refs/bullpen/incoming/<remote>/. A fetch that wrote 64 refs or more leaves those it \
+wrote packed (git pack-refs --include of these namespaces and the branches'; no other \
+ref), so that later fetches and listings read one file.
 
 When this clone's record of a session and the remote's both moved on from a common \
 event, this clone's is the later and its branch is the remote's or a fast-forward of \

@@ -44,6 +44,7 @@ mod records_merge;
 mod remote;
 mod remote_attacks;
 mod remote_cache;
+mod remote_packed;
 mod repo;
 mod resume;
 mod reuse;

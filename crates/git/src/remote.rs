@@ -154,6 +154,21 @@ impl Repo {
         }
     }
 
+    /// `git pack-refs --include <pattern>...`: the loose refs that match one
+    /// of `patterns` (globs, `*` matching `/` too) moved into `packed-refs`
+    /// by git itself, under its locks; no other ref is packed (with
+    /// `--include` git packs no tags by default) and none changes its value.
+    pub fn pack_refs(&self, patterns: &[String]) -> Result<()> {
+        let mut args: Vec<&std::ffi::OsStr> = vec![std::ffi::OsStr::new("pack-refs")];
+        for p in patterns {
+            args.push(std::ffi::OsStr::new("--include"));
+            args.push(std::ffi::OsStr::new(p));
+        }
+        self.run_git_env(None, &args, &[])
+            .map(drop)
+            .context("could not pack refs")
+    }
+
     /// `git push --porcelain --atomic <remote> <refspecs>`, never forced (no
     /// `+`, no `--force`): git refuses whatever is not a fast-forward of what the
     /// remote has when it receives the push, so nothing on the remote is lost,

@@ -74,23 +74,36 @@ impl FromStr for Oid {
             return Err(bad());
         }
         let mut raw = [0u8; 32];
-        for (i, pair) in s.as_bytes().chunks(2).enumerate() {
-            let hi = hex(pair[0]).ok_or_else(bad)?;
-            let lo = hex(pair[1]).ok_or_else(bad)?;
-            raw[i] = hi << 4 | lo;
+        // Branch-free per digit (a listing of 1,000 fetched sessions parses
+        // 5,000 ids): `HEX` holds each digit's value, 0xff for a non-digit.
+        let mut invalid = 0u8;
+        for (i, pair) in s.as_bytes().chunks_exact(2).enumerate() {
+            let (hi, lo) = (HEX[usize::from(pair[0])], HEX[usize::from(pair[1])]);
+            invalid |= (hi | lo) & 0xf0;
+            raw[i] = hi << 4 | (lo & 0x0f);
+        }
+        if invalid != 0 {
+            return Err(bad());
         }
         Oid::from_bytes(&raw[..s.len() / 2]).ok_or_else(bad)
     }
 }
 
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+/// The value of each hex digit (either case), 0xff for any other byte.
+const HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = match c as u8 {
+            b @ b'0'..=b'9' => b - b'0',
+            b @ b'a'..=b'f' => b - b'a' + 10,
+            b @ b'A'..=b'F' => b - b'A' + 10,
+            _ => 0xff,
+        };
+        c += 1;
     }
-}
+    t
+};
 
 #[cfg(test)]
 mod tests {
@@ -113,7 +126,18 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_a_full_id() {
-        for bad in ["", "abc", &"g".repeat(40), &"a".repeat(41), &"a".repeat(39)] {
+        let wide = format!("{}é", "a".repeat(38));
+        for bad in [
+            "",
+            "abc",
+            &"g".repeat(40),
+            &"a".repeat(41),
+            &"a".repeat(39),
+            &format!("{}G", "a".repeat(39)),
+            &format!("/{}", "a".repeat(39)),
+            &format!("{}:", "a".repeat(63)),
+            &wide,
+        ] {
             assert!(bad.parse::<Oid>().is_err(), "{bad:?}");
         }
     }

@@ -367,12 +367,53 @@ pub fn host_label(
     }
 }
 
+/// Pure: the patterns of the refs a fetch from `remote` writes, for `git
+/// pack-refs --include`: the records as fetched and as checked, and the
+/// session branches where `branches` (the destination of the remote's fetch
+/// refspec, `refs/remotes/origin/bullpen/*`) puts them, if it is a plain
+/// prefix and `*` (git's own glob characters elsewhere would match more).
+/// Nothing else of this clone's.
+pub fn fetched_namespaces(remote: &RemoteName, branches: Option<&str>) -> Vec<String> {
+    let mut patterns = vec![
+        format!("{}*", remote.incoming_prefix()),
+        format!("{}*", remote.tracking_prefix()),
+    ];
+    if let Some(prefix) = branches.and_then(|b| b.strip_suffix('*')) {
+        if prefix.starts_with("refs/remotes/") && !prefix.contains(['*', '?', '[', '\\']) {
+            patterns.push(format!("{prefix}*"));
+        }
+    }
+    patterns
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn id(s: &str) -> SessionId {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_fetch_packs_only_the_refs_it_writes() {
+        let o: RemoteName = "origin".parse().unwrap();
+        assert_eq!(
+            fetched_namespaces(&o, Some("refs/remotes/origin/bullpen/*")),
+            [
+                "refs/bullpen/incoming/origin/sessions/*",
+                "refs/bullpen/remotes/origin/sessions/*",
+                "refs/remotes/origin/bullpen/*",
+            ]
+        );
+        for odd in [
+            "refs/remotes/origin/bullpen/*-x",
+            "refs/remotes/o[r]/bullpen/*",
+            "refs/remotes/o?/*",
+            "refs/heads/bullpen/*",
+        ] {
+            assert_eq!(fetched_namespaces(&o, Some(odd)).len(), 2, "{odd}");
+        }
+        assert_eq!(fetched_namespaces(&o, None).len(), 2);
     }
 
     #[test]

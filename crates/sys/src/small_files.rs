@@ -31,6 +31,7 @@ pub fn read(dir: &Path, cap: usize) -> std::io::Result<Option<SmallFiles>> {
         Err(e) => return Err(e.into()),
     };
     let mut out = SmallFiles::default();
+    let mut buf = vec![0u8; cap];
     for entry in rustix::fs::Dir::read_from(fd.as_fd())? {
         let entry = entry?;
         let Ok(name) = entry.file_name().to_str() else {
@@ -64,18 +65,18 @@ pub fn read(dir: &Path, cap: usize) -> std::io::Result<Option<SmallFiles>> {
                     Err(Errno::NOENT) => continue,
                     Err(e) => return Err(e.into()),
                 };
-                let mut bytes = vec![0u8; cap];
+                // One buffer for all: a fresh `cap` bytes per file, kept, made
+                // 2,000 loose refs cost 8 MB of pages touched for 80 KB of text.
                 let mut len = 0;
-                while len < cap {
-                    match rustix::io::read(&file, &mut bytes[len..]) {
+                while len < buf.len() {
+                    match rustix::io::read(&file, &mut buf[len..]) {
                         Ok(0) => break,
                         Ok(n) => len += n,
                         Err(Errno::INTR) => continue,
                         Err(e) => return Err(e.into()),
                     }
                 }
-                bytes.truncate(len);
-                out.files.push((name.to_owned(), bytes));
+                out.files.push((name.to_owned(), buf[..len].to_vec()));
             }
             _ => {}
         }
