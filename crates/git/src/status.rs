@@ -276,9 +276,8 @@ impl Repo {
 
     /// [`Repo::dirt_many`], each result handed to `each` (on this thread, in
     /// the order of `worktrees`) as soon as it and those before it are done;
-    /// `each` returning false stops it. Two threads a core: a status mostly
-    /// waits on the kernel's path walks (`ls --status` on 13,000-file
-    /// worktrees, 2 cores: see BENCHMARKS.md).
+    /// `each` returning false stops it. Two threads a core (`io_threads`:
+    /// a status is mostly the kernel's `lstat`s; see BENCHMARKS.md).
     pub fn dirt_each(&self, worktrees: &[PathBuf], each: impl FnMut(usize, Result<Dirt>) -> bool) {
         let config = &self.cli_config;
         let shared = self.shared_objects();

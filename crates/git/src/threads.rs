@@ -13,10 +13,11 @@ pub(crate) fn cores() -> usize {
         .clamp(1, 8)
 }
 
-/// Two threads per core (at most 16), for work that mostly waits on the
-/// kernel's path walks and the disk (a worktree's status: `lstat` and
-/// `readdir` of every file): while one thread waits for an inode, another
-/// runs, as git's own status does with `core.preloadIndex`.
+/// Two threads per core (at most 16), for work that is mostly system calls
+/// (a worktree's status: an `lstat` of every tracked file, a `readdir` of
+/// every directory), which block whenever an inode is not in memory; git's
+/// own status uses more threads than cores for its `lstat`s too
+/// (`core.preloadIndex`), and so does worktrunk's `wt list`.
 pub(crate) fn io_threads() -> usize {
     2 * cores()
 }
