@@ -500,6 +500,12 @@ pub fn bench_real(env: &Env, cfg: &GcConfig, errlog: &Path, report: &mut Report)
     // (uncommitted work, ahead/behind, against the remote): issue 27 asks
     // `ls --status` to be no slower.
     if let Some(wt) = crate::env::which("wt") {
+        let version = env.cmd(&wt, &dir).arg("--version").output().ok();
+        let version = version
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| "an unknown version".into());
+        report.note(format!("worktrunk on PATH: `{version}`"));
         let cases = [
             Case::new("wt list", |_| {
                 let mut c = env.cmd(&wt, &dir);

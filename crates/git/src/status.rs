@@ -13,7 +13,7 @@ use super::nested::nested_of;
 use super::shared::SharedObjects;
 use super::special::untracked_special_files;
 use super::submodules::submodule_changes;
-use super::threads::{in_order, on_threads};
+use super::threads::{in_order, io_threads, on_threads};
 use super::{Dirt, Oid, Repo};
 use crate::model::error::GitFailed;
 use crate::model::{Ignored, Nested};
@@ -286,11 +286,13 @@ impl Repo {
 
     /// [`Repo::dirt_many`], each result handed to `each` (on this thread, in
     /// the order of `worktrees`) as soon as it and those before it are done;
-    /// `each` returning false stops it.
+    /// `each` returning false stops it. Two threads a core (`io_threads`:
+    /// a status is mostly the kernel's `lstat`s; see BENCHMARKS.md).
     pub fn dirt_each(&self, worktrees: &[PathBuf], each: impl FnMut(usize, Result<Dirt>) -> bool) {
         let config = &self.cli_config;
         let shared = self.shared_objects();
-        in_order(worktrees, |w| dirt_of(w, config, Some(&shared)), each)
+        let status = |w: &PathBuf| dirt_of(w, config, Some(&shared));
+        in_order(io_threads(), worktrees, status, each)
     }
 
     /// [`Repo::nested_repositories`] of many (worktree, admin entry, ignored

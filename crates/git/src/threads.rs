@@ -5,6 +5,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Result;
 
+/// One thread per core (at most 8).
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+}
+
+/// Two threads per core (at most 16), for work that is mostly system calls
+/// (a worktree's status: an `lstat` of every tracked file, a `readdir` of
+/// every directory), which block whenever an inode is not in memory; git's
+/// own status uses more threads than cores for its `lstat`s too
+/// (`core.preloadIndex`), and so does worktrunk's `wt list`.
+pub(crate) fn io_threads() -> usize {
+    2 * cores()
+}
+
 /// `f` over `items` on a few threads, results in order. A thread that panics
 /// gives errors for its items, never a panic here.
 pub(crate) fn on_threads<I: Sync, T: Send>(
@@ -12,29 +29,26 @@ pub(crate) fn on_threads<I: Sync, T: Send>(
     f: impl Fn(&I) -> Result<T> + Sync,
 ) -> Vec<Result<T>> {
     let mut out = Vec::with_capacity(items.len());
-    in_order(items, f, |_, r| {
+    in_order(cores(), items, f, |_, r| {
         out.push(r);
         true
     });
     out
 }
 
-/// `f` over `items` on a few threads, each taking the next item as it is free
-/// (so the first items are done first), and `each` called on this thread with
+/// `f` over `items` on at most `threads` threads, each taking the next item as
+/// it is free (so the first items are done first), and `each` called on this thread with
 /// every result in the order of `items`, as soon as it and all before it are
 /// done: a caller can show the first results while the rest are computed.
 /// When `each` returns false, no more items are started or handed to it.
 /// An item whose `f` panics gives an error, never a panic here.
 pub(crate) fn in_order<I: Sync, T: Send>(
+    threads: usize,
     items: &[I],
     f: impl Fn(&I) -> Result<T> + Sync,
     mut each: impl FnMut(usize, Result<T>) -> bool,
 ) {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 8)
-        .min(items.len().max(1));
+    let threads = threads.max(1).min(items.len().max(1));
     let guarded = |item: &I| -> Result<T> {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(item)))
             .unwrap_or_else(|_| Err(anyhow::anyhow!("could not be computed (a thread failed)")))
@@ -94,6 +108,7 @@ mod tests {
         let items: Vec<usize> = (0..50).collect();
         let mut seen = Vec::new();
         in_order(
+            4,
             &items,
             |&i| {
                 if i == 7 {
@@ -112,6 +127,7 @@ mod tests {
         assert_eq!(on_threads(&items[..3], |&i| Ok(i)).len(), 3);
         let mut handed = 0;
         in_order(
+            4,
             &items,
             |&i| Ok(i),
             |_, _| {
