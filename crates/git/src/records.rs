@@ -1,4 +1,4 @@
-//! Records: refs (read, list, compare-and-swap update/delete with forced reflogs)
+//! Records: refs (read, list, compare-and-swap update/delete; reflogs as git writes them)
 //! and objects (file blobs, one-file trees, commits with our signatures).
 
 use anyhow::{bail, Context, Result};
@@ -332,8 +332,11 @@ impl Repo {
     }
 
     /// Point `refname` at `new` if and only if it currently matches `expect`;
-    /// a reflog entry with `message` is always written. A mismatch returns an
-    /// error that downcasts to [`CasConflict`].
+    /// a reflog entry with `message` is written where git would write one
+    /// (`core.logAllRefUpdates`: a branch, a remote-tracking ref, a note, or
+    /// a ref whose reflog exists), so none for a record: its commits are its
+    /// log, and a reflog was one more file and three appends per spawn. A
+    /// mismatch returns an error that downcasts to [`CasConflict`].
     pub fn update_ref(&self, refname: &str, new: Oid, expect: Expect, message: &str) -> Result<()> {
         use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
         let name = full_name(refname)?;
@@ -347,7 +350,7 @@ impl Repo {
             change: Change::Update {
                 log: LogChange {
                     mode: RefLog::AndReference,
-                    force_create_reflog: true,
+                    force_create_reflog: false,
                     message: one_line(message).into(),
                 },
                 expected,
