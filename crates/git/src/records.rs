@@ -281,6 +281,44 @@ impl Repo {
         }
     }
 
+    /// Write a commit over the empty tree with `message` and `parents`, in
+    /// order (a record commit: the record is in its message, see
+    /// `model::record::message`), and return it. The empty tree is written
+    /// too, once: git has it without the object, but `git fsck` would name it
+    /// missing. Author and committer as [`Repo::write_file_commit`].
+    pub fn write_message_commit(&self, message: &[u8], parents: &[Oid]) -> Result<Oid> {
+        let message = std::str::from_utf8(message).context("a commit message that is not UTF-8")?;
+        // gix writes no object that exists already (one look-up).
+        let tree = self
+            .repo
+            .write_object(gix::objs::Tree::empty())
+            .context("could not write the empty tree")?
+            .detach();
+        self.write_commit(
+            tree,
+            message,
+            parents.iter().map(|p| gid(*p)).collect::<Result<_>>()?,
+        )
+    }
+
+    /// The message of `commit` when its tree is the empty tree (a record
+    /// commit of one object); `None` for any other tree. Read loose first, as
+    /// [`Repo::read_file_at`] reads.
+    pub fn empty_tree_message(&self, commit: Oid) -> Result<Option<Vec<u8>>> {
+        let mut buf = Vec::new();
+        let id = gid(commit)?;
+        let data = self
+            .object_loose_first(&id, gix::object::Kind::Commit, &mut buf)
+            .with_context(|| format!("could not read commit {commit}"))?;
+        let parsed = gix::objs::CommitRef::from_bytes(data, self.repo.object_hash())
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("could not read commit {commit}"))?;
+        if !parsed.tree().is_empty_tree() {
+            return Ok(None);
+        }
+        Ok(Some(parsed.message.to_vec()))
+    }
+
     /// Write a commit whose tree holds exactly one file (`file_name` = `content`),
     /// with `parent` as its only parent (or none), and return it. Author and
     /// committer are the repository's identity, or `bullpen <bullpen@localhost>`.
