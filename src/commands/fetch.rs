@@ -31,8 +31,9 @@ branches outside refs/remotes/ (a mirror's +refs/*:refs/* puts them on this clon
 branches, and --prune would delete them) is refused, naming the refspec. A note \
 over 1 MiB is skipped with a warning.
 
-Every record is checked before it is taken: its id, that its commit holds session.json \
-alone, at most 256 KiB, a schema this bullpen reads, the record of that session. One \
+Every record is checked before it is taken: its id, that its commit holds the record in \
+its message over the empty tree, or session.json alone in its tree, at most 256 KiB (the \
+commit at most 320 KiB), a schema this bullpen reads, the record of that session. One \
 that fails is named with the reason and skipped (the copy fetched before, if any, \
 stays); the others arrive. What the remote has, as git fetched it, stays under \
 refs/bullpen/incoming/<remote>/. A fetch that wrote 64 refs or more leaves those it \

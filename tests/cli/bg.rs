@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{assert_contains, record_ref, Env, Run, BIN};
+use crate::support::{assert_contains, record_json, record_ref, Env, Run, BIN};
 
 /// Generous: machines under load are slow, and these waits end as soon as the
 /// condition holds.
@@ -175,12 +175,14 @@ impl Bg {
 /// The record at `refname`, if it can be read: what the guard uses, which must
 /// not panic.
 fn read_record_ref(env: &Env, refname: &str) -> Option<Value> {
-    let out = env
-        .cmd("git", &env.repo)
-        .args(["cat-file", "blob", &format!("{refname}:session.json")])
-        .output()
-        .ok()?;
-    serde_json::from_slice(&out.stdout).ok()
+    let git = |args: &[&str]| {
+        env.cmd("git", &env.repo)
+            .args(args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    };
+    serde_json::from_str(&record_json(git, refname)).ok()
 }
 
 /// Poll `f` until it returns `Some`, for at most `DEADLINE`.

@@ -619,7 +619,8 @@ fn files(roff: &mut Roff) {
     for (tag, body) in [
         (
             "refs/bullpen/sessions/<id>",
-            "The session's record: a chain of commits, each holding session.json; `git log \
+            "The session's record: a chain of commits, one per event, each with the record \
+             (session.json) at the end of its message; `git log -p \
              refs/bullpen/sessions/<id>` is its history. Shared: it travels with git push and \
              git fetch, and is never trusted to authorise anything by itself.",
         ),

@@ -40,6 +40,7 @@ mod provisioning;
 mod pty;
 mod push_forge;
 mod ready;
+mod record_form;
 mod records_merge;
 mod remote;
 mod remote_attacks;

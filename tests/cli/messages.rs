@@ -512,7 +512,7 @@ fn records_bullpen_cannot_read_or_does_not_trust() {
     exit 128
     --- stderr
     fatal: refs/bullpen/sessions/renamed holds the record of session 'other', not of 'renamed' (edited by hand)
-    hint: see it with `git show refs/bullpen/sessions/renamed:session.json`
+    hint: see it with `git log -1 -p refs/bullpen/sessions/renamed`
     $ git bullpen resume edited
     exit 125
     --- stderr

@@ -5,7 +5,7 @@
 //! land only on the commits a run made.
 
 use crate::remote::{Machine, Machines};
-use crate::support::{assert_contains, Env};
+use crate::support::{assert_contains, record_json, Env};
 
 /// A command that commits a file named `name`.
 fn commit(name: &str) -> Vec<String> {
@@ -330,7 +330,7 @@ fn this_clone_is_told_by_local_proof_not_by_a_copied_clone_id() {
     a.bullpen(env, &["push", "--all"]).ok();
     let mine = a.git_out(env, &["rev-parse", "refs/bullpen/sessions/s"]);
     let mut record: serde_json::Value =
-        serde_json::from_str(&a.git_out(env, &["show", &format!("{mine}:session.json")])).unwrap();
+        serde_json::from_str(&record_json(|x| a.git_out(env, x), &mine)).unwrap();
     // A successor of s's record, as if this clone had gone on with it.
     record["state"] = "running".into();
     forge_record(&m, "refs/bullpen/sessions/s", &record, Some(&mine));

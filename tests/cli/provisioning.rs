@@ -18,14 +18,15 @@ fn post_checkout(env: &Env, script: &str) {
 }
 
 fn record_state(env: &Env, id: &str) -> Option<String> {
-    let out = env.git(
-        &env.repo,
-        &["show", &format!("refs/bullpen/sessions/{id}:session.json")],
-    );
-    if !out.status.success() {
+    let refname = format!("refs/bullpen/sessions/{id}");
+    if !env
+        .git(&env.repo, &["rev-parse", "-q", "--verify", &refname])
+        .status
+        .success()
+    {
         return None;
     }
-    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let v = env.record_at(&refname);
     v["state"].as_str().map(str::to_owned)
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::remote::{args, commit, Machine, Machines};
-use crate::support::{assert_contains, Env};
+use crate::support::{assert_contains, record_json, Env};
 
 /// The parents of `rev` in the bare remote.
 fn origin_parents(m: &Machines, rev: &str) -> Vec<String> {
@@ -19,12 +19,8 @@ fn origin_parents(m: &Machines, rev: &str) -> Vec<String> {
 }
 
 fn origin_record(m: &Machines, id: &str) -> Value {
-    serde_json::from_str(&m.origin_git(&[
-        "cat-file",
-        "blob",
-        &format!("refs/bullpen/sessions/{id}:session.json"),
-    ]))
-    .unwrap()
+    let rev = format!("refs/bullpen/sessions/{id}");
+    serde_json::from_str(&record_json(|a| m.origin_git(a), &rev)).unwrap()
 }
 
 fn rev(env: &Env, machine: &Machine, rev: &str) -> String {
@@ -209,11 +205,7 @@ fn fetch_joins_the_local_record_when_it_is_the_later() {
     let parents = a.git_out(env, &["rev-list", "--parents", "-n1", &joined]);
     assert_eq!(parents, format!("{joined} {laptop_ours} {box_record}"));
     // This clone's own record keeps this clone's own fields.
-    let record: Value = serde_json::from_str(&a.git_out(
-        env,
-        &["cat-file", "blob", &format!("{joined}:session.json")],
-    ))
-    .unwrap();
+    let record: Value = serde_json::from_str(&record_json(|x| a.git_out(env, x), &joined)).unwrap();
     assert_eq!(record["host"], "laptop");
     assert_eq!(
         record["worktree"],

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
+use crate::support::record_json as stored_json;
 use crate::support::{assert_contains, make_executable, which_git, Env, Run, BIN};
 
 /// One machine: a clone of `origin` with a home and a BULLPEN_HOME of its own.
@@ -242,13 +243,9 @@ fn start_on_the_laptop_continue_on_the_build_box_see_both_on_the_laptop() {
     );
     // The local record names where it came from, continues the laptop's, and
     // runs what was given here.
-    let record: Value = serde_json::from_str(&b.git_out(
-        env,
-        &[
-            "cat-file",
-            "blob",
-            "refs/bullpen/sessions/fix-login:session.json",
-        ],
+    let record: Value = serde_json::from_str(&stored_json(
+        |a| b.git_out(env, a),
+        "refs/bullpen/sessions/fix-login",
     ))
     .unwrap();
     assert_eq!(record["host"], "build-box");
@@ -824,9 +821,9 @@ fn an_id_in_use_here_is_refused_with_a_hint_and_as_picks_another() {
         b.git_out(env, &["rev-parse", "--abbrev-ref", "bullpen/x2@{upstream}"]),
         "origin/bullpen/x"
     );
-    let record: Value = serde_json::from_str(&b.git_out(
-        env,
-        &["cat-file", "blob", "refs/bullpen/sessions/x2:session.json"],
+    let record: Value = serde_json::from_str(&stored_json(
+        |a| b.git_out(env, a),
+        "refs/bullpen/sessions/x2",
     ))
     .unwrap();
     assert_eq!(record["id"], "x2");
@@ -1088,13 +1085,9 @@ fn a_fetched_record_never_makes_this_machine_signal_run_or_delete() {
         .ok();
     let wt = b.worktree_of(env, "path");
     assert!(wt.starts_with(&b.bullpen_home), "{}", wt.display());
-    let record: Value = serde_json::from_str(&b.git_out(
-        env,
-        &[
-            "cat-file",
-            "blob",
-            "refs/bullpen/sessions/path:session.json",
-        ],
+    let record: Value = serde_json::from_str(&stored_json(
+        |a| b.git_out(env, a),
+        "refs/bullpen/sessions/path",
     ))
     .unwrap();
     assert!(record.get("gc_teardown").is_none(), "{record}");
@@ -1200,9 +1193,9 @@ fn an_agent_session_continues_with_this_machines_profile() {
         local["agent_args"].as_array().is_none_or(Vec::is_empty),
         "{local}"
     );
-    let record: Value = serde_json::from_str(&b.git_out(
-        env,
-        &["cat-file", "blob", "refs/bullpen/sessions/x:session.json"],
+    let record: Value = serde_json::from_str(&stored_json(
+        |a| b.git_out(env, a),
+        "refs/bullpen/sessions/x",
     ))
     .unwrap();
     assert_eq!(record["agent"], "fake");

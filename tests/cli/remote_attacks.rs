@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::remote::{args, commit, Machine, Machines};
-use crate::support::{assert_contains, make_executable, which_git, Env, BIN};
+use crate::support::{assert_contains, make_executable, record_json, which_git, Env, BIN};
 
 /// A hook of the bare remote: `body` after a shebang.
 fn hook(origin: &Path, name: &str, body: &str) {
@@ -267,9 +267,9 @@ fn a_fetch_killed_between_git_and_its_checks_is_settled_by_the_next() {
     assert_contains(&listed.stdout, "x");
 }
 
-/// `refs/bullpen/sessions/<id>:session.json` in `machine`'s clone, or at `rev`.
+/// The record at `rev` in `machine`'s clone (either form).
 fn record_at(machine: &Machine, env: &Env, rev: &str) -> serde_json::Value {
-    serde_json::from_str(&machine.git_out(env, &["show", &format!("{rev}:session.json")])).unwrap()
+    serde_json::from_str(&record_json(|a| machine.git_out(env, a), rev)).unwrap()
 }
 
 /// Put on `origin` a record of `id` made with plumbing, `parents` its parents.

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::remote::{args, commit, Machine, Machines};
-use crate::support::{assert_contains, make_executable, which_git, Env};
+use crate::support::{assert_contains, make_executable, record_json, which_git, Env};
 
 /// `git <args>` in `dir` with `input` on stdin; trimmed stdout.
 fn git_stdin(env: &Env, dir: &Path, args: &[&str], input: &[u8]) -> String {
@@ -69,10 +69,7 @@ fn a_record_changed_behind_the_caches_back_is_checked() {
     let m = fetched_and_listed();
     let (env, b) = (&m.env, &m.b);
     let tracking = |id: &str| format!("refs/bullpen/remotes/origin/sessions/{id}");
-    let good_json = b.git_out(
-        env,
-        &["show", &format!("{}:session.json", tracking("good"))],
-    );
+    let good_json = record_json(|a| b.git_out(env, a), &tracking("good"));
 
     // A record of another id, which the cache holds as checked for that id.
     let other = b.git_out(env, &["rev-parse", &tracking("other")]);
@@ -111,7 +108,7 @@ fn a_forged_cache_changes_no_verdict() {
     let m = fetched_and_listed();
     let (env, b) = (&m.env, &m.b);
     let tracking = "refs/bullpen/remotes/origin/sessions/good";
-    let good_json = b.git_out(env, &["show", &format!("{tracking}:session.json")]);
+    let good_json = record_json(|a| b.git_out(env, a), tracking);
     let forged = forge(
         env,
         &b.dir,

@@ -148,12 +148,13 @@ impl Env {
 
     /// The session's record (`session.json`) as stored.
     pub fn record(&self, id: &str) -> serde_json::Value {
-        let json = self.git_out(&[
-            "cat-file",
-            "blob",
-            &format!("{}:session.json", record_ref(id)),
-        ]);
-        serde_json::from_str(&json).expect("session.json parses")
+        self.record_at(&record_ref(id))
+    }
+
+    /// The record a record commit holds, in either form (see
+    /// [`record_in_commit`]).
+    pub fn record_at(&self, rev: &str) -> serde_json::Value {
+        serde_json::from_str(&record_json(|a| self.git_out(a), rev)).expect("the record parses")
     }
 
     /// Edit a session's record by hand, the way a fetched or hand-edited record
@@ -307,6 +308,31 @@ impl Env {
 }
 
 /// The ref that holds session `id`'s record.
+/// The record in a record commit (`git cat-file commit`) over the empty tree:
+/// its message from the first line that is `{` alone. `None` for a commit whose
+/// tree holds `session.json` (a record written before, or by hand).
+pub fn record_in_commit(commit: &str) -> Option<String> {
+    if !commit.starts_with(&format!("tree {EMPTY_TREE}\n")) {
+        return None;
+    }
+    let (_, message) = commit.split_once("\n\n")?;
+    let at = message.find("\n{\n")?;
+    Some(message[at + 1..].to_owned())
+}
+
+/// The text of the record at `rev` (a record commit of either form), read
+/// with `git_out` (a git that returns stdout).
+pub fn record_json(git_out: impl Fn(&[&str]) -> String, rev: &str) -> String {
+    let commit = git_out(&["cat-file", "commit", rev]);
+    match record_in_commit(&commit) {
+        Some(json) => json,
+        None => git_out(&["cat-file", "blob", &format!("{rev}:session.json")]),
+    }
+}
+
+/// git's empty tree (SHA-1).
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 pub fn record_ref(id: &str) -> String {
     format!("refs/bullpen/sessions/{id}")
 }

@@ -1,7 +1,7 @@
 //! The git boundary. Nothing outside this module imports `gix` or spawns `git`.
 //!
 //! In-process (gix): discovery, worktree listing, records (objects + CAS ref
-//! transactions with forced reflogs), notes, reachability, status.
+//! transactions, reflogs as git writes them), notes, reachability, status.
 //! Subprocess (git CLI, `LC_ALL=C`, argv in every error): `worktree add/remove`,
 //! `fetch`, and `read-tree`/`status` against a temporary index for a worktree whose
 //! admin entry is gone.

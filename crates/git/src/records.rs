@@ -1,4 +1,4 @@
-//! Records: refs (read, list, compare-and-swap update/delete with forced reflogs)
+//! Records: refs (read, list, compare-and-swap update/delete; reflogs as git writes them)
 //! and objects (file blobs, one-file trees, commits with our signatures).
 
 use anyhow::{bail, Context, Result};
@@ -281,6 +281,44 @@ impl Repo {
         }
     }
 
+    /// Write a commit over the empty tree with `message` and `parents`, in
+    /// order (a record commit: the record is in its message, see
+    /// `model::record::message`), and return it. The empty tree is written
+    /// too, once: git has it without the object, but `git fsck` would name it
+    /// missing. Author and committer as [`Repo::write_file_commit`].
+    pub fn write_message_commit(&self, message: &[u8], parents: &[Oid]) -> Result<Oid> {
+        let message = std::str::from_utf8(message).context("a commit message that is not UTF-8")?;
+        // gix writes no object that exists already (one look-up).
+        let tree = self
+            .repo
+            .write_object(gix::objs::Tree::empty())
+            .context("could not write the empty tree")?
+            .detach();
+        self.write_commit(
+            tree,
+            message,
+            parents.iter().map(|p| gid(*p)).collect::<Result<_>>()?,
+        )
+    }
+
+    /// The message of `commit` when its tree is the empty tree (a record
+    /// commit of one object); `None` for any other tree. Read loose first, as
+    /// [`Repo::read_file_at`] reads.
+    pub fn empty_tree_message(&self, commit: Oid) -> Result<Option<Vec<u8>>> {
+        let mut buf = Vec::new();
+        let id = gid(commit)?;
+        let data = self
+            .object_loose_first(&id, gix::object::Kind::Commit, &mut buf)
+            .with_context(|| format!("could not read commit {commit}"))?;
+        let parsed = gix::objs::CommitRef::from_bytes(data, self.repo.object_hash())
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("could not read commit {commit}"))?;
+        if !parsed.tree().is_empty_tree() {
+            return Ok(None);
+        }
+        Ok(Some(parsed.message.to_vec()))
+    }
+
     /// Write a commit whose tree holds exactly one file (`file_name` = `content`),
     /// with `parent` as its only parent (or none), and return it. Author and
     /// committer are the repository's identity, or `bullpen <bullpen@localhost>`.
@@ -332,8 +370,11 @@ impl Repo {
     }
 
     /// Point `refname` at `new` if and only if it currently matches `expect`;
-    /// a reflog entry with `message` is always written. A mismatch returns an
-    /// error that downcasts to [`CasConflict`].
+    /// a reflog entry with `message` is written where git would write one
+    /// (`core.logAllRefUpdates`: a branch, a remote-tracking ref, a note, or
+    /// a ref whose reflog exists), so none for a record: its commits are its
+    /// log, and a reflog was one more file and three appends per spawn. A
+    /// mismatch returns an error that downcasts to [`CasConflict`].
     pub fn update_ref(&self, refname: &str, new: Oid, expect: Expect, message: &str) -> Result<()> {
         use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
         let name = full_name(refname)?;
@@ -347,7 +388,7 @@ impl Repo {
             change: Change::Update {
                 log: LogChange {
                     mode: RefLog::AndReference,
-                    force_create_reflog: true,
+                    force_create_reflog: false,
                     message: one_line(message).into(),
                 },
                 expected,

@@ -8,7 +8,7 @@ use super::records::one_line;
 use super::{gid, oid, CasConflict, Expect, Oid, Repo};
 use crate::model::command::quoted;
 use crate::model::error::GitFailed;
-use crate::model::remote::{EntryKind, TreeEntry};
+use crate::model::remote::{EntryKind, TreeEntry, MAX_RECORD_COMMIT_BYTES};
 
 /// One ref of a `git push --porcelain`, as git reported it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +59,11 @@ pub struct RefChange {
 pub enum RecordObject {
     /// A commit: its tree's entries, and each entry's object id.
     Commit(Vec<TreeEntry>, Vec<Oid>),
+    /// A commit over the empty tree: its message (where a record of one
+    /// object holds it).
+    Message(Vec<u8>),
+    /// A commit of this many bytes, more than `MAX_RECORD_COMMIT_BYTES`: not read.
+    TooBig(u64),
     /// A tag, a tree, a blob (its kind), or a symbolic ref.
     Other(String),
 }
@@ -366,17 +371,37 @@ impl Repo {
     }
 
     /// What `id` is, for a record ref: a commit's tree entries (with the size of
-    /// each blob, read from its header: no blob is read), or what else it is.
+    /// each blob, read from its header: no blob is read), a commit's message
+    /// when its tree is empty, or what else it is. A commit bigger than a
+    /// record's is not read (its size comes from its header).
     pub fn record_object(&self, id: Oid) -> Result<RecordObject> {
+        let header = self
+            .repo
+            .find_header(gid(id)?)
+            .with_context(|| format!("could not read object {id}"))?;
+        let kind = header.kind();
+        if kind != gix::object::Kind::Commit {
+            return Ok(RecordObject::Other(format!("a {kind}")));
+        }
+        if header.size() > MAX_RECORD_COMMIT_BYTES {
+            return Ok(RecordObject::TooBig(header.size()));
+        }
         let object = self
             .repo
             .find_object(gid(id)?)
             .with_context(|| format!("could not read object {id}"))?;
-        let kind = object.kind;
-        if kind != gix::object::Kind::Commit {
-            return Ok(RecordObject::Other(format!("a {kind}")));
-        }
         let commit = object.into_commit();
+        let tree_id = commit
+            .tree_id()
+            .with_context(|| format!("could not read the tree of commit {id}"))?;
+        if tree_id.is_empty_tree() {
+            let message = commit
+                .decode()
+                .with_context(|| format!("could not read commit {id}"))?
+                .message
+                .to_vec();
+            return Ok(RecordObject::Message(message));
+        }
         let tree = commit
             .tree()
             .with_context(|| format!("could not read the tree of commit {id}"))?;

@@ -1,6 +1,11 @@
 //! Session records under `refs/bullpen/sessions/<id>` and provenance notes in
 //! `refs/notes/bullpen`. Each record ref points at a chain of metadata commits,
-//! each holding one `session.json`: the ref's history is the session's event log.
+//! each holding the record: the ref's history is the session's event log.
+//!
+//! A record commit is written as one object: a commit over the empty tree
+//! whose message ends with the record (`model::record::message`). One written
+//! before, or by hand, is a commit whose tree holds `session.json` alone (three
+//! objects); both are read, here and from a remote, with the same checks.
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -11,9 +16,9 @@ use super::{CasConflict, Expect, Oid, Repo};
 use crate::model::command::quoted;
 use crate::model::id::{NOTES_REF, RECORD_PREFIX};
 use crate::model::remote::{
-    check_record, check_shape, ref_id, Invalid, RemoteName, REMOTES_PREFIX,
+    check_message, check_record, check_shape, ref_id, Invalid, RemoteName, REMOTES_PREFIX,
 };
-use crate::model::{time, Record, SessionId};
+use crate::model::{record, time, Record, SessionId};
 
 const RECORD_FILE: &str = "session.json";
 /// How often an update is re-applied from a fresh read after losing a race.
@@ -40,9 +45,14 @@ pub fn is_conflict(err: &anyhow::Error) -> bool {
 }
 
 fn read_commit(repo: &Repo, refname: &str, commit: Oid) -> Result<Record> {
-    let bytes = repo
-        .read_file_at(commit, RECORD_FILE)?
-        .ok_or_else(|| anyhow!("{refname} ({commit}) has no {RECORD_FILE}"))?;
+    let bytes = match repo.empty_tree_message(commit)? {
+        Some(message) => record::in_message(&message)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| anyhow!("{refname} ({commit}) holds no record in its message"))?,
+        None => repo
+            .read_file_at(commit, RECORD_FILE)?
+            .ok_or_else(|| anyhow!("{refname} ({commit}) has no {RECORD_FILE}"))?,
+    };
     Record::parse(&bytes).with_context(|| format!("cannot read {refname} ({commit})"))
 }
 
@@ -57,7 +67,7 @@ pub fn load(repo: &Repo, id: &SessionId) -> Result<Option<Stored>> {
             "{refname} holds the record of session {}, not of '{id}' (edited by hand)",
             quoted(record.id.as_str())
         ))
-        .hint(format!("see it with `git show {refname}:{RECORD_FILE}`"))
+        .hint(format!("see it with `git log -1 -p {refname}`"))
         .into());
     }
     Ok(Some(Stored { record, commit }))
@@ -69,7 +79,7 @@ pub fn load_all(repo: &Repo) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
 }
 
 /// [`load_all`], taking the records of commits `cache` holds from it (and
-/// adding those it lacks) rather than reading three objects each (`ls`). The
+/// adding those it lacks) rather than reading them again (`ls`). The
 /// refs are read as they are, without reading the commits they name.
 pub fn load_all_cached(
     repo: &Repo,
@@ -114,13 +124,13 @@ fn write_parents(repo: &Repo, record: &Record, parents: &[Oid], event: &str) -> 
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let message = format!(
+    let head = format!(
         "bullpen: {} {event}\n\nstate: {}\npid: {}\nnonce: {nonce}\n",
         record.id,
         record.state.as_str(),
         std::process::id()
     );
-    repo.write_file_commit_parents(RECORD_FILE, &json, &message, parents)
+    repo.write_message_commit(&record::message(&head, &json), parents)
 }
 
 /// Create a record; fails with a [`CasConflict`] in the chain when the id is taken.
@@ -262,23 +272,28 @@ pub fn try_update(
 }
 
 /// The record a ref from another machine points at, read only if it is what a
-/// record is (`model::remote::check_shape`, `check_record`): a commit whose tree
+/// record is (`model::remote::check_shape` or `check_message`, `check_record`):
+/// a commit over the empty tree whose message holds the record, or whose tree
 /// holds `session.json` alone, no bigger than bullpen reads, the record of `id`
 /// on `bullpen/<id>`, with a schema this bullpen understands. Otherwise an
 /// error with the [`Invalid`] reason in its chain. `target` is what the ref
 /// points at directly (`None`: a symbolic ref).
 pub fn read_fetched(repo: &Repo, id: &SessionId, target: Option<Oid>) -> Result<Stored> {
     let commit = target.ok_or_else(|| Invalid::NotACommit("another ref".to_owned()))?;
-    let blob = match repo.record_object(commit)? {
+    let bytes = match repo.record_object(commit)? {
         RecordObject::Other(what) => return Err(Invalid::NotACommit(what).into()),
+        RecordObject::TooBig(n) => return Err(Invalid::CommitTooBig(n).into()),
+        RecordObject::Message(message) => check_message(&message)?.to_vec(),
         RecordObject::Commit(entries, ids) => {
             check_shape(&entries)?;
-            ids.first()
+            let blob = ids
+                .first()
                 .copied()
-                .ok_or_else(|| Invalid::Shape("is empty".to_owned()))?
+                .ok_or_else(|| Invalid::Shape("is empty".to_owned()))?;
+            repo.read_blob(blob)?
         }
     };
-    let record = check_record(id, &repo.read_blob(blob)?)?;
+    let record = check_record(id, &bytes)?;
     Ok(Stored { record, commit })
 }
 

@@ -161,7 +161,7 @@ fn discover_errors_are_clear() {
 }
 
 #[test]
-fn records_cas_and_reflog() {
+fn records_cas_without_reflog() {
     let (_tmp, repo_dir) = init_repo();
     let repo = Repo::discover(&repo_dir).unwrap();
     let refname = "refs/bullpen/sessions/abc";
@@ -203,14 +203,26 @@ fn records_cas_and_reflog() {
         .unwrap_err();
     assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
 
-    // git agrees, and the reflog is there even though refs/bullpen/ gets none by default.
+    // git agrees, and there is no reflog: refs/bullpen/ gets none from git either.
     assert_eq!(
         git(&repo_dir, &["rev-parse", refname]).trim(),
         c2.to_string()
     );
-    let log = git(&repo_dir, &["reflog", "show", "--format=%H %gs", refname]);
-    assert!(log.contains(&format!("{c2} bullpen: ready")), "{log}");
-    assert!(log.contains(&format!("{c1} bullpen: create")), "{log}");
+    let log = repo_dir.join(".git/logs").join(refname);
+    assert!(!log.exists());
+    // A record's reflog that exists (written by a bullpen before this one) is
+    // still appended to, as git appends to any reflog that exists.
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, "").unwrap();
+    let c3 = repo
+        .write_file_commit("session.json", b"{\"schema\":3}\n", "running", Some(c2))
+        .unwrap();
+    repo.update_ref(refname, c3, Expect::At(c2), "bullpen: running")
+        .unwrap();
+    let entries = git(&repo_dir, &["reflog", "show", "--format=%H %gs", refname]);
+    assert_eq!(entries.trim(), format!("{c3} bullpen: running"));
+    repo.update_ref(refname, c2, Expect::At(c3), "bullpen: back")
+        .unwrap();
     assert_eq!(
         git(&repo_dir, &["rev-parse", &format!("{c2}^")]).trim(),
         c1.to_string()

@@ -262,6 +262,29 @@ impl Record {
     }
 }
 
+/// A record commit's message (the commit is over the empty tree): `head` (its
+/// subject and lines, ending in a newline), a blank line, then the record as
+/// [`Record::to_json`] wrote it. One object per event, where a tree holding
+/// `session.json` took three; `git log` of the ref shows each event's record.
+pub fn message(head: &str, json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(head.len() + 1 + json.len());
+    out.extend_from_slice(head.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(json);
+    out
+}
+
+/// The record in a record commit's message ([`message`]): everything from its
+/// first line that is `{` alone (no line of the head is, and pretty JSON starts
+/// with one); `None` when no line is.
+pub fn in_message(message: &[u8]) -> Option<&[u8]> {
+    if message.starts_with(b"{\n") {
+        return Some(message);
+    }
+    let at = message.windows(3).position(|w| w == b"\n{\n")?;
+    Some(&message[at + 1..])
+}
+
 /// What `ls` shows: the stored state corrected by what is observed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Observed {
@@ -295,6 +318,18 @@ pub fn observed_state(state: State, process_alive: bool, worktree_exists: bool) 
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_record_message_holds_the_record_after_its_head() {
+        let json = b"{\n  \"schema\": 1\n}\n";
+        let m = message("bullpen: a running\n\nstate: running\npid: 7\n", json);
+        assert_eq!(in_message(&m), Some(&json[..]));
+        assert_eq!(in_message(json), Some(&json[..]));
+        // No line that is `{` alone: no record (an empty tree's plain commit).
+        assert_eq!(in_message(b"bullpen: a running\n\nstate: running\n"), None);
+        assert_eq!(in_message(b"subject {\"schema\": 1}\n"), None);
+        assert_eq!(in_message(b""), None);
+    }
     use super::*;
 
     fn sample() -> Record {

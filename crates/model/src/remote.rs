@@ -26,6 +26,10 @@ pub use super::refspec::{
 /// The biggest `session.json` bullpen reads from a remote. Its own records are a
 /// few KiB; a command with a long prompt stays far below this.
 pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
+/// The biggest record commit bullpen reads from a remote: its record (in the
+/// message of a commit over the empty tree) and room for its head, parents and
+/// signatures.
+pub const MAX_RECORD_COMMIT_BYTES: u64 = MAX_RECORD_BYTES + 64 * 1024;
 /// The biggest note text bullpen reads to merge two notes on one commit.
 pub const MAX_NOTE_BYTES: u64 = 1024 * 1024;
 /// The longest host name a record may carry (a DNS name is at most 253).
@@ -37,7 +41,7 @@ pub const MAX_REF_BYTES: usize = 1024;
 /// The version of the checks below ([`check_shape`], [`check_record`]): change
 /// it with them, so that what a cache remembers of their verdicts is not read
 /// by a bullpen that checks otherwise.
-pub const CHECKS: u32 = 2;
+pub const CHECKS: u32 = 3;
 
 /// Where the checked copies of a remote's records live.
 pub const REMOTES_PREFIX: &str = "refs/bullpen/remotes/";
@@ -205,6 +209,8 @@ pub enum Invalid {
     Shape(String),
     /// `session.json` is larger than [`MAX_RECORD_BYTES`].
     TooBig(u64),
+    /// The commit is larger than [`MAX_RECORD_COMMIT_BYTES`].
+    CommitTooBig(u64),
     /// `session.json` does not parse, or has a schema newer than this bullpen's.
     Unreadable(String),
     /// A field says something no record of this session can say.
@@ -220,6 +226,10 @@ impl fmt::Display for Invalid {
             Invalid::TooBig(n) => write!(
                 f,
                 "its session.json is {n} bytes, more than the {MAX_RECORD_BYTES} bullpen reads"
+            ),
+            Invalid::CommitTooBig(n) => write!(
+                f,
+                "its commit is {n} bytes, more than the {MAX_RECORD_COMMIT_BYTES} bullpen reads"
             ),
             Invalid::Unreadable(why) => f.write_str(why),
             Invalid::Field(why) => f.write_str(why),
@@ -262,6 +272,12 @@ pub fn check_shape(entries: &[TreeEntry]) -> Result<(), Invalid> {
             names()
         ))),
     }
+}
+
+/// Pure: the record in the message of a record commit over the empty tree
+/// (`record::in_message`); a message that holds none is the empty tree it is.
+pub fn check_message(message: &[u8]) -> Result<&[u8], Invalid> {
+    super::record::in_message(message).ok_or_else(|| Invalid::Shape("is empty".to_owned()))
 }
 
 /// Pure: `session.json` of the session `id`, as a record from another machine
