@@ -242,13 +242,29 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
     out.not_there.sort();
     // What a push killed part-way left staged goes, also when nothing is sent.
     clear_outgoing(ctx, remote)?;
-    let notes_ref = match notes_to_send(ctx, remote, &out.fetched) {
-        Ok(send) => send,
+    // What the remote will have after the push: the notes of those commits go,
+    // and no other (`Repo::notes_for_push`).
+    let tips: Vec<Oid> = going
+        .iter()
+        .filter_map(|g| g.branch)
+        .chain(
+            theirs_branches
+                .iter()
+                .flat_map(|b| b.values().copied().flatten()),
+        )
+        .collect();
+    let notes_commit = match notes_to_send(ctx, remote, &out.fetched) {
+        Ok(true) => build_notes(ctx, remote, &tips).unwrap_or_else(|why| {
+            out.notes = NotesPushed::Failed(why);
+            None
+        }),
+        Ok(false) => None,
         Err(why) => {
             out.notes = NotesPushed::Failed(why);
-            false
+            None
         }
     };
+    let notes_ref = notes_commit.is_some();
     if going.is_empty() && !notes_ref {
         return Ok(out);
     }
@@ -268,13 +284,20 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
         format!("{outgoing}sessions/*:refs/bullpen/sessions/*"),
         format!("{outgoing}heads/bullpen/*:refs/heads/bullpen/*"),
     ];
+    let notes_staged = format!("{outgoing}notes");
     if notes_ref {
-        refspecs.push(format!("{NOTES_REF}:{NOTES_REF}"));
+        refspecs.push(format!("{notes_staged}:{NOTES_REF}"));
     }
+    let mut staged = staged;
+    staged.extend(notes_commit.map(|c| (notes_staged.clone(), c)));
     stage(ctx, remote, &staged)?;
-    let report = push_until_notes_settle(ctx, remote, &refspecs, notes_ref);
+    let report = push_until_notes_settle(ctx, remote, &refspecs, &tips, &mut staged);
     unstage(ctx, remote, &staged);
     let (report, notes_failed) = report?;
+    let notes_commit = staged
+        .iter()
+        .find(|(name, _)| *name == notes_staged)
+        .map(|(_, c)| *c);
     out.atomic = report.atomic;
     let outcomes: HashMap<&str, (Outcome, &str)> = report
         .refs
@@ -345,10 +368,10 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
     if notes_ref {
         out.notes = match (landed(NOTES_REF), notes_failed) {
             (_, Some(why)) => NotesPushed::Failed(why),
-            (true, None) => {
-                note_notes_pushed(ctx, remote);
-                NotesPushed::Sent
-            }
+            (true, None) => match notes_commit.map(|c| note_notes_pushed(ctx, remote, c)) {
+                Some(Err(why)) => NotesPushed::Failed(why),
+                _ => NotesPushed::Sent,
+            },
             (false, None) => NotesPushed::Failed(
                 outcomes
                     .get(NOTES_REF)
@@ -368,8 +391,11 @@ fn push_until_notes_settle(
     ctx: &Ctx,
     remote: &RemoteName,
     refspecs: &[String],
-    notes_ref: bool,
+    tips: &[Oid],
+    staged: &mut [(String, Oid)],
 ) -> Result<(PushReport, Option<String>)> {
+    let notes_staged = format!("{}notes", remote.outgoing_prefix());
+    let notes_ref = staged.iter().any(|(name, _)| *name == notes_staged);
     let mut attempts = 1;
     loop {
         // git could not tell what the remote did (it hung up, it was killed):
@@ -407,7 +433,51 @@ fn push_until_notes_settle(
         if let Err(why) = merge_notes(ctx, remote) {
             return Ok((report, Some(why)));
         }
+        // What goes is built again on the remote's new tip.
+        let Some(slot) = staged.iter_mut().find(|(name, _)| *name == notes_staged) else {
+            return Ok((report, None));
+        };
+        let rebuilt = match build_notes(ctx, remote, tips) {
+            Ok(Some(c)) => c,
+            // The remote now has all of it: nothing of the notes goes.
+            Ok(None) => match ctx.repo.ref_target(&remote.incoming_notes_ref()) {
+                Ok(Some(theirs)) => theirs,
+                Ok(None) => return Ok((report, Some("the remote's notes vanished".to_owned()))),
+                Err(e) => return Ok((report, Some(format!("{e:#}")))),
+            },
+            Err(why) => return Ok((report, Some(why))),
+        };
+        let change = RefChange {
+            name: notes_staged.clone(),
+            new: Some(rebuilt),
+            expect: Expect::At(slot.1),
+        };
+        if let Err(e) = ctx
+            .repo
+            .edit_refs(&[change], &format!("bullpen: push {remote}"))
+        {
+            return Ok((report, Some(format!("{e:#}"))));
+        }
+        slot.1 = rebuilt;
     }
+}
+
+/// The notes commit that goes to `remote` (`Repo::notes_for_push`): on the
+/// remote's notes tip, with ours on the commits `tips` reach. `None`: the
+/// remote has them all.
+fn build_notes(ctx: &Ctx, remote: &RemoteName, tips: &[Oid]) -> Result<Option<Oid>, String> {
+    let theirs = ctx
+        .repo
+        .ref_target(&remote.incoming_notes_ref())
+        .map_err(|e| format!("{e:#}"))?;
+    ctx.repo
+        .notes_for_push(
+            NOTES_REF,
+            theirs,
+            tips,
+            &format!("bullpen: notes of the sessions pushed to {remote}"),
+        )
+        .map_err(|e| format!("{e:#}"))
 }
 
 /// Whether the branch at `tip` has commits that `base` (the record's) lacks; a
@@ -572,11 +642,16 @@ fn record_pushed(ctx: &Ctx, remote: &RemoteName, pushed: &[(SessionId, Oid, Opti
     }
 }
 
-/// After the notes were pushed: the remote's notes are ours now.
-fn note_notes_pushed(ctx: &Ctx, remote: &RemoteName) {
-    let Ok(Some(ours)) = ctx.repo.ref_target(NOTES_REF) else {
-        return;
-    };
+/// After the notes commit `pushed` landed: ours becomes a merge of ours and
+/// it (so ours contains the remote's), and it is what the remote has.
+fn note_notes_pushed(ctx: &Ctx, remote: &RemoteName, pushed: Oid) -> Result<(), String> {
+    ctx.repo
+        .adopt_pushed_notes(
+            NOTES_REF,
+            pushed,
+            &format!("bullpen: notes pushed to {remote}"),
+        )
+        .map_err(|e| format!("landed, but could not be merged here: {e:#}"))?;
     let old = ctx
         .repo
         .ref_target(&remote.incoming_notes_ref())
@@ -584,10 +659,11 @@ fn note_notes_pushed(ctx: &Ctx, remote: &RemoteName) {
         .flatten();
     let change = RefChange {
         name: remote.incoming_notes_ref(),
-        new: Some(ours),
+        new: Some(pushed),
         expect: old.map_or(Expect::Absent, Expect::At),
     };
     let _ = ctx
         .repo
         .edit_refs(&[change], &format!("bullpen: push {remote}"));
+    Ok(())
 }

@@ -1270,7 +1270,8 @@ fn a_remote_that_dropped_notes_never_drops_them_here() {
     let one = a.git_out(env, &["rev-parse", "bullpen/n~1"]);
     let two = a.git_out(env, &["rev-parse", "bullpen/n"]);
     a.bullpen(env, &["push", "--all"]).ok();
-    let ours = a.git_out(env, &["rev-parse", "refs/notes/bullpen"]);
+    // What the push sent (a commit of its own: `push_notes_private.rs`).
+    let ours = m.origin_git(&["rev-parse", "refs/notes/bullpen"]);
     m.origin_git(&["notes", "--ref=bullpen", "remove", &one]);
     m.origin_git(&[
         "notes",

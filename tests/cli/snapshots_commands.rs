@@ -322,7 +322,6 @@ fn push_and_fetch_without_a_remote_and_with_one() {
     $ git bullpen push
     exit 0
     --- stderr
-    bullpen: notes pushed to origin
     hint: 1 session is not on origin yet (a): name it, or push them all with `git bullpen push --all origin`
     ");
     insta::assert_snapshot!(w.show(&["push", "--all"]), @"
@@ -330,6 +329,7 @@ fn push_and_fetch_without_a_remote_and_with_one() {
     exit 0
     --- stderr
     bullpen: pushed to origin: a (record, branch)
+    bullpen: notes pushed to origin
     ");
     insta::assert_snapshot!(w.show(&["fetch"]), @"
     $ git bullpen fetch

@@ -31,6 +31,7 @@ mod history;
 mod made;
 mod nested;
 mod notes;
+mod notes_push;
 mod pinned;
 mod records;
 pub mod remote;

@@ -197,7 +197,10 @@ impl Repo {
     }
 
     /// Every note of the notes commit `commit`: (annotated object, note blob).
-    fn notes_of_commit(&self, commit: Oid) -> Result<Vec<(gix::ObjectId, gix::ObjectId)>> {
+    pub(super) fn notes_of_commit(
+        &self,
+        commit: Oid,
+    ) -> Result<Vec<(gix::ObjectId, gix::ObjectId)>> {
         let tree = self
             .repo
             .find_commit(gid(commit)?)
@@ -256,7 +259,7 @@ impl Repo {
     }
 
     /// The text of a note (a remote's: its size checked first, [`Repo::note_size`]).
-    fn note_bytes(&self, blob: gix::ObjectId, annotated: Oid) -> Result<Vec<u8>> {
+    pub(super) fn note_bytes(&self, blob: gix::ObjectId, annotated: Oid) -> Result<Vec<u8>> {
         Ok(self
             .repo
             .find_blob(blob)
@@ -317,7 +320,7 @@ impl Repo {
         Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
     }
 
-    fn notes_state(
+    pub(super) fn notes_state(
         &self,
         notes_ref: &str,
         notes_commit: Option<Oid>,
