@@ -106,7 +106,7 @@ pub fn run_foreground(
 }
 
 /// A sandboxed run has ended: put back what it must not have changed.
-fn end_sandbox(ctx: &Ctx, sandbox: Option<super::sandbox::Sandbox>) {
+fn end_sandbox(ctx: &Ctx, sandbox: Option<super::sandbox::Sandbox<'_>>) {
     if let Some(s) = sandbox {
         s.end(ctx);
     }

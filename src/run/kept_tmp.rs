@@ -47,15 +47,16 @@ pub fn facts(id: &SessionId, tmp: &Path, made: Option<(u64, u64)>) -> Facts {
     }
 }
 
-/// Note that `tmp` was left alone, and why (once per path).
+/// Note that `tmp` was left alone, and why (once per path), in the local
+/// state under `state_dir` (`Layout::state_dir`).
 pub fn note(
-    ctx: &Ctx,
+    state_dir: &Path,
     id: &SessionId,
     tmp: &Path,
     made: Option<(u64, u64)>,
     reason: &str,
 ) -> Result<()> {
-    if all(ctx).iter().any(|(_, n)| n.path == tmp) {
+    if in_dir(state_dir).iter().any(|(_, n)| n.path == tmp) {
         return Ok(());
     }
     let note = Note {
@@ -71,13 +72,17 @@ pub fn note(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
-    let file = dir(ctx).join(format!("{id}.{stamp}.json"));
+    let file = state_dir.join(DIR).join(format!("{id}.{stamp}.json"));
     atomic::write(&file, &bytes).with_context(|| format!("cannot note {} for gc", tmp.display()))
 }
 
 /// Every note, with its file; an unreadable one is skipped.
 pub fn all(ctx: &Ctx) -> Vec<(PathBuf, Note)> {
-    let Ok(entries) = std::fs::read_dir(dir(ctx)) else {
+    in_dir(&ctx.layout.state_dir)
+}
+
+fn in_dir(state_dir: &Path) -> Vec<(PathBuf, Note)> {
+    let Ok(entries) = std::fs::read_dir(state_dir.join(DIR)) else {
         return Vec::new();
     };
     let mut out: Vec<(PathBuf, Note)> = entries
@@ -102,8 +107,4 @@ pub fn forget(file: &Path) -> Result<()> {
         }
         _ => Ok(()),
     }
-}
-
-fn dir(ctx: &Ctx) -> PathBuf {
-    ctx.layout.state_dir.join(DIR)
 }

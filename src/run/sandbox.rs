@@ -77,7 +77,7 @@ pub fn warn_unenforced(ctx: &Ctx, mode: Mode) {
 /// [`Sandbox::end`] settles the run and removes its private temporary
 /// directory; dropped without it before the command was forked, it removes
 /// both (nothing ran); after, they are left for the next command to settle.
-pub struct Sandbox {
+pub struct Sandbox<'ui> {
     pub roots: Vec<Root>,
     pub applied: Applied,
     landlock: Option<OwnedFd>,
@@ -86,19 +86,24 @@ pub struct Sandbox {
     guard: Guard,
     /// Paths to remove when dropped before the command was forked.
     unused: std::cell::Cell<Option<[PathBuf; 3]>>,
+    /// Where a drop says what it could not remove, and notes it for gc.
+    ui: &'ui crate::ui::Ui,
+    state_dir: PathBuf,
 }
 
-impl Drop for Sandbox {
+impl Drop for Sandbox<'_> {
     fn drop(&mut self) {
         if let Some([tmp, guard, marker]) = self.unused.take() {
-            let _ = std::fs::remove_dir_all(tmp);
+            // As after a run: never across a mount made in it meanwhile.
+            let made = self.guard.tmp_made;
+            super::sandbox_guard::remove_made_tmp(self.ui, &self.state_dir, &self.id, &tmp, made);
             let _ = std::fs::remove_file(guard);
             let _ = std::fs::remove_file(marker);
         }
     }
 }
 
-impl Sandbox {
+impl Sandbox<'_> {
     /// The command is forked as `pid`, held at the gate: the guard names it
     /// (a failure here runs nothing).
     pub fn forked(&self, ctx: &Ctx, pid: u32) -> Result<()> {
@@ -161,7 +166,7 @@ impl Sandbox {
 }
 
 /// The sandbox of `record`'s next run in `mode` (`None`: off).
-pub fn prepare(ctx: &Ctx, record: &Record, mode: Mode) -> Result<Option<Sandbox>> {
+pub fn prepare<'ui>(ctx: &Ctx<'ui>, record: &Record, mode: Mode) -> Result<Option<Sandbox<'ui>>> {
     if mode == Mode::Off {
         return Ok(None);
     }
@@ -209,6 +214,8 @@ pub fn prepare(ctx: &Ctx, record: &Record, mode: Mode) -> Result<Option<Sandbox>
         id: record.id.clone(),
         guard,
         unused: std::cell::Cell::new(Some(unused)),
+        ui: ctx.ui,
+        state_dir: ctx.layout.state_dir.clone(),
     }))
 }
 

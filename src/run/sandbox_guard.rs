@@ -157,18 +157,47 @@ pub fn remove_tmp(ctx: &Ctx, id: &SessionId, tmp: &Path, made: Option<(u64, u64)
                  ({reason}); git bullpen gc names it until it is gone",
                 tmp.display()
             ));
-            if let Err(e) = super::kept_tmp::note(ctx, id, tmp, made, &reason) {
+            if let Err(e) = super::kept_tmp::note(&ctx.layout.state_dir, id, tmp, made, &reason) {
                 ctx.ui.warn(format!("{e:#}"));
             }
         }
-        Verdict::Remove => {
-            if let Err(e) = std::fs::remove_dir_all(tmp) {
-                ctx.ui.warn(format!(
-                    "cannot remove session {id}'s private TMPDIR {}: {e}",
-                    tmp.display()
-                ));
+        Verdict::Remove => remove_made_tmp(ctx.ui, &ctx.layout.state_dir, id, tmp, made),
+    }
+}
+
+/// Remove the private `TMPDIR` `tmp` bullpen made for session `id`'s run,
+/// never following a symlink and never across a file system boundary: what
+/// the run or the user mounted in it (a bind mount, a tmpfs) is not bullpen's
+/// to delete. Stopped at a mount point, the rest is kept, said on stderr, and
+/// noted under `state_dir` for gc to name until it is gone (`run::kept_tmp`).
+pub fn remove_made_tmp(
+    ui: &crate::ui::Ui,
+    state_dir: &Path,
+    id: &SessionId,
+    tmp: &Path,
+    made: Option<(u64, u64)>,
+) {
+    use crate::sys::remove::{remove_tree, Stopped};
+    match remove_tree(tmp) {
+        Ok(()) => {}
+        Err(Stopped::OtherDevice(at)) => {
+            let reason = format!(
+                "a file system is mounted at {} (bullpen never removes across file systems)",
+                at.display()
+            );
+            ui.warn(format!(
+                "left session {id}'s private TMPDIR {} in place: {reason}; unmount it, then \
+                 remove the directory (git bullpen gc names it until it is gone)",
+                tmp.display()
+            ));
+            if let Err(e) = super::kept_tmp::note(state_dir, id, tmp, made, &reason) {
+                ui.warn(format!("{e:#}"));
             }
         }
+        Err(Stopped::Io(e)) => ui.warn(format!(
+            "cannot remove session {id}'s private TMPDIR {}: {e}",
+            tmp.display()
+        )),
     }
 }
 

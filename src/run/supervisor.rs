@@ -111,7 +111,7 @@ struct Started<'ui> {
     /// The terminal's device number.
     tty: u64,
     /// Kept until the run and what it left are over (its private TMPDIR).
-    sandbox: Option<super::sandbox::Sandbox>,
+    sandbox: Option<super::sandbox::Sandbox<'ui>>,
 }
 
 /// The supervisor: claim the record, run the command on its terminal, relay

@@ -131,10 +131,22 @@ pub fn undo_failed_add(ctx: &Ctx, made: &Made) {
     }
 }
 
+/// Remove the directory this attempt made, never following a symlink and never
+/// across a file system boundary (`sys::remove`): a mount made in it meanwhile
+/// (by a hook, a filter, the user) stops the removal, and what is left stays.
 fn remove(ctx: &Ctx, confined: &ConfinedPath) {
+    use crate::sys::remove::{remove_tree, Stopped};
     let path = confined.path();
-    if let Err(e) = std::fs::remove_dir_all(path) {
-        ctx.ui
-            .warn(format!("could not remove {}: {e}", path.display()));
+    match remove_tree(path) {
+        Ok(()) => {}
+        Err(Stopped::OtherDevice(at)) => ctx.ui.warn(format!(
+            "left {} in place: a file system is mounted at {} (bullpen never removes across \
+             file systems); unmount it, then remove the directory",
+            path.display(),
+            at.display()
+        )),
+        Err(Stopped::Io(e)) => ctx
+            .ui
+            .warn(format!("could not remove {}: {e}", path.display())),
     }
 }

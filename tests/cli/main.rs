@@ -47,6 +47,7 @@ mod remote;
 mod remote_attacks;
 mod remote_cache;
 mod remote_packed;
+mod removals;
 mod repo;
 mod resume;
 mod reuse;
