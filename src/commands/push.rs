@@ -27,10 +27,12 @@ Examples:
 
 Pushes each session's branch (bullpen/<id>) and record (refs/bullpen/sessions/<id>, \
 where the remote keeps them too, so that `git bullpen ls` in a bare remote lists them) \
-and the provenance notes (refs/notes/bullpen). It fetches first, as `git bullpen fetch` \
+and the provenance notes of what it sends. It fetches first, as `git bullpen fetch` \
 does, and merges the remote's notes into this clone's (a union: a commit annotated on \
-two machines keeps both texts), so the notes it pushes are a fast-forward of the \
-remote's.
+two machines keeps both texts). The notes that go are a commit on the remote's notes \
+tip (a fast-forward there) adding this clone's notes on the commits the remote will \
+have: never the notes of a session not pushed, which hold its id and its command (an \
+agent's prompt). refs/notes/bullpen here then joins that commit and keeps every note.
 
 Which sessions: those named; with none named, those the remote already has (their \
 record or their branch); with --all, every session but collected ones. Unless named, a \
