@@ -56,7 +56,7 @@ pub fn plain_command(ctx: &Ctx, record: &Record, fresh: bool) -> Result<Plain> {
 /// [`plain_command`] for a session this machine has recorded nothing of, named
 /// `shown` (`origin/fix-login`) in messages and in the lines they say to type:
 /// what `resume <remote>/<id>` runs with nothing after `--`, decided before the
-/// new local session (and its `command.json`) exists, so that nothing of the
+/// new local session (and its local proof) exists, so that nothing of the
 /// other machine's record becomes local proof. `record` is what the other
 /// machine recorded: its agent, extra arguments and whether it ran choose among
 /// this machine's forms, under the rules for a session from elsewhere (a plain
@@ -70,7 +70,7 @@ pub fn plain_command_from_elsewhere(
     choose(ctx, record, Ok(None), fresh, shown)
 }
 
-/// The choice itself, given this machine's `command.json` for the session
+/// The choice itself, given the command this machine recorded for the session
 /// (`local`); `id` names the session in messages.
 fn choose(
     ctx: &Ctx,

@@ -4,7 +4,7 @@
 //! the gate.
 //!
 //! The claim records what this run runs in `process.command` and leaves the
-//! session's own `command` (and the local `command.json`) as they are: a
+//! session's own `command` (and the one recorded locally) as they are: a
 //! one-off `resume <id> -- <cmd>` does not change what a plain `resume` runs.
 
 use anyhow::{Context, Result};

@@ -26,7 +26,7 @@ use crate::sys::lock::Lock;
 use crate::sys::procfs;
 use crate::trust::confined::{ConfinedPath, Unconfined};
 use crate::trust::decide::Runnable;
-use crate::trust::local::Local;
+use crate::trust::local::{local_command, Local};
 
 /// A session [`create_session`] made: its record (`provisioning`, or `ready`
 /// after [`mark_ready`]), and the directories it created on the way to the
@@ -217,7 +217,7 @@ pub fn new_record(
 
 /// How a new session comes to be: its `provisioning` record (from
 /// [`new_record`]: its command, agent and extra arguments are what this
-/// machine records as the session's own in `command.json`), the record commit
+/// machine records as the session's own in `created.json`), the record commit
 /// it continues (a remote's, for `resume <remote>/<id>`), where its branch
 /// starts, and how its worktree is made ready.
 pub struct Seed<'a> {
@@ -293,19 +293,17 @@ fn provision(ctx: &Ctx, seed: Seed) -> Result<Provisioned> {
     let written = spawner
         .context("internal: the new record names no spawner")
         .and_then(|spawner| {
+            let agent = agent
+                .as_ref()
+                .map(|(name, args)| (name.as_str(), args.as_slice()));
             local.write_created(&Created {
                 schema: LOCAL_SCHEMA,
                 worktree: stored.record.worktree.clone(),
                 worktree_root: ctx.layout.worktree_root.to_string_lossy().into_owned(),
                 created_at: stored.record.created_at.clone(),
                 spawner,
+                command: Some(local_command(&command, agent)),
             })
-        })
-        .and_then(|()| {
-            let agent = agent
-                .as_ref()
-                .map(|(name, args)| (name.as_str(), args.as_slice()));
-            local.write_command(&command, agent)
         })
         .and_then(|()| match conversation {
             Some(c) => local.write_conversation(c),

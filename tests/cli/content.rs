@@ -294,8 +294,15 @@ fn the_commits_it_landed_on_name_the_session_and_a_collected_one_says_where_its_
     let path = env.bullpen(&["path", "sq"]).fails();
     crate::support::assert_contains(&path.stderr, &went);
     // Nothing here shows bullpen created it (else resume recreates it: see
-    // leftovers::a_collected_session_is_resumed_in_its_recreated_worktree).
-    std::fs::remove_file(env.repo.join(".git/bullpen/local/sq/created.json")).expect("proof");
+    // leftovers::a_collected_session_is_resumed_in_its_recreated_worktree), while
+    // its command stays recorded here (as `command.json`, the form it has after
+    // `resume --save` or from an older bullpen).
+    let local = env.repo.join(".git/bullpen/local/sq");
+    let created: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(local.join("created.json")).expect("proof"))
+            .expect("created.json");
+    std::fs::write(local.join("command.json"), created["command"].to_string()).expect("command");
+    std::fs::remove_file(local.join("created.json")).expect("proof");
     let resume = env.bullpen(&["resume", "sq"]).fails();
     crate::support::assert_contains(&resume.stderr, &went);
 }

@@ -664,8 +664,9 @@ fn files(roff: &mut Roff) {
         (
             "<git common dir>/bullpen/local/<id>/",
             "What this machine knows about the session, which no fetch brings: created.json \
-             (spawn created its worktree here, under this root: the authority to delete it), \
-             command.json (the command recorded here: a plain resume runs only it), \
+             (spawn created its worktree here, under this root: the authority to delete it; \
+             and the command it recorded here: a plain resume runs only it), command.json (a \
+             command saved later by resume --save, which takes the place of spawn's), \
              run-<pid>.json (a run started here, by its command's pid: the authority to signal \
              it, and the only word for where its terminal's socket is), attached.json (the \
              terminal attached to the run now, as its supervisor says).",

@@ -29,6 +29,7 @@ mod hidden_work;
 mod layout;
 mod leftovers;
 mod lifecycle;
+mod local_proof_form;
 mod logs_screen;
 mod ls;
 mod merged;

@@ -272,9 +272,8 @@ fn start_on_the_laptop_continue_on_the_build_box_see_both_on_the_laptop() {
     let created: Value =
         serde_json::from_slice(&std::fs::read(local.join("created.json")).unwrap()).unwrap();
     assert_eq!(created["worktree"], wt.to_str().unwrap());
-    let command: Value =
-        serde_json::from_slice(&std::fs::read(local.join("command.json")).unwrap()).unwrap();
-    assert_eq!(command["argv"], record["command"]);
+    assert_eq!(created["command"]["argv"], record["command"]);
+    assert!(!local.join("command.json").exists());
 
     // The build box pushes (origin has the session): a fast-forward of the
     // laptop's record and branch.
@@ -1184,10 +1183,11 @@ fn an_agent_session_continues_with_this_machines_profile() {
         !marker.exists(),
         "the laptop's profile ran on the build box"
     );
-    let local: Value = serde_json::from_slice(
-        &std::fs::read(b.dir.join(".git/bullpen/local/x/command.json")).unwrap(),
+    let created: Value = serde_json::from_slice(
+        &std::fs::read(b.dir.join(".git/bullpen/local/x/created.json")).unwrap(),
     )
     .unwrap();
+    let local = &created["command"];
     assert_eq!(local["agent"], "fake");
     assert!(
         local["agent_args"].as_array().is_none_or(Vec::is_empty),

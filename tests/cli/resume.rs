@@ -658,8 +658,12 @@ fn a_one_off_command_leaves_the_sessions_command_as_it_was() {
     env.bullpen(&["spawn", "x", "--", "sh", "-c", "echo agent >> ran.txt"])
         .ok();
     let wt = env.worktree_of("x");
-    let local = env.repo.join(".git/bullpen/local/x/command.json");
-    let local_before = std::fs::read_to_string(&local).unwrap();
+    // Spawn recorded the command in its one local file.
+    let local = env.repo.join(".git/bullpen/local/x");
+    let created = local.join("created.json");
+    let created_before = std::fs::read_to_string(&created).unwrap();
+    assert_contains(&created_before, "echo agent >> ran.txt");
+    assert!(!local.join("command.json").exists());
     resume(
         &env,
         "x",
@@ -681,7 +685,8 @@ fn a_one_off_command_leaves_the_sessions_command_as_it_was() {
         rec["process"]["command"][2],
         "echo one-off >> ran.txt && git add ran.txt && git commit -qm once"
     );
-    assert_eq!(std::fs::read_to_string(&local).unwrap(), local_before);
+    assert_eq!(std::fs::read_to_string(&created).unwrap(), created_before);
+    assert!(!local.join("command.json").exists());
     // `ls --json`: `command` is the latest run's, `session_command` the session's.
     let row = &env.ls_json()[0];
     assert_eq!(row["command"][2], rec["process"]["command"][2]);
@@ -705,9 +710,11 @@ fn a_one_off_command_leaves_the_sessions_command_as_it_was() {
     .ok();
     assert_eq!(env.record("x")["command"][2], "echo saved >> ran.txt");
     assert_contains(
-        &std::fs::read_to_string(&local).unwrap(),
+        &std::fs::read_to_string(local.join("command.json")).unwrap(),
         "echo saved >> ran.txt",
     );
+    // Spawn's proof is never rewritten.
+    assert_eq!(std::fs::read_to_string(&created).unwrap(), created_before);
     resume(&env, "x", &[]).ok();
     assert!(std::fs::read_to_string(wt.join("ran.txt"))
         .unwrap()

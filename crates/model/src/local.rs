@@ -12,6 +12,7 @@ pub const LOCAL_SCHEMA: u32 = 1;
 
 /// `created.json`: bullpen created this session's worktree here, at this path,
 /// under this worktree root. The authority to delete the worktree and the branch.
+/// Written once, by spawn, with the session's command; never rewritten.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Created {
     pub schema: u32,
@@ -22,10 +23,16 @@ pub struct Created {
     pub created_at: String,
     /// The `git bullpen spawn` that created it.
     pub spawner: ProcessRef,
+    /// The command spawn recorded for the session: one file per spawn, not two.
+    /// A `command.json` beside it takes its place (`resume --save`, or an older
+    /// bullpen, whose `created.json` has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<LocalCommand>,
 }
 
-/// `command.json`: the command this machine recorded for the session. A plain
-/// `resume` runs the record's command only when it is this one.
+/// The command this machine recorded for the session: spawn's in `created.json`,
+/// a later one in `command.json`. A plain `resume` runs the record's command only
+/// when it is this one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalCommand {
     pub schema: u32,

@@ -365,7 +365,7 @@ impl AgentRun {
 /// `agent` with `args`? The profile comes from this machine's git config, so
 /// the record only chooses which of them; extra arguments are part of what
 /// runs and need this machine's word, as a command does. Where this machine
-/// recorded the session (`command.json`), the record must name the same agent
+/// recorded the session (`Local::command`), the record must name the same agent
 /// and arguments; where it did not (a session from elsewhere), only an agent
 /// with no extra arguments runs.
 pub fn may_run_agent(

@@ -305,6 +305,7 @@ fn only_a_worktree_created_here_at_that_path_is_ours() {
         worktree_root: "/r".into(),
         created_at: String::new(),
         spawner: pref(5, 5),
+        command: None,
     };
     assert_eq!(created_here("/r/x", Ok(Some(&c))), Ok(CreatedHere(())));
     assert_eq!(
@@ -327,6 +328,7 @@ fn a_session_keeps_the_root_it_was_created_under_only_at_its_own_path() {
         worktree_root: "/old/root".into(),
         created_at: String::new(),
         spawner: pref(5, 5),
+        command: None,
     };
     assert_eq!(
         created_root("/old/root/x", &c),

@@ -1,9 +1,11 @@
 //! The local proof of a session: files under `<git common dir>/bullpen/local/<id>/`,
 //! written only by bullpen on this machine (git never transfers anything there):
 //!
-//! - `created.json`: spawn created the worktree, at this path, under this root;
-//! - `command.json`: the session's command as this machine recorded it (spawn,
-//!   or `resume --save`); a plain `resume` runs it;
+//! - `created.json`: spawn created the worktree, at this path, under this root,
+//!   and the session's command as spawn recorded it (one file per spawn);
+//! - `command.json`: a command recorded after spawn (`resume --save`), which
+//!   takes the place of spawn's; an older bullpen's spawn wrote its command
+//!   here, beside a `created.json` without one. A plain `resume` runs it;
 //! - `conversation.json`: the session's own agent conversation (its id, chosen
 //!   or learned here), which a plain `resume` continues;
 //! - `included.json`: the files `.worktreeinclude` made bullpen copy into the
@@ -14,9 +16,10 @@
 //!   soon as the record says `running`), removed when the claim is lost or the
 //!   run's end is recorded.
 //!
-//! Each file has one writer (spawn for `created`; spawn, then `resume --save`
-//! for `command`; the claimer of a run for its `run-<pid>`) and is replaced
-//! atomically.
+//! Each file has one writer (spawn for `created`, written once and never
+//! rewritten, so no later command can touch the authority to delete; `resume
+//! --save` for `command`; the claimer of a run for its `run-<pid>`) and is
+//! replaced atomically.
 //!
 //! Beside them, `attached.json` is status, not proof: the terminal attached to
 //! the run right now, written and removed by the run's supervisor; so are
@@ -39,6 +42,8 @@ use crate::model::{time, SessionId};
 use crate::sys::atomic;
 use crate::sys::layout::Layout;
 
+const CREATED: &str = "created.json";
+const COMMAND: &str = "command.json";
 const ATTACHED: &str = "attached.json";
 const LEFTOVERS: &str = "leftovers.json";
 const CONVERSATION: &str = "conversation.json";
@@ -121,30 +126,30 @@ impl Local {
     }
 
     pub fn created(&self) -> Result<Option<Created>> {
-        self.read("created.json")
+        self.read(CREATED)
     }
 
+    /// Spawn's one write of the local proof: `created` holds the session's
+    /// command too (see [`local_command`]).
     pub fn write_created(&self, created: &Created) -> Result<()> {
-        self.write("created.json", created)
+        self.write(CREATED, created)
     }
 
+    /// The session's command as this machine recorded it: `command.json` when
+    /// there is one (`resume --save`'s, or an older bullpen's spawn's), else
+    /// spawn's in `created.json`. A `command.json` that cannot be read is that
+    /// error, never spawn's command instead.
     pub fn command(&self) -> Result<Option<LocalCommand>> {
-        self.read("command.json")
+        match self.read(COMMAND)? {
+            Some(saved) => Ok(Some(saved)),
+            None => Ok(self.created()?.and_then(|c| c.command)),
+        }
     }
 
-    /// Record the session's command, and its agent (name and extra arguments)
-    /// when it runs one (`None`: a plain session).
+    /// Record a new command for the session (`resume --save`), in `command.json`:
+    /// `created.json` stays as spawn wrote it.
     pub fn write_command(&self, argv: &[String], agent: Option<(&str, &[String])>) -> Result<()> {
-        self.write(
-            "command.json",
-            &LocalCommand {
-                schema: LOCAL_SCHEMA,
-                argv: argv.to_vec(),
-                agent: agent.map(|(name, _)| name.to_owned()),
-                agent_args: agent.map(|(_, args)| args.to_vec()).unwrap_or_default(),
-                recorded_at: time::now_rfc3339(),
-            },
-        )
+        self.write(COMMAND, &local_command(argv, agent))
     }
 
     /// The session's own agent conversation (see `model::local::Conversation`).
@@ -237,6 +242,18 @@ impl Local {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// The session's command as this machine records it, and its agent (name and
+/// extra arguments) when it runs one (`None`: a plain session).
+pub fn local_command(argv: &[String], agent: Option<(&str, &[String])>) -> LocalCommand {
+    LocalCommand {
+        schema: LOCAL_SCHEMA,
+        argv: argv.to_vec(),
+        agent: agent.map(|(name, _)| name.to_owned()),
+        agent_args: agent.map(|(_, args)| args.to_vec()).unwrap_or_default(),
+        recorded_at: time::now_rfc3339(),
     }
 }
 
