@@ -243,7 +243,10 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
     // What a push killed part-way left staged goes, also when nothing is sent.
     clear_outgoing(ctx, remote)?;
     // What the remote will have after the push: the notes of those commits go,
-    // and no other (`Repo::notes_for_push`).
+    // and no other (`Repo::notes_for_push`). Its remote-tracking refs count
+    // (a session's commit merged into main and pushed with plain git): it has
+    // those commits already, so their notes tell it of no unpushed work.
+    let tracked = listed(ctx, &format!("refs/remotes/{remote}/"))?;
     let tips: Vec<Oid> = going
         .iter()
         .filter_map(|g| g.branch)
@@ -252,6 +255,7 @@ pub fn push(ctx: &Ctx, remote: &RemoteName, ids: &[SessionId], all: bool) -> Res
                 .iter()
                 .flat_map(|b| b.values().copied().flatten()),
         )
+        .chain(tracked.into_values().flatten())
         .collect();
     let notes_commit = match notes_to_send(ctx, remote, &out.fetched) {
         Ok(true) => build_notes(ctx, remote, &tips).unwrap_or_else(|why| {

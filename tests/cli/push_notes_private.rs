@@ -163,3 +163,74 @@ fn alternate_pushes_from_two_clones_converge() {
 fn note_here(machine: &crate::remote::Machine, env: &crate::support::Env, c: &str) -> String {
     machine.git_out(env, &["notes", "--ref=bullpen", "show", c])
 }
+
+/// A session's commit merged into main and pushed with plain git: the next
+/// push sends its note (the remote has the commit), while the note of a
+/// session pushed only to another remote stays off this one.
+#[test]
+fn a_push_sends_the_notes_of_commits_the_remote_got_from_plain_git() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    a.bullpen(env, &args(&["spawn", "landed"], &commit("l1", "l1")))
+        .ok();
+    a.bullpen(
+        env,
+        &args(&["spawn", "elsewhere"], &commit("backup-prompt", "e1")),
+    )
+    .ok();
+    let landed = a.git_out(env, &["rev-parse", "bullpen/landed"]);
+    a.git(env, &["merge", "-q", "--ff-only", "bullpen/landed"])
+        .ok();
+    a.git(env, &["push", "-q", "origin", "main"]).ok();
+    // Another remote has the other session's branch, by plain git too.
+    let backup = env.root().join("backup.git");
+    let backup_s = backup.to_str().expect("utf-8");
+    env.git(&env.root(), &["init", "-q", "--bare", backup_s])
+        .ok();
+    a.git(env, &["remote", "add", "backup", backup_s]).ok();
+    a.git(env, &["push", "-q", "backup", "bullpen/elsewhere"])
+        .ok();
+
+    let pushed = a.bullpen(env, &["push", "origin"]).ok();
+    assert_contains(&pushed.stderr, "notes pushed to origin");
+    assert_contains(&origin_note(&m, &landed), "bullpen-session: landed");
+    let objects = origin_objects(&m);
+    assert!(
+        !objects.contains("backup-prompt") && !objects.contains("bullpen-session: elsewhere"),
+        "the remote holds the note of a session it does not have:\n{objects}"
+    );
+}
+
+/// Commits of different dates: the walk for the notes goes down to the
+/// oldest commit with a note to send, so a session's old commit gets its
+/// note across with its new one, while an unpushed session's newer one stays.
+#[test]
+fn a_push_sends_the_notes_of_old_and_new_commits_alike() {
+    let m = Machines::new();
+    let (env, a) = (&m.env, &m.a);
+    let dated = |file: &str, year: u32| {
+        vec![
+            "--".to_owned(),
+            "sh".to_owned(),
+            "-c".to_owned(),
+            format!(
+                "echo {file} > {file} && git add {file} && \
+                 GIT_COMMITTER_DATE='{year}-01-01T00:00:00Z' git commit -qm {file}"
+            ),
+        ]
+    };
+    a.bullpen(env, &args(&["spawn", "s"], &dated("old-one", 2001)))
+        .ok();
+    a.bullpen(env, &args(&["resume", "s"], &dated("new-one", 2002)))
+        .ok();
+    a.bullpen(
+        env,
+        &args(&["spawn", "later"], &dated("later-prompt", 2003)),
+    )
+    .ok();
+    let tip = a.git_out(env, &["rev-parse", "bullpen/s"]);
+    a.bullpen(env, &["push", "origin", "s"]).ok();
+    assert_contains(&origin_note(&m, &tip), "new-one");
+    assert_contains(&origin_note(&m, &format!("{tip}~1")), "old-one");
+    assert!(!origin_objects(&m).contains("later-prompt"));
+}

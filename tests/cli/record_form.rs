@@ -154,7 +154,8 @@ fn forged_records_of_one_object_are_refused_as_those_of_three() {
         (
             "norecord",
             b"bullpen: forged\n\nstate: exited\n".to_vec(),
-            "its tree is empty; a record holds only session.json",
+            "its tree is empty and its message holds no record; a record is the message of a \
+             commit over the empty tree, or the one file of its tree, session.json",
         ),
         (
             "big",

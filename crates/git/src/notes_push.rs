@@ -77,19 +77,25 @@ impl Repo {
 
     /// After `pushed` (from [`Repo::notes_for_push`]) landed: `notes_ref`
     /// becomes a merge of ours and it, ours' tree (which holds all of it), so
-    /// ours contains what the remote has. Nothing when ours already does.
+    /// ours contains what the remote has. Nothing when ours is `pushed` or
+    /// has it as a parent; deeper is not looked for (a walk of ours' whole
+    /// history, to save a merge that changes no tree).
     pub fn adopt_pushed_notes(&self, notes_ref: &str, pushed: Oid, message: &str) -> Result<()> {
         for _ in 0..5 {
             let Some(ours) = self.ref_target(notes_ref)? else {
                 return Ok(());
             };
-            if self.is_ancestor(pushed, ours)? {
+            if ours == pushed {
                 return Ok(());
             }
-            let tree = self
+            let commit = self
                 .repo
                 .find_commit(gid(ours)?)
-                .with_context(|| format!("could not read notes commit {ours}"))?
+                .with_context(|| format!("could not read notes commit {ours}"))?;
+            if commit.parent_ids().any(|p| oid(p.detach()) == pushed) {
+                return Ok(());
+            }
+            let tree = commit
                 .tree_id()
                 .with_context(|| format!("could not read the tree of notes commit {ours}"))?
                 .detach();
@@ -104,8 +110,12 @@ impl Repo {
         anyhow::bail!("gave up merging the pushed notes into {notes_ref}: it kept changing")
     }
 
-    /// Of `wanted`, the commits that `tips` reach: one walk, ended as soon as
-    /// all are found (else it reads the whole history of the tips).
+    /// Of `wanted`, the commits that `tips` reach: one walk, newest first,
+    /// that ends once all are found and never goes below the oldest of them
+    /// by commit time (else it would read the whole history of the tips for
+    /// a note on a commit they do not reach, an unpushed session's). A
+    /// commit reached only through one dated before it (a skewed clock) is
+    /// missed: its note stays here, as an unpushed one does.
     fn reached_of(
         &self,
         tips: &[Oid],
@@ -115,9 +125,33 @@ impl Repo {
         if tips.is_empty() || wanted.is_empty() {
             return Ok(found);
         }
+        let mut oldest: Option<i64> = None;
+        for id in wanted {
+            // A note on what is not a commit here is on nothing a tip reaches.
+            let Ok(commit) = self.repo.find_commit(*id) else {
+                continue;
+            };
+            let time = commit
+                .time()
+                .with_context(|| format!("could not read the date of commit {id}"))?
+                .seconds;
+            oldest = Some(oldest.map_or(time, |o| o.min(time)));
+        }
+        let Some(oldest) = oldest else {
+            return Ok(found);
+        };
+        // Each tip once, and only commits (a remote-tracking ref may be a tag).
+        let mut tips = gids(tips)?;
+        tips.sort_unstable();
+        tips.dedup();
+        tips.retain(|t| self.repo.find_commit(*t).is_ok());
         let walk = self
             .repo
-            .rev_walk(gids(tips)?)
+            .rev_walk(tips)
+            .sorting(gix::revision::walk::Sorting::ByCommitTimeCutoff {
+                order: gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
+                seconds: oldest,
+            })
             .all()
             .context("could not walk the history of the pushed branches")?;
         for info in walk {

@@ -205,7 +205,8 @@ pub enum Invalid {
     BadId(String),
     /// The ref does not point at a commit.
     NotACommit(String),
-    /// The commit's tree is not exactly one regular file `session.json`.
+    /// The commit's tree is not exactly one regular file `session.json`, nor
+    /// empty with the record in the message.
     Shape(String),
     /// `session.json` is larger than [`MAX_RECORD_BYTES`].
     TooBig(u64),
@@ -222,7 +223,11 @@ impl fmt::Display for Invalid {
         match self {
             Invalid::BadId(why) => f.write_str(why),
             Invalid::NotACommit(what) => write!(f, "it points at {what}, not a record commit"),
-            Invalid::Shape(why) => write!(f, "its tree {why}; a record holds only session.json"),
+            Invalid::Shape(why) => write!(
+                f,
+                "its tree {why}; a record is the message of a commit over the empty tree, \
+                 or the one file of its tree, session.json"
+            ),
             Invalid::TooBig(n) => write!(
                 f,
                 "its session.json is {n} bytes, more than the {MAX_RECORD_BYTES} bullpen reads"
@@ -277,7 +282,8 @@ pub fn check_shape(entries: &[TreeEntry]) -> Result<(), Invalid> {
 /// Pure: the record in the message of a record commit over the empty tree
 /// (`record::in_message`); a message that holds none is the empty tree it is.
 pub fn check_message(message: &[u8]) -> Result<&[u8], Invalid> {
-    super::record::in_message(message).ok_or_else(|| Invalid::Shape("is empty".to_owned()))
+    super::record::in_message(message)
+        .ok_or_else(|| Invalid::Shape("is empty and its message holds no record".to_owned()))
 }
 
 /// Pure: `session.json` of the session `id`, as a record from another machine
