@@ -363,6 +363,19 @@ mod tests {
         assert!(parse(&key, text.replace("cache 2", "cache 3").into_bytes()).is_none());
     }
 
+    /// A file of another version (whose checks made its entries), its MAC
+    /// right under this key, is not read.
+    #[test]
+    fn a_file_of_another_version_is_not_read() {
+        let key = [7u8; 16];
+        let commit = oid('c');
+        let ours = format!("{}\nr {commit} origin x {{}}\n", header());
+        let theirs = ours.replace(env!("CARGO_PKG_VERSION"), "0.0.0-other");
+        let with_mac = |body: &str| format!("{body}mac {:032x}\n", mac(&key, body.as_bytes()));
+        assert!(parse(&key, with_mac(&ours).into_bytes()).is_some());
+        assert!(parse(&key, with_mac(&theirs).into_bytes()).is_none());
+    }
+
     #[test]
     fn a_key_is_made_once_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
