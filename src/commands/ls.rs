@@ -335,7 +335,7 @@ fn run_all_repos(args: &Args, cwd: &Path, ui: &Ui) -> Result<i32> {
 /// `ls --remote[=<remote>]`.
 fn run_remote(ctx: &Ctx, remote: Option<&RemoteName>, args: &Args) -> Result<i32> {
     let ui = ctx.ui;
-    let (rows, hidden) = remote_rows(ctx, remote, &args.ids, args.all)?;
+    let (rows, hidden) = remote_rows(ctx, remote, &args.ids, args.all, args.json)?;
     if args.json {
         ui.write_json(&rows)?;
     } else {

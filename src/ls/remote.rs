@@ -24,13 +24,20 @@ use crate::trust::local::Local;
 /// sessions were fetched from), the named ids only if any are named, collected
 /// ones only with `all`; also how many collected ones were left out. A record
 /// that fails the checks is reported and skipped.
+/// With `whole`, each row whole (`--json`), else what the table shows.
 pub fn remote_rows(
     ctx: &Ctx,
     remote: Option<&RemoteName>,
     ids: &[SessionId],
     all: bool,
+    whole: bool,
 ) -> Result<(Vec<Row>, usize)> {
-    let mut cache = RemoteCache::open(&ctx.repo);
+    let mut cache = RemoteCache::open(&ctx.repo, "remote");
+    // The whole rows only for `--json`: the table reads a file a fifth the size.
+    let mut whole_rows = match whole {
+        true => RemoteCache::open(&ctx.repo, "remote-rows"),
+        false => RemoteCache::none(),
+    };
     let fetched = store::fetched_refs(&ctx.repo, remote)?;
     let my_host = procfs::hostname();
     let my_clone = crate::trust::local::existing_clone_id(&ctx.layout);
@@ -39,7 +46,7 @@ pub fn remote_rows(
     for (remote, refs) in fetched {
         let mut listed = Vec::with_capacity(refs.len());
         for r in &refs {
-            match read_row(ctx, &mut cache, &remote, r) {
+            match read_row(ctx, (&mut cache, &mut whole_rows, whole), &remote, r) {
                 Ok(row) => listed.push(row),
                 Err(error) => ctx.ui.warn(format!("skipping {}: {:#}", r.refname, error)),
             }
@@ -89,6 +96,7 @@ pub fn remote_rows(
     // Only a listing of every fetched session says what is no longer needed.
     // A cache that cannot be written (a read-only repository) is only read again.
     let _ = cache.save(remote.is_none() && ids.is_empty());
+    let _ = whole_rows.save(remote.is_none() && ids.is_empty());
     Ok((rows, hidden))
 }
 
@@ -104,26 +112,39 @@ struct Listed {
 /// checks for this remote and id before, else from its record, checked.
 fn read_row(
     ctx: &Ctx,
-    cache: &mut RemoteCache,
+    (cache, whole_rows, whole): (&mut RemoteCache, &mut RemoteCache, bool),
     remote: &RemoteName,
     r: &store::FetchedRef,
 ) -> Result<Listed> {
     let id = r.id.clone().map_err(anyhow::Error::new)?;
-    let cached = r
-        .target
-        .and_then(|commit| Some((cache.row(remote.as_str(), &id, commit)?, commit)))
-        .and_then(|(line, commit)| Some((fetched::from_line(line)?, commit)));
+    let name = remote.as_str();
+    let cached = r.target.and_then(|commit| {
+        let shown = cache.row(name, &id, commit)?;
+        let row = match whole {
+            true => fetched::from_lines(
+                shown,
+                Some(whole_rows.row(name, &id, commit)?),
+                id.as_str(),
+                name,
+            ),
+            false => fetched::from_lines(shown, None, id.as_str(), name),
+        };
+        Some((row?, commit))
+    });
     let (row, commit) = match cached {
         Some(hit) => hit,
         None => {
             let stored = r.read(&ctx.repo)?;
-            let line = fetched::to_line(&stored.record, remote.as_str());
-            let row = line.as_deref().and_then(fetched::from_line);
-            let row = row.ok_or_else(|| anyhow::anyhow!("cannot make its row"))?;
-            if let Some(line) = line {
-                cache.put_row(remote.as_str(), &id, stored.commit, line);
+            let (shown, row) = fetched::to_lines(&stored.record, name)
+                .ok_or_else(|| anyhow::anyhow!("cannot make its row"))?;
+            let made =
+                fetched::from_lines(&shown, whole.then_some(row.as_str()), id.as_str(), name)
+                    .ok_or_else(|| anyhow::anyhow!("cannot read its row back"))?;
+            cache.put_row(name, &id, stored.commit, shown);
+            if whole {
+                whole_rows.put_row(name, &id, stored.commit, row);
             }
-            (row, stored.commit)
+            (made, stored.commit)
         }
     };
     Ok(Listed {

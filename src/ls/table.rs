@@ -14,7 +14,7 @@ use crate::model::{ending, time, Dirt, Observed, Record, State};
 
 /// One line of `ls`, also the JSON object. Keys are a compatibility surface:
 /// add, never rename or remove. Read back only from `ls --remote`'s cache.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Row {
     pub id: String,
     pub state: String,

@@ -10,8 +10,14 @@ use std::path::PathBuf;
 use crate::remote::{args, commit, Machine, Machines};
 use crate::support::{assert_contains, Env};
 
+/// What the table reads (and commits ahead).
 fn cache_file(m: &Machine) -> PathBuf {
     m.dir.join(".git/bullpen/cache/remote")
+}
+
+/// The whole rows, which `--json` reads too.
+fn rows_file(m: &Machine) -> PathBuf {
+    m.dir.join(".git/bullpen/cache/remote-rows")
 }
 
 fn tracking(remote: &str, id: &str) -> String {
@@ -49,6 +55,7 @@ fn listings(m: &Machine, env: &Env, before: &dyn Fn()) -> Vec<(String, String)> 
 fn no_cache(m: &Machine) -> impl Fn() + '_ {
     || {
         let _ = std::fs::remove_file(cache_file(m));
+        let _ = std::fs::remove_file(rows_file(m));
     }
 }
 
@@ -106,11 +113,12 @@ fn fixture() -> Machines {
 fn rows_from_the_cache_are_those_the_checks_make() {
     let m = fixture();
     let (env, b) = (&m.env, &m.b);
-    let _ = std::fs::remove_file(cache_file(b));
+    no_cache(b)();
     let checked = listing(b, env, &["--all", "--json"]);
-    assert!(cache_file(b).is_file(), "the listing wrote its cache");
-    let cache = std::fs::read_to_string(cache_file(b)).unwrap();
-    assert_eq!(cache.lines().filter(|l| l.starts_with("r ")).count(), 4);
+    for file in [cache_file(b), rows_file(b)] {
+        let cache = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(cache.lines().filter(|l| l.starts_with("r ")).count(), 4);
+    }
     let cached = listing(b, env, &["--all", "--json"]);
     assert_eq!(cached, checked);
     for (stdout, stderr) in [&checked, &cached] {
@@ -157,14 +165,22 @@ fn rows_from_the_cache_are_those_the_checks_make() {
 
 /// A cache file edited by hand (a row's state, with or without the rest of
 /// the file), or one that says a refused record passed, changes no verdict and
-/// no printed row: it reads as empty.
+/// no printed row: it reads as empty. So for each of the two files.
 #[test]
 fn an_edited_or_forged_cache_changes_nothing() {
     let m = fixture();
     let (env, b) = (&m.env, &m.b);
     let checked = listings(b, env, &no_cache(b));
-    listing(b, env, &["--all"]);
-    let real = std::fs::read_to_string(cache_file(b)).unwrap();
+    listing(b, env, &["--all", "--json"]);
+    for file in [cache_file(b), rows_file(b)] {
+        forged_changes_nothing(&m, &file, &checked);
+    }
+}
+
+/// [`an_edited_or_forged_cache_changes_nothing`] for `file`.
+fn forged_changes_nothing(m: &Machines, file: &PathBuf, checked: &[(String, String)]) {
+    let (env, b) = (&m.env, &m.b);
+    let real = std::fs::read_to_string(file).unwrap();
     let (body, mac) = real.split_at(real.trim_end().rfind('\n').unwrap() + 1);
     let good = b.git_out(env, &["rev-parse", &tracking("origin", "good")]);
     let broken = b.git_out(env, &["rev-parse", &tracking("origin", "broken")]);
@@ -188,7 +204,8 @@ fn an_edited_or_forged_cache_changes_nothing() {
         ),
     ];
     for text in forged {
-        let write = || std::fs::write(cache_file(b), &text).unwrap();
+        let write = || std::fs::write(file, &text).unwrap();
         assert_eq!(listings(b, env, &write), checked, "with the cache:\n{text}");
     }
+    std::fs::write(file, real).unwrap();
 }

@@ -21,8 +21,10 @@
 //! again, so it changes no verdict. Refused records are never cached, and an
 //! entry answers only for the remote and the id it was checked for.
 //!
-//! The file is `<common>/bullpen/cache/remote`: local, derived, never
-//! transferred. It holds what the last listing used.
+//! The files are `<common>/bullpen/cache/remote` (what the table shows, and
+//! commits ahead) and `remote-rows` (whole rows, for `--json`): local,
+//! derived, never transferred. Each holds what the last listing that read it
+//! used.
 //!
 //! [`store::read_fetched`]: super::store::read_fetched
 
@@ -38,10 +40,11 @@ use siphasher::sip128::{Hasher128 as _, SipHasher24};
 use super::Repo;
 use crate::model::{Oid, SessionId};
 
-/// The first line: the format, and the version of the checks that made the entries.
-fn header() -> String {
+/// The first line: the file, the format, and the version of the checks that
+/// made the entries.
+fn header(name: &str) -> String {
     format!(
-        "bullpen remote cache 2 {} checks {}",
+        "bullpen {name} cache 2 {} checks {}",
         env!("CARGO_PKG_VERSION"),
         crate::model::remote::CHECKS
     )
@@ -74,6 +77,8 @@ fn slot(remote: &str, id: &str) -> u64 {
 pub struct RemoteCache {
     /// Where it is written; `None`: never (a bare repository, no key).
     path: Option<PathBuf>,
+    /// Its name (`remote`, `remote-rows`), in its first line.
+    name: String,
     key: Option<[u8; 16]>,
     /// The file as read: the entries below point into it.
     text: String,
@@ -88,21 +93,23 @@ pub struct RemoteCache {
 }
 
 impl RemoteCache {
-    /// The repository's cache as its file holds it: empty when there is none,
-    /// or it is not one this bullpen wrote here. The key is made on first use.
-    pub fn open(repo: &Repo) -> RemoteCache {
+    /// The repository's cache file `name` (`<common>/bullpen/cache/<name>`) as
+    /// it holds it: empty when there is none, or it is not one this bullpen
+    /// wrote here under that name. The key is made on first use.
+    pub fn open(repo: &Repo, name: &str) -> RemoteCache {
         let dir = repo.common_dir().join("bullpen").join("cache");
         let Some(key) = (!repo.is_bare()).then(|| key(&dir).ok()).flatten() else {
             return RemoteCache::none();
         };
-        let file = dir.join("remote");
+        let file = dir.join(name);
         // Never blocks: a FIFO (or anything but a regular file) there is no cache.
         let mut cache = crate::sys::regular::read(&file)
             .ok()
             .flatten()
-            .and_then(|bytes| parse(&key, bytes))
+            .and_then(|bytes| parse(&key, name, bytes))
             .unwrap_or_default();
         cache.path = Some(file);
+        cache.name = name.to_owned();
         cache.key = Some(key);
         cache
     }
@@ -190,7 +197,7 @@ impl RemoteCache {
                 .sum::<usize>()
                 + self.ahead.len() * 100,
         );
-        out.push_str(&header());
+        out.push_str(&header(&self.name));
         out.push('\n');
         let mut rows: Vec<(&(Oid, u64), &Row)> = self
             .rows
@@ -256,7 +263,7 @@ fn key(dir: &Path) -> Result<[u8; 16]> {
 
 /// The entries of a cache file; `None` unless it is one whole file of this
 /// version whose MAC under `key` is right.
-fn parse(key: &[u8; 16], bytes: Vec<u8>) -> Option<RemoteCache> {
+fn parse(key: &[u8; 16], name: &str, bytes: Vec<u8>) -> Option<RemoteCache> {
     let text = String::from_utf8(bytes).ok()?;
     let body_end = text.strip_suffix('\n')?.rfind('\n')? + 1;
     let (body, last) = text.split_at(body_end);
@@ -265,11 +272,11 @@ fn parse(key: &[u8; 16], bytes: Vec<u8>) -> Option<RemoteCache> {
         return None;
     }
     let mut lines = body.split_inclusive('\n');
-    if lines.next()?.strip_suffix('\n')? != header() {
+    if lines.next()?.strip_suffix('\n')? != header(name) {
         return None;
     }
     let mut cache = RemoteCache::default();
-    let mut at = header().len() + 1;
+    let mut at = header(name).len() + 1;
     for line in lines {
         let start = at;
         at += line.len();
@@ -320,6 +327,7 @@ mod tests {
         let path = dir.join("remote");
         RemoteCache {
             path: Some(path.clone()),
+            name: "remote".into(),
             ..cache
         }
         .save(true)
@@ -339,7 +347,7 @@ mod tests {
         let id: SessionId = "x".parse().unwrap();
         c.put_row("origin", &id, oid('c'), "{\"id\":\"x\"} and more".into());
         let text = saved(c, dir.path());
-        let mut back = parse(&key, text.clone().into_bytes()).unwrap();
+        let mut back = parse(&key, "remote", text.clone().into_bytes()).unwrap();
         assert_eq!(back.ahead.get(&(oid('a'), oid('b'))), Some(&3));
         assert_eq!(
             back.row("origin", &id, oid('c')),
@@ -351,16 +359,21 @@ mod tests {
         assert_eq!(back.row("origin", &id, oid('d')), None);
         for cut in 1..text.len() {
             assert!(
-                parse(&key, text.as_bytes()[..cut].to_vec()).is_none(),
+                parse(&key, "remote", text.as_bytes()[..cut].to_vec()).is_none(),
                 "cut at {cut}"
             );
         }
         // Any edit, or another key, and none of it is read.
-        assert!(parse(&key, text.replace(" 3\n", " 4\n").into_bytes()).is_none());
-        assert!(parse(&key, text.replace(" x ", " y ").into_bytes()).is_none());
-        assert!(parse(&key, text.replace("origin", "upstr").into_bytes()).is_none());
-        assert!(parse(&[8u8; 16], text.clone().into_bytes()).is_none());
-        assert!(parse(&key, text.replace("cache 2", "cache 3").into_bytes()).is_none());
+        assert!(parse(&key, "remote", text.replace(" 3\n", " 4\n").into_bytes()).is_none());
+        assert!(parse(&key, "remote", text.replace(" x ", " y ").into_bytes()).is_none());
+        assert!(parse(&key, "remote", text.replace("origin", "upstr").into_bytes()).is_none());
+        assert!(parse(&[8u8; 16], "remote", text.clone().into_bytes()).is_none());
+        assert!(parse(
+            &key,
+            "remote",
+            text.replace("cache 2", "cache 3").into_bytes()
+        )
+        .is_none());
     }
 
     /// A file of another version (whose checks made its entries), its MAC
@@ -369,11 +382,13 @@ mod tests {
     fn a_file_of_another_version_is_not_read() {
         let key = [7u8; 16];
         let commit = oid('c');
-        let ours = format!("{}\nr {commit} origin x {{}}\n", header());
+        let ours = format!("{}\nr {commit} origin x {{}}\n", header("remote"));
         let theirs = ours.replace(env!("CARGO_PKG_VERSION"), "0.0.0-other");
         let with_mac = |body: &str| format!("{body}mac {:032x}\n", mac(&key, body.as_bytes()));
-        assert!(parse(&key, with_mac(&ours).into_bytes()).is_some());
-        assert!(parse(&key, with_mac(&theirs).into_bytes()).is_none());
+        assert!(parse(&key, "remote", with_mac(&ours).into_bytes()).is_some());
+        assert!(parse(&key, "remote", with_mac(&theirs).into_bytes()).is_none());
+        // Nor one of another name.
+        assert!(parse(&key, "remote-rows", with_mac(&ours).into_bytes()).is_none());
     }
 
     #[test]
