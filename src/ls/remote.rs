@@ -51,14 +51,23 @@ pub fn remote_rows(
                 Err(error) => ctx.ui.warn(format!("skipping {}: {:#}", r.refname, error)),
             }
         }
-        listed.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+        // Sorted by index: a row is large to move.
+        let mut order: Vec<usize> = (0..listed.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&listed[a], &listed[b]);
+            (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id))
+        });
         let branches = branch_destination(&ctx.repo.fetch_refspecs(remote.as_str()));
         let tips = tracked_tips(
             ctx,
             branches.as_ref().map(|(p, _)| p.as_str()),
             listed.len(),
         );
-        for (mut row, commit, id) in listed.into_iter().map(|l| (l.row, l.commit, l.id)) {
+        for i in order {
+            let Listed {
+                row, commit, id, ..
+            } = &mut listed[i];
+            let (mut row, commit, id) = (std::mem::take(row), *commit, id.clone());
             if !ids.is_empty() && !ids.contains(&id) {
                 continue;
             }

@@ -28,7 +28,7 @@
 //!
 //! [`store::read_fetched`]: super::store::read_fetched
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::Hasher as _;
 use std::io::Read as _;
@@ -68,9 +68,7 @@ struct Row {
 /// The part of an entry's key that is no object id: the remote and the id,
 /// hashed (a collision is only a miss: both are compared).
 fn slot(remote: &str, id: &str) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(&(remote, id), &mut h);
-    h.finish()
+    std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::default(), (remote, id))
 }
 
 #[derive(Default)]
