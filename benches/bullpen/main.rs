@@ -25,6 +25,10 @@
 //!   BULLPEN_BENCH_REMOVAL_N=<n,...>         the N of the removal section (default 100,1000;
 //!                                          quick: 100)
 //!   BULLPEN_BENCH_REAL_N=<n>               its sessions (default 200; quick: 12)
+//!   BULLPEN_BENCH_REMOTE_LS=1              the `remote` section measures only its
+//!                                          `ls --remote` line (no cold fetch, no push)
+//!   BULLPEN_BENCH_OTHER_BIN=<path>         with it: the same line of another build of
+//!                                          git-bullpen (say, main's), side by side
 //!
 //! `cargo test` does not build this target; `cargo test --all-targets` runs its
 //! main without `--bench`, which returns at once (see `main`).
@@ -862,6 +866,11 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
     );
     remove("probe".into());
 
+    if std::env::var_os("BULLPEN_BENCH_REMOTE_LS").is_some_and(|v| !v.is_empty() && v != "0") {
+        bench_remote_ls(env, cfg, n, &empty_clone, errlog, report);
+        return;
+    }
+
     let cold = [
         Case::new("git fetch (the same refs), into an empty clone", |r| {
             vec![git_fetch(&empty_clone(format!("g{r}")))]
@@ -1027,6 +1036,65 @@ fn bench_remote(env: &Env, cfg: &Config, scale: &Scale, errlog: &Path, report: &
         budget: None,
     });
     report.samples(&fixture, &push, &s);
+}
+
+/// Only the `ls --remote` line of [`bench_remote`] (`BULLPEN_BENCH_REMOTE_LS`),
+/// made the same way; with `BULLPEN_BENCH_OTHER_BIN`, the same listing by
+/// another build in a clone of its own (their caches differ), interleaved.
+fn bench_remote_ls(
+    env: &Env,
+    cfg: &Config,
+    n: usize,
+    empty_clone: &dyn Fn(String) -> std::path::PathBuf,
+    errlog: &Path,
+    report: &mut Report,
+) {
+    let other = std::env::var_os("BULLPEN_BENCH_OTHER_BIN").filter(|v| !v.is_empty());
+    let bullpen_side = empty_clone("warm-bullpen".into());
+    run_ok(&mut env.bullpen(&bullpen_side, &["fetch"]));
+    run_ok(&mut env.bullpen(&bullpen_side, &["ls", "--remote"]));
+    let other_side = other.as_ref().map(|bin| {
+        let dir = empty_clone("warm-other".into());
+        run_ok(env.cmd(bin, &dir).arg("fetch"));
+        run_ok(env.cmd(bin, &dir).args(["ls", "--remote"]));
+        (bin, dir)
+    });
+    let mut cases = vec![
+        Case::new("git bullpen ls --remote", |_| {
+            vec![env.bullpen(&bullpen_side, &["ls", "--remote"])]
+        }),
+        Case::new("git for-each-ref refs/bullpen/remotes/", |_| {
+            vec![env.git(&bullpen_side, &["for-each-ref", "refs/bullpen/remotes/"])]
+        }),
+    ];
+    if let Some((bin, dir)) = &other_side {
+        cases.push(Case::new(
+            "git bullpen ls --remote (BULLPEN_BENCH_OTHER_BIN)",
+            move |_| {
+                let mut c = env.cmd(bin, dir);
+                c.args(["ls", "--remote"]);
+                vec![c]
+            },
+        ));
+    }
+    let s = compare(&cases, cfg.runs_ls, true, errlog);
+    let fixture = format!("N={n} sessions on the remote, up to date");
+    let rows = std::iter::once(0).chain(other_side.as_ref().map(|_| 2));
+    for i in rows {
+        report.time(TimeRow {
+            what: match i {
+                0 => "`ls --remote` vs `git for-each-ref refs/bullpen/remotes/`".into(),
+                _ => "`ls --remote` of BULLPEN_BENCH_OTHER_BIN vs `git for-each-ref`".into(),
+            },
+            fixture: fixture.clone(),
+            bullpen: s.median(i),
+            baseline: s.median(1),
+            bullpen_cpu: s.median_cpu(i),
+            baseline_cpu: s.median_cpu(1),
+            budget: Some(REMOTE_LS_BUDGET),
+        });
+    }
+    report.samples(&fixture, &cases, &s);
 }
 
 /// Issue 15: what `.worktreeinclude` adds to a spawn. Two identical small

@@ -10,8 +10,9 @@ use crate::context::Ctx;
 use crate::git::cache::ObjectCache;
 use crate::git::store;
 use crate::ls::fit::{render_remote_table, render_table};
+use crate::ls::remote::remote_rows;
 use crate::ls::table::View;
-use crate::ls::{remote_rows, rows, sessions};
+use crate::ls::{rows, sessions};
 use crate::model::remote::RemoteName;
 use crate::model::{time, SessionId, State};
 use crate::ui::Ui;
@@ -334,7 +335,7 @@ fn run_all_repos(args: &Args, cwd: &Path, ui: &Ui) -> Result<i32> {
 /// `ls --remote[=<remote>]`.
 fn run_remote(ctx: &Ctx, remote: Option<&RemoteName>, args: &Args) -> Result<i32> {
     let ui = ctx.ui;
-    let (rows, hidden) = remote_rows(ctx, remote, &args.ids, args.all)?;
+    let (rows, hidden) = remote_rows(ctx, remote, &args.ids, args.all, args.json)?;
     if args.json {
         ui.write_json(&rows)?;
     } else {

@@ -6,7 +6,9 @@
 //! parallel.
 
 pub mod attention;
+pub mod fetched;
 pub mod fit;
+pub mod remote;
 pub mod repos;
 pub mod screen_line;
 pub mod status;
@@ -19,14 +21,12 @@ use anyhow::Result;
 
 use crate::context::{session_at, Ctx};
 use crate::git::cache::ObjectCache;
-use crate::git::remote_cache::RemoteCache;
 use crate::git::store::{self, Stored};
 use crate::model::id::BRANCH_PREFIX;
-use crate::model::remote::{branch_destination, host_label, tracking_branch, RemoteName};
 use crate::model::{Oid, SessionId, State};
 use crate::sys::procfs;
 use crate::trust::local::Local;
-use table::{remote_row, row, Facts, RemoteFacts, Row};
+use table::{row, Facts, Row};
 
 /// The sessions to list: the named ones (each must exist), or all (collected
 /// ones only with `all`). A record that cannot be read is reported and skipped.
@@ -56,118 +56,6 @@ pub fn sessions(
             .collect::<Result<_>>()?;
         Ok((named, 0))
     }
-}
-
-/// `ls --remote`: the rows of the sessions fetched from `remote` (or from every
-/// remote sessions were fetched from), the named ids only if any are named,
-/// collected ones only with `all`; also how many collected ones were left out.
-/// Each record is checked again as it is read (one that fails is reported and
-/// skipped; one whose commit passed the checks before comes from the cache, see
-/// `git::remote_cache`), and nothing it names is looked at: not its worktree,
-/// not its process. Only the fetched branch is read, to count its commits.
-pub fn remote_rows(
-    ctx: &Ctx,
-    remote: Option<&RemoteName>,
-    ids: &[SessionId],
-    all: bool,
-) -> Result<(Vec<Row>, usize)> {
-    let mut cache = RemoteCache::open(&ctx.repo);
-    let fetched = store::load_remotes(&ctx.repo, remote, &mut cache)?;
-    let my_host = procfs::hostname();
-    let my_clone = crate::trust::local::existing_clone_id(&ctx.layout);
-    let mut rows = Vec::new();
-    let mut hidden = 0;
-    for f in fetched {
-        let remote = f.remote;
-        for u in &f.unreadable {
-            ctx.ui
-                .warn(format!("skipping {}: {:#}", u.refname, u.error));
-        }
-        let branches = branch_destination(&ctx.repo.fetch_refspecs(remote.as_str()));
-        // Every tracked branch in one listing, rather than one lookup each,
-        // when that is cheaper.
-        let tips: HashMap<String, Oid> = match &branches {
-            Some((pattern, _)) if f.records.len() > 16 => match pattern.split_once('*') {
-                Some((dir, _)) if dir.ends_with('/') => ctx
-                    .repo
-                    .ref_ids_under(dir)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|(name, target)| Some((name, target?)))
-                    .collect(),
-                Some((prefix, _)) => ctx
-                    .repo
-                    .ref_targets_with_prefix(prefix)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .collect(),
-                None => HashMap::new(),
-            },
-            _ => HashMap::new(),
-        };
-        for s in f.records {
-            let r = &s.record;
-            if !ids.is_empty() && !ids.contains(&r.id) {
-                continue;
-            }
-            if !all && r.state == State::Collected {
-                hidden += 1;
-                continue;
-            }
-            let ahead = branches.as_ref().and_then(|(pattern, _)| {
-                let branch = tracking_branch(pattern, &r.id);
-                let tip = match tips.get(&branch) {
-                    Some(tip) => *tip,
-                    None => ctx.repo.ref_target(&branch).ok()??,
-                };
-                let base = r.base.parse::<Oid>().ok()?;
-                if let Some(n) = cache.ahead(tip, base) {
-                    return Some(n);
-                }
-                let n = ctx.repo.commits_between(tip, &[base]).ok()?.len();
-                cache.put_ahead(tip, base, n);
-                Some(n)
-            });
-            let own = r.clone_id.is_some()
-                && r.clone_id == my_clone
-                && written_here(ctx, &r.id, s.commit);
-            let facts = RemoteFacts {
-                remote: remote.to_string(),
-                ahead,
-                host_label: host_label(
-                    &r.host,
-                    r.clone_id.as_deref(),
-                    &my_host,
-                    my_clone.as_deref(),
-                    own,
-                ),
-            };
-            rows.push(remote_row(r, &facts));
-        }
-    }
-    // Only a listing of every fetched session says what is no longer needed.
-    // A cache that cannot be written (a read-only repository) is only read again.
-    let _ = cache.save(remote.is_none() && ids.is_empty());
-    Ok((rows, hidden))
-}
-
-/// Whether the fetched record commit `commit` of session `id` is one this clone
-/// wrote: bullpen created the session here (its local proof, `created.json`,
-/// which no fetch brings) and this clone's own record of it holds that commit
-/// among its own events (its first parents: a record joined with a remote's
-/// holds the remote's events too, as second parents). A record's clone id is no
-/// proof: anyone can copy it into a record of their own, but not make their
-/// commit one of this clone's.
-fn written_here(ctx: &Ctx, id: &SessionId, commit: Oid) -> bool {
-    let created = matches!(Local::of(&ctx.layout, id).created(), Ok(Some(_)));
-    created
-        && match ctx.repo.ref_target(&id.record_ref()) {
-            Ok(Some(ours)) => ctx
-                .repo
-                .on_first_parent_chain(commit, ours)
-                .unwrap_or(false),
-            _ => false,
-        }
 }
 
 /// The rows for these sessions; `cwd` decides which one is marked current;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::model::activity::{self, Stamped};
@@ -13,8 +13,8 @@ use crate::model::record::observed_state;
 use crate::model::{ending, time, Dirt, Observed, Record, State};
 
 /// One line of `ls`, also the JSON object. Keys are a compatibility surface:
-/// add, never rename or remove.
-#[derive(Debug, Serialize)]
+/// add, never rename or remove. Read back only from `ls --remote`'s cache.
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Row {
     pub id: String,
     pub state: String,
@@ -95,7 +95,7 @@ pub struct Row {
     pub host_label: Option<String>,
     /// With `--screen` (else absent): the last non-empty line on the screen of
     /// a running background run, null when it could not be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub screen: Option<ScreenLine>,
 }
 

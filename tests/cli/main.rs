@@ -48,6 +48,7 @@ mod remote;
 mod remote_attacks;
 mod remote_cache;
 mod remote_packed;
+mod remote_rows_cache;
 mod removals;
 mod repo;
 mod resume;

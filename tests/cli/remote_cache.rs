@@ -119,11 +119,14 @@ fn a_forged_cache_changes_no_verdict() {
     );
     b.git_out(env, &["update-ref", tracking, &forged]);
 
-    // The entry a cache would hold for it, were it a record: the compact JSON.
-    let compact: serde_json::Value = serde_json::from_str(&good_json).unwrap();
-    let entry = format!("f {forged} good {compact}\n");
+    // The entry a cache would hold for it, were it a record: good's row.
     let real = std::fs::read_to_string(cache_file(b)).unwrap();
     let (body, mac) = real.split_at(real.trim_end().rfind('\n').unwrap() + 1);
+    let row = body
+        .lines()
+        .find_map(|l| l.strip_prefix("r ")?.splitn(4, ' ').nth(3))
+        .unwrap();
+    let entry = format!("r {forged} origin good {row}\n");
     for text in [
         // Added to the real file, its MAC kept.
         format!("{body}{entry}{mac}"),

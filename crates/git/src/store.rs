@@ -11,7 +11,6 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use super::cache::ObjectCache;
 use super::remote::RecordObject;
-use super::remote_cache::RemoteCache;
 use super::{CasConflict, Expect, Oid, Repo};
 use crate::model::command::quoted;
 use crate::model::id::{NOTES_REF, RECORD_PREFIX};
@@ -302,7 +301,7 @@ pub fn read_fetched(repo: &Repo, id: &SessionId, target: Option<Oid>) -> Result<
 /// by plain git, or by hand), sorted by creation time. One that fails is
 /// reported, never fatal to the others.
 pub fn load_remote(repo: &Repo, remote: &RemoteName) -> Result<(Vec<Stored>, Vec<Unreadable>)> {
-    let mut all = load_remotes(repo, Some(remote), &mut RemoteCache::none())?;
+    let mut all = load_remotes(repo, Some(remote))?;
     Ok(all
         .pop()
         .map_or_else(Default::default, |f| (f.records, f.unreadable)))
@@ -318,17 +317,60 @@ pub struct FetchedRecords {
 
 /// [`load_remote`] for `only` or every remote records were fetched from (the
 /// names under `refs/bullpen/remotes/`, also of a remote since removed from the
-/// configuration), sorted by remote, in one listing of the refs. A record
-/// whose commit passed the checks for its id before is taken from `cache`
-/// (see `remote_cache`: only this code writes it, after the checks); the
-/// others are checked and added to it.
-pub fn load_remotes(
+/// configuration), sorted by remote, in one listing of the refs.
+pub fn load_remotes(repo: &Repo, only: Option<&RemoteName>) -> Result<Vec<FetchedRecords>> {
+    let mut out = Vec::new();
+    for (remote, refs) in fetched_refs(repo, only)? {
+        let mut f = FetchedRecords {
+            remote,
+            records: Vec::new(),
+            unreadable: Vec::new(),
+        };
+        for r in refs {
+            match r.read(repo) {
+                Ok(stored) => f.records.push(stored),
+                Err(error) => f.unreadable.push(Unreadable {
+                    refname: r.refname,
+                    error,
+                }),
+            }
+        }
+        f.records.sort_by(|a, b| {
+            (&a.record.created_at, &a.record.id).cmp(&(&b.record.created_at, &b.record.id))
+        });
+        out.push(f);
+    }
+    Ok(out)
+}
+
+/// A ref under `refs/bullpen/remotes/<remote>/sessions/`, listed, not read:
+/// nothing of it is checked but its name.
+#[derive(Debug)]
+pub struct FetchedRef {
+    pub refname: String,
+    /// The session id its name says, or why it says none.
+    pub id: std::result::Result<SessionId, Invalid>,
+    /// What it points at directly (`None`: a symbolic ref).
+    pub target: Option<Oid>,
+}
+
+impl FetchedRef {
+    /// The record, checked as [`read_fetched`] checks it.
+    pub fn read(&self, repo: &Repo) -> Result<Stored> {
+        let id = self.id.clone().map_err(anyhow::Error::new)?;
+        read_fetched(repo, &id, self.target)
+    }
+}
+
+/// The record refs fetched from `only` or from every remote, grouped by
+/// remote (sorted, also a remote whose records are all gone), in one listing
+/// of the refs, as they are: no object is read.
+pub fn fetched_refs(
     repo: &Repo,
     only: Option<&RemoteName>,
-    cache: &mut RemoteCache,
-) -> Result<Vec<FetchedRecords>> {
+) -> Result<Vec<(RemoteName, Vec<FetchedRef>)>> {
     let prefix = only.map_or_else(|| REMOTES_PREFIX.to_owned(), RemoteName::tracking_prefix);
-    let mut out: Vec<FetchedRecords> = Vec::new();
+    let mut out: Vec<(RemoteName, Vec<FetchedRef>)> = Vec::new();
     for (refname, target) in repo.ref_ids_under(&prefix)? {
         let Some((remote, rest)) = refname
             .strip_prefix(REMOTES_PREFIX)
@@ -339,34 +381,20 @@ pub fn load_remotes(
         let Ok(remote) = remote.parse::<RemoteName>() else {
             continue;
         };
-        if out.last().is_none_or(|f| f.remote != remote) {
-            out.push(FetchedRecords {
-                remote: remote.clone(),
-                records: Vec::new(),
-                unreadable: Vec::new(),
-            });
+        if out.last().is_none_or(|(r, _)| *r != remote) {
+            out.push((remote.clone(), Vec::new()));
         }
-        let Some(f) = out.last_mut() else { continue };
+        let Some((_, refs)) = out.last_mut() else {
+            continue;
+        };
         if !rest.starts_with("sessions/") {
             continue;
         }
-        let read = ref_id(&refname, &remote.tracking_prefix())
-            .map_err(anyhow::Error::new)
-            .and_then(
-                |id| match target.and_then(|c| Some((cache.checked(&id, c)?, c))) {
-                    Some((record, commit)) => Ok(Stored { record, commit }),
-                    None => read_fetched(repo, &id, target)
-                        .inspect(|s| cache.put_checked(&id, s.commit, &s.record)),
-                },
-            );
-        match read {
-            Ok(stored) => f.records.push(stored),
-            Err(error) => f.unreadable.push(Unreadable { refname, error }),
-        }
-    }
-    for f in &mut out {
-        f.records.sort_by(|a, b| {
-            (&a.record.created_at, &a.record.id).cmp(&(&b.record.created_at, &b.record.id))
+        let id = ref_id(&refname, &remote.tracking_prefix());
+        refs.push(FetchedRef {
+            refname,
+            id,
+            target,
         });
     }
     Ok(out)

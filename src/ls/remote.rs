@@ -1,0 +1,205 @@
+//! `ls --remote`: the rows of fetched sessions. A record is checked as it is
+//! read (`store::read_fetched`); the row of a record commit that passed the
+//! checks for its remote and id comes from the cache (`git::remote_cache`,
+//! `ls::fetched`), so a listing where nothing changed reads the refs and one
+//! file, and makes no record. Nothing a record names is looked at: not its
+//! worktree, not its process. Only the fetched branch is read, to count its
+//! commits.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+
+use super::fetched;
+use super::table::Row;
+use crate::context::Ctx;
+use crate::git::remote_cache::RemoteCache;
+use crate::git::store;
+use crate::model::remote::{branch_destination, host_label, tracking_branch, RemoteName};
+use crate::model::{Observed, Oid, SessionId, State};
+use crate::sys::procfs;
+use crate::trust::local::Local;
+
+/// The rows of the sessions fetched from `remote` (or from every remote
+/// sessions were fetched from), the named ids only if any are named, collected
+/// ones only with `all`; also how many collected ones were left out. A record
+/// that fails the checks is reported and skipped.
+/// With `whole`, each row whole (`--json`), else what the table shows.
+pub fn remote_rows(
+    ctx: &Ctx,
+    remote: Option<&RemoteName>,
+    ids: &[SessionId],
+    all: bool,
+    whole: bool,
+) -> Result<(Vec<Row>, usize)> {
+    let mut cache = RemoteCache::open(&ctx.repo, "remote");
+    // The whole rows only for `--json`: the table reads a file a fifth the size.
+    let mut whole_rows = match whole {
+        true => RemoteCache::open(&ctx.repo, "remote-rows"),
+        false => RemoteCache::none(),
+    };
+    let fetched = store::fetched_refs(&ctx.repo, remote)?;
+    let my_host = procfs::hostname();
+    let my_clone = crate::trust::local::existing_clone_id(&ctx.layout);
+    let mut rows = Vec::new();
+    let mut hidden = 0;
+    for (remote, refs) in fetched {
+        let mut listed = Vec::with_capacity(refs.len());
+        for r in &refs {
+            match read_row(ctx, (&mut cache, &mut whole_rows, whole), &remote, r) {
+                Ok(row) => listed.push(row),
+                Err(error) => ctx.ui.warn(format!("skipping {}: {:#}", r.refname, error)),
+            }
+        }
+        // Sorted by index: a row is large to move.
+        let mut order: Vec<usize> = (0..listed.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&listed[a], &listed[b]);
+            (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id))
+        });
+        let branches = branch_destination(&ctx.repo.fetch_refspecs(remote.as_str()));
+        let tips = tracked_tips(
+            ctx,
+            branches.as_ref().map(|(p, _)| p.as_str()),
+            listed.len(),
+        );
+        for i in order {
+            let Listed {
+                row, commit, id, ..
+            } = &mut listed[i];
+            let (mut row, commit, id) = (std::mem::take(row), *commit, id.clone());
+            if !ids.is_empty() && !ids.contains(&id) {
+                continue;
+            }
+            if !all && row.observed == Some(Observed::Stored(State::Collected)) {
+                hidden += 1;
+                continue;
+            }
+            row.ahead = branches.as_ref().and_then(|(pattern, _)| {
+                let branch = tracking_branch(pattern, &id);
+                let tip = match tips.get(&branch) {
+                    Some(tip) => *tip,
+                    None => ctx.repo.ref_target(&branch).ok()??,
+                };
+                let base = row.base.parse::<Oid>().ok()?;
+                if let Some(n) = cache.ahead(tip, base) {
+                    return Some(n);
+                }
+                let n = ctx.repo.commits_between(tip, &[base]).ok()?.len();
+                cache.put_ahead(tip, base, n);
+                Some(n)
+            });
+            let own = row.clone_id.is_some()
+                && row.clone_id == my_clone
+                && written_here(ctx, &id, commit);
+            row.host_label = Some(host_label(
+                &row.host,
+                row.clone_id.as_deref(),
+                &my_host,
+                my_clone.as_deref(),
+                own,
+            ));
+            rows.push(row);
+        }
+    }
+    // Only a listing of every fetched session says what is no longer needed.
+    // A cache that cannot be written (a read-only repository) is only read again.
+    let _ = cache.save(remote.is_none() && ids.is_empty());
+    let _ = whole_rows.save(remote.is_none() && ids.is_empty());
+    Ok((rows, hidden))
+}
+
+/// A row, with what it was read from.
+struct Listed {
+    row: Row,
+    commit: Oid,
+    id: SessionId,
+    created_at: String,
+}
+
+/// The row of one fetched ref: from the cache when its commit passed the
+/// checks for this remote and id before, else from its record, checked.
+fn read_row(
+    ctx: &Ctx,
+    (cache, whole_rows, whole): (&mut RemoteCache, &mut RemoteCache, bool),
+    remote: &RemoteName,
+    r: &store::FetchedRef,
+) -> Result<Listed> {
+    let id = r.id.clone().map_err(anyhow::Error::new)?;
+    let name = remote.as_str();
+    let cached = r.target.and_then(|commit| {
+        let shown = cache.row(name, &id, commit)?;
+        let row = match whole {
+            true => fetched::from_lines(
+                shown,
+                Some(whole_rows.row(name, &id, commit)?),
+                id.as_str(),
+                name,
+            ),
+            false => fetched::from_lines(shown, None, id.as_str(), name),
+        };
+        Some((row?, commit))
+    });
+    let (row, commit) = match cached {
+        Some(hit) => hit,
+        None => {
+            let stored = r.read(&ctx.repo)?;
+            let (shown, row) = fetched::to_lines(&stored.record, name)
+                .ok_or_else(|| anyhow::anyhow!("cannot make its row"))?;
+            let made =
+                fetched::from_lines(&shown, whole.then_some(row.as_str()), id.as_str(), name)
+                    .ok_or_else(|| anyhow::anyhow!("cannot read its row back"))?;
+            cache.put_row(name, &id, stored.commit, shown);
+            if whole {
+                whole_rows.put_row(name, &id, stored.commit, row);
+            }
+            (made, stored.commit)
+        }
+    };
+    Ok(Listed {
+        created_at: row.created_at.clone(),
+        row,
+        commit,
+        id,
+    })
+}
+
+/// Every tracked branch of `pattern` in one listing, rather than one lookup
+/// each, when that is cheaper.
+fn tracked_tips(ctx: &Ctx, pattern: Option<&str>, n: usize) -> HashMap<String, Oid> {
+    match pattern.filter(|_| n > 16).and_then(|p| p.split_once('*')) {
+        Some((dir, _)) if dir.ends_with('/') => ctx
+            .repo
+            .ref_ids_under(dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(name, target)| Some((name, target?)))
+            .collect(),
+        Some((prefix, _)) => ctx
+            .repo
+            .ref_targets_with_prefix(prefix)
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+        None => HashMap::new(),
+    }
+}
+
+/// Whether the fetched record commit `commit` of session `id` is one this clone
+/// wrote: bullpen created the session here (its local proof, `created.json`,
+/// which no fetch brings) and this clone's own record of it holds that commit
+/// among its own events (its first parents: a record joined with a remote's
+/// holds the remote's events too, as second parents). A record's clone id is no
+/// proof: anyone can copy it into a record of their own, but not make their
+/// commit one of this clone's.
+fn written_here(ctx: &Ctx, id: &SessionId, commit: Oid) -> bool {
+    let created = matches!(Local::of(&ctx.layout, id).created(), Ok(Some(_)));
+    created
+        && match ctx.repo.ref_target(&id.record_ref()) {
+            Ok(Some(ours)) => ctx
+                .repo
+                .on_first_parent_chain(commit, ours)
+                .unwrap_or(false),
+            _ => false,
+        }
+}
