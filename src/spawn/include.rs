@@ -2,10 +2,11 @@
 //! worktree gets a copy of (`.env`, `.envrc`, local config). gitignore syntax
 //! (the `ignore` crate's matcher), read from the top of the main worktree.
 //!
-//! Only what git calls ignored there is a candidate (`git ls-files --others
-//! --ignored --exclude-standard --directory`: never a tracked file; a directory
-//! git ignores itself is one entry, copied whole when it matches; see
-//! `candidates`). Nothing outside the
+//! Only what git calls ignored there is a candidate (what `git ls-files
+//! --others --ignored --exclude-standard --directory` lists, found in-process
+//! by `git::Repo::ignored_entries`, which never opens a FIFO named
+//! `.gitignore`: never a tracked file; a directory git ignores itself is one
+//! entry, copied whole when it matches; see `candidates`). Nothing outside the
 //! worktrees: a pattern with a `..` component is refused before anything is
 //! created, a path through a symbolic link (in the main worktree or the new
 //! one) is not followed, a symbolic link is not copied, and an existing file
@@ -183,7 +184,7 @@ impl Include {
             let ignored = ctx
                 .repo
                 .ignored_among(&look_into)
-                .context("cannot ask git which directories it ignores")?;
+                .context("cannot ask which directories the ignore rules ignore")?;
             for dir in look_into.into_iter().filter(|d| !ignored.contains(d)) {
                 let full = self.main.join(&dir);
                 if !copy::real_dirs_to(&self.main, &dir.join("x"), false)

@@ -71,6 +71,7 @@ mod spawn_branch;
 mod spawn_changes;
 mod spawn_fresh_index;
 mod special_files;
+mod special_scan;
 mod status_stream;
 mod tmpdir_leftovers;
 mod trust;

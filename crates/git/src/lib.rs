@@ -28,6 +28,7 @@ mod fresh_index;
 mod hash;
 mod hidden;
 mod history;
+mod ignored;
 mod made;
 mod nested;
 mod notes;

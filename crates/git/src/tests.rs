@@ -1020,3 +1020,149 @@ fn ref_ids_under_lists_as_gix_does() {
     std::fs::write(dir.join("a/y"), "not an id\n").unwrap();
     assert!(repo.ref_ids_under("refs/bullpen/t/").is_err());
 }
+
+/// Every file and directory below `dir` (not `.git`), relative, sorted.
+fn all_below(dir: &Path) -> Vec<(PathBuf, bool)> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel)).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            let path = rel.join(entry.file_name());
+            let is_dir = entry.file_type().unwrap().is_dir();
+            if is_dir {
+                stack.push(path.clone());
+            }
+            out.push((path, is_dir));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn ignored_entries_and_ignored_among_answer_as_git_does() {
+    let (tmp, repo_dir) = init_repo();
+    let w = |rel: &str, text: &str| {
+        let path = repo_dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    w(
+        ".gitignore",
+        "*.log\n!keep.log\ntarget/\n.env\nconf/local.yml\nbuild\ndist/*\n!dist/keep\n\
+         empty/\nvendor/\n",
+    );
+    w("sub/tracked.txt", "t\n");
+    w("sub/.gitignore", "secret\n");
+    w("tracked.log", "tracked, ignored\n");
+    git(&repo_dir, &["add", ".gitignore", "sub"]);
+    git(&repo_dir, &["add", "-f", "tracked.log"]);
+    git(&repo_dir, &["commit", "-q", "-m", "rules"]);
+    for rel in [
+        "x.log",
+        "keep.log",
+        "target/debug/a",
+        ".env",
+        "conf/local.yml",
+        "mixed/a.txt",
+        "mixed/b.log",
+        "sub/secret",
+        "sub/deeper/secret",
+        "untracked/.gitignore",
+        "untracked/x.tmp",
+        "untracked/y",
+        "build/out",
+        "dist/a",
+        "dist/keep",
+        "by-info",
+        "deep/er/by-global",
+        "vendor/lib/x",
+    ] {
+        w(
+            rel,
+            if rel.ends_with(".gitignore") {
+                "*.tmp\n"
+            } else {
+                "x\n"
+            },
+        );
+    }
+    std::fs::create_dir_all(repo_dir.join("empty/a/b")).unwrap();
+    std::fs::create_dir_all(repo_dir.join("vendor/repo")).unwrap();
+    git(&repo_dir.join("vendor/repo"), &["init", "-q"]);
+    std::fs::create_dir_all(repo_dir.join(".git/info")).unwrap();
+    std::fs::write(repo_dir.join(".git/info/exclude"), "by-info\n").unwrap();
+    let global = tmp.path().join("global-excludes");
+    std::fs::write(&global, "by-global\n").unwrap();
+    git(
+        &repo_dir,
+        &["config", "core.excludesFile", global.to_str().unwrap()],
+    );
+    let repo = Repo::discover(&repo_dir).unwrap();
+
+    let listed = git(
+        &repo_dir,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+            "--no-empty-directory",
+        ],
+    );
+    let mut expected: Vec<(PathBuf, bool)> = listed
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.strip_suffix('/') {
+            Some(dir) => (PathBuf::from(dir), true),
+            None => (PathBuf::from(p), false),
+        })
+        .collect();
+    expected.sort();
+    assert!(
+        expected.contains(&(PathBuf::from("conf"), true)),
+        "{expected:?}"
+    );
+    assert_eq!(repo.ignored_entries().unwrap(), expected);
+
+    let dirs: Vec<PathBuf> = all_below(&repo_dir)
+        .into_iter()
+        .filter(|(_, is_dir)| *is_dir)
+        .map(|(p, _)| p)
+        .collect();
+    let input: String = dirs.iter().map(|d| format!("{}\0", d.display())).collect();
+    let out = Command::new("git")
+        .args([
+            "-C",
+            repo_dir.to_str().unwrap(),
+            "check-ignore",
+            "--stdin",
+            "-z",
+        ])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let expected: HashSet<PathBuf> = String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    assert!(expected.contains(Path::new("target")), "{expected:?}");
+    assert!(!expected.contains(Path::new("conf")), "{expected:?}");
+    assert_eq!(repo.ignored_among(&dirs).unwrap(), expected);
+}

@@ -16,15 +16,19 @@ pub struct Skipped {
 
 /// Copy the regular file `src` to `dst`, which must not exist (`AlreadyExists`
 /// otherwise): a clone (`FICLONE`) where the file system can, else a plain
-/// copy; the permission bits are `src`'s. A failed copy leaves no `dst`.
+/// copy; the permission bits are `src`'s. A failed copy leaves no `dst`. `src`
+/// is opened once, without blocking and without following a symbolic link,
+/// and both copies read that descriptor: what took its place since it was
+/// looked at (a FIFO, a device, a symbolic link) is refused (`InvalidInput`),
+/// never waited on.
 pub fn copy_new(src: &Path, dst: &Path) -> io::Result<()> {
-    match reflink_copy::reflink(src, dst) {
+    let mut from = open_regular(src)?;
+    match reflink_copy::reflink_file_to_path(&from, dst) {
         Ok(()) => return Ok(()),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
         // Not supported here (another file system, ext4, tmpfs, ...): copy.
         Err(_) => {}
     }
-    let mut from = fs::File::open(src)?;
     let mode = from.metadata()?.permissions().mode() & 0o7777;
     let mut to = fs::OpenOptions::new()
         .write(true)
@@ -41,6 +45,36 @@ pub fn copy_new(src: &Path, dst: &Path) -> io::Result<()> {
         return Err(e);
     }
     Ok(())
+}
+
+/// `path` open for reading, when it is a regular file: opened with
+/// `O_NONBLOCK` (a FIFO does not wait for a writer) and `O_NOFOLLOW`, its
+/// type that of the descriptor, then `O_NONBLOCK` cleared for the reads.
+/// Anything else is `InvalidInput`.
+fn open_regular(path: &Path) -> io::Result<fs::File> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let not_regular = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        )
+    };
+    let fd = match rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::LOOP) => return Err(not_regular()),
+        Err(e) => return Err(e.into()),
+    };
+    let stat = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(not_regular());
+    }
+    let flags = rustix::fs::fcntl_getfl(&fd)?;
+    rustix::fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK)?;
+    Ok(fs::File::from(fd))
 }
 
 /// Copy `src` (a file, or a directory with everything in it) to `dst`. Existing
@@ -72,6 +106,11 @@ pub fn copy_entry(
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 skipped.push(skip("the new worktree has it already"));
+                Ok(0)
+            }
+            // Replaced since it was looked at (a FIFO, a symbolic link).
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                skipped.push(skip("it is not a regular file"));
                 Ok(0)
             }
             Err(e) => Err(e),
@@ -167,6 +206,81 @@ mod tests {
         let err = copy_new(&src, &dst).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(&dst).unwrap(), "mine\n");
+    }
+
+    /// `copy_new(src, dst)` on a thread of its own, watched: its result, or a
+    /// panic once that thread sleeps opening a FIFO (`wait_for_partner`, the
+    /// kernel's wait in `fifo_open`), the FIFO then opened for writing so that
+    /// it wakes and ends. The only timer is a bound on a failure of another
+    /// kind (60 s); the answer comes on an event either way.
+    fn copy_new_watched(src: &Path, dst: &Path) -> io::Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (from, to) = (src.to_path_buf(), dst.to_path_buf());
+        let thread = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            let _ = tx.send(Err(unsafe { libc::gettid() }));
+            let _ = tx.send(Ok(copy_new(&from, &to)));
+        });
+        let tid = match rx.recv() {
+            Ok(Err(tid)) => tid,
+            _ => panic!("the copying thread said nothing"),
+        };
+        let wchan = format!("/proc/self/task/{tid}/wchan");
+        let bound = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
+                Ok(Ok(result)) => {
+                    thread.join().unwrap();
+                    return result;
+                }
+                Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    panic!("the copying thread ended without an answer")
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            let blocked = fs::read_to_string(&wchan).is_ok_and(|w| w.trim() == "wait_for_partner");
+            if blocked || std::time::Instant::now() > bound {
+                // Wake it: a writer arrives and leaves, the read sees the end.
+                drop(fs::OpenOptions::new().write(true).open(src));
+                let _ = thread.join();
+                panic!(
+                    "copy_new {}: {}",
+                    src.display(),
+                    if blocked {
+                        "blocked opening a FIFO"
+                    } else {
+                        "no answer within 60 s"
+                    }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_fifo_or_a_symbolic_link_as_the_source_is_refused_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        // As if it had replaced the file after copy_entry looked at its type.
+        let fifo = dir.path().join("swapped");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        let dst = dir.path().join("copy");
+        let err = copy_new_watched(&fifo, &dst).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert!(fs::symlink_metadata(&dst).is_err(), "no copy is made");
+        // Nor is a symbolic link followed.
+        let target = dir.path().join("target");
+        fs::write(&target, "secret\n").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = copy_new_watched(&link, &dst).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert!(fs::symlink_metadata(&dst).is_err(), "no copy is made");
     }
 
     #[test]
