@@ -19,7 +19,7 @@ Examples:
 Ends the session's command as closing its terminal's window would: SIGHUP to its \
 process group (the command and every child it started that stayed in its group; an \
 interactive shell ends on it and saves its history), then SIGTERM (after 2 seconds, or \
---timeout if shorter), then SIGKILL once --timeout seconds have passed since the \
+half of --timeout if shorter), then SIGKILL once --timeout seconds have passed since the \
 SIGHUP; each only while something of the group is left. It then waits for the \
 session's supervisor to record the end: the state becomes `stopped` (or stays `exited` \
 if the command ended by itself before stop got to it), said as everywhere else \

@@ -5,14 +5,16 @@ use std::time::Duration;
 
 use crate::model::{Record, State};
 
-/// How long SIGHUP has before SIGTERM (at most `--timeout`): a shell saves its
-/// history and ends its jobs in that time.
+/// How long SIGHUP has before SIGTERM (at most half of `--timeout`): a shell
+/// saves its history and ends its jobs in that time.
 pub const HANGUP_GRACE: Duration = Duration::from_secs(2);
 
 /// Pure: the waits after SIGHUP, SIGTERM and SIGKILL. SIGKILL comes `timeout`
-/// after SIGHUP, then has `kill_grace` to take effect.
+/// after SIGHUP, then has `kill_grace` to take effect. A short `timeout` is
+/// halved between SIGHUP and SIGTERM: a command that ignores SIGHUP still has
+/// time to end on SIGTERM before SIGKILL, rather than none.
 pub fn waits(timeout: Duration, kill_grace: Duration) -> [Duration; 3] {
-    let hangup = HANGUP_GRACE.min(timeout);
+    let hangup = HANGUP_GRACE.min(timeout / 2);
     [hangup, timeout - hangup, kill_grace]
 }
 
@@ -187,7 +189,9 @@ mod tests {
     fn sigkill_comes_at_the_timeout() {
         let s = Duration::from_secs;
         assert_eq!(waits(s(10), s(1)), [s(2), s(8), s(1)]);
-        assert_eq!(waits(s(1), s(1)), [s(1), s(0), s(1)]);
+        assert_eq!(waits(s(4), s(1)), [s(2), s(2), s(1)]);
+        let ms = Duration::from_millis;
+        assert_eq!(waits(s(1), s(1)), [ms(500), ms(500), s(1)]);
         assert_eq!(waits(s(0), s(1)), [s(0), s(0), s(1)]);
     }
 

@@ -177,14 +177,14 @@ fn each_of_stops_signals_in_one_wording() {
     spawn_ignoring(w, "term", "trap '' HUP;");
     spawn_ignoring(w, "kill", "trap '' HUP TERM;");
     let mut shown = w.show(&["stop", "hup"]);
-    shown += &w.show(&["stop", "--timeout", "0.2", "term"]);
+    shown += &w.show(&["stop", "--timeout", "30", "term"]);
     shown += &w.show(&["stop", "--timeout", "0.2", "kill"]);
     insta::assert_snapshot!(shown, @"
     $ git bullpen stop hup
     exit 0
     --- stderr
     bullpen: session hup stopped by SIGHUP after [T]
-    $ git bullpen stop --timeout 0.2 term
+    $ git bullpen stop --timeout 30 term
     exit 0
     --- stderr
     bullpen: session term stopped by SIGTERM after [T]
@@ -378,8 +378,8 @@ fn a_run_whose_supervisor_died_in_one_wording() {
     exit 0
     $ git bullpen ls --json orphan: state "lost", ended null
     "#);
-    insta::assert_snapshot!(w.show(&["stop", "--timeout", "0.2", "orphan"]), @"
-    $ git bullpen stop --timeout 0.2 orphan
+    insta::assert_snapshot!(w.show(&["stop", "--timeout", "30", "orphan"]), @"
+    $ git bullpen stop --timeout 30 orphan
     exit 0
     --- stderr
     bullpen: session orphan is lost: its supervisor is gone; ending what is left of it
