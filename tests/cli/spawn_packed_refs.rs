@@ -32,9 +32,12 @@ fn a_record_only_in_packed_refs_is_updated_from_its_packed_value() {
     assert_ne!(tip, packed_tip);
     let parents = env.git_out(&["rev-list", "--parents", "-n", "1", &record]);
     assert!(
-        env.git(&env.repo, &["merge-base", "--is-ancestor", &packed_tip, &tip])
-            .status
-            .success(),
+        env.git(
+            &env.repo,
+            &["merge-base", "--is-ancestor", &packed_tip, &tip]
+        )
+        .status
+        .success(),
         "the record did not continue from its packed tip: {parents}"
     );
     assert!(!env.repo.join(".git/packed-refs.lock").exists());
