@@ -70,6 +70,7 @@ mod spawn;
 mod spawn_branch;
 mod spawn_changes;
 mod spawn_fresh_index;
+mod spawn_packed_refs;
 mod special_files;
 mod special_scan;
 mod status_stream;

@@ -114,6 +114,9 @@ mod access {
 pub struct Transaction<'s, 'p> {
     store: &'s Store,
     packed_transaction: Option<crate::store_impl::packed::Transaction>,
+    // git-bullpen: edits with no packed change read packed-refs without
+    // `packed-refs.lock`, each after taking its ref's own lock (`prepare.rs`).
+    packed_unlocked: bool,
     updates: Option<Vec<transaction::Edit>>,
     packed_refs: transaction::PackedRefs<'p>,
 }

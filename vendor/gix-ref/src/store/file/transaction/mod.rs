@@ -71,6 +71,7 @@ impl file::Store {
         Transaction {
             store: self,
             packed_transaction: None,
+            packed_unlocked: false,
             updates: None,
             packed_refs: PackedRefs::default(),
         }

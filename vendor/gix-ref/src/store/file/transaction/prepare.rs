@@ -24,6 +24,7 @@ impl Transaction<'_, '_> {
         store: &file::Store,
         name: &FullNameRef,
         packed: Option<&packed::Buffer>,
+        packed_unlocked: bool,
     ) -> Result<Option<Reference>> {
         let loose = store
             .ref_contents(name)
@@ -33,6 +34,13 @@ impl Transaction<'_, '_> {
             .map(Reference::from);
         match (loose, packed) {
             (None, Some(packed)) => packed.try_find(name).map(|reference| reference.map(Into::into)),
+            // git-bullpen: packed-refs as it is now, read under `name`'s lock
+            // (git's `lock_raw_ref` does the same): a pack-refs that moved the
+            // ref there before the lock was taken is seen.
+            (None, None) if packed_unlocked => match store.assure_packed_refs_uptodate()? {
+                Some(packed) => packed.try_find(name).map(|reference| reference.map(Into::into)),
+                None => Ok(None),
+            },
             (reference, _) => Ok(reference),
         }
     }
@@ -41,6 +49,7 @@ impl Transaction<'_, '_> {
         store: &file::Store,
         lock_fail_mode: gix_lock::acquire::Fail,
         packed: Option<&packed::Buffer>,
+        packed_unlocked: bool,
         change: &mut Edit,
         direct_to_packed_refs: bool,
     ) -> Result {
@@ -69,7 +78,7 @@ impl Transaction<'_, '_> {
                     0,
                 )?;
 
-                let existing_ref = Self::read_existing_ref(store, change.update.name.as_ref(), packed)?;
+                let existing_ref = Self::read_existing_ref(store, change.update.name.as_ref(), packed, packed_unlocked)?;
 
                 match (&expected, &existing_ref) {
                     (PreviousValue::MustNotExist, _) => {
@@ -114,7 +123,7 @@ impl Transaction<'_, '_> {
                 };
                 let mut lock = obtain_lock()?;
 
-                let existing_ref = Self::read_existing_ref(store, change.update.name.as_ref(), packed)?;
+                let existing_ref = Self::read_existing_ref(store, change.update.name.as_ref(), packed, packed_unlocked)?;
 
                 match (&expected, &existing_ref) {
                     (PreviousValue::Any, _)
@@ -304,7 +313,19 @@ impl Transaction<'_, '_> {
                 }
             }
 
-            if !edits_for_packed_transaction.is_empty() || needs_packed_refs_lookups {
+            // git-bullpen: edits that change nothing in packed-refs (creates and
+            // updates in `DeletionsOnly` mode) only read it, for the current
+            // value of a ref that has no loose file: as git does, from the
+            // current snapshot without taking `packed-refs.lock` (each ref's own
+            // lock, held from here to the commit, keeps git's pack-refs and
+            // deletions away from it). A lock that exists is still waited for
+            // and reported, as upstream does.
+            if edits_for_packed_transaction.is_empty()
+                && needs_packed_refs_lookups
+                && !self.store.packed_refs_lock_path().is_file()
+            {
+                self.packed_unlocked = true;
+            } else if !edits_for_packed_transaction.is_empty() || needs_packed_refs_lookups {
                 // What follows means that we will only create a transaction if we have to access packed refs for looking
                 // up current ref values, or that we definitely have a transaction if we need to make updates. Otherwise
                 // we may have no transaction at all which isn't required if we had none and would only try making deletions.
@@ -346,6 +367,7 @@ impl Transaction<'_, '_> {
                 self.store,
                 ref_files_lock_fail_mode,
                 self.packed_transaction.as_ref().and_then(packed::Transaction::buffer),
+                self.packed_unlocked,
                 change,
                 matches!(
                     self.packed_refs,
