@@ -458,7 +458,7 @@ fn push_until_notes_settle(
         };
         if let Err(e) = ctx
             .repo
-            .edit_refs(&[change], &format!("bullpen: push {remote}"))
+            .edit_refs_packed(&[change], &format!("bullpen: push {remote}"))
         {
             return Ok((report, Some(format!("{e:#}"))));
         }
@@ -509,7 +509,7 @@ fn clear_outgoing(ctx: &Ctx, remote: &RemoteName) -> Result<()> {
         })
         .collect();
     ctx.repo
-        .edit_refs(&changes, &format!("bullpen: push {remote}"))
+        .edit_refs_packed(&changes, &format!("bullpen: push {remote}"))
         .with_context(|| format!("cannot clear {}", remote.outgoing_prefix()))
 }
 
@@ -528,7 +528,7 @@ fn stage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) -> Result<()>
         })
         .collect();
     ctx.repo
-        .edit_refs(&changes, &format!("bullpen: push {remote}"))
+        .edit_refs_packed(&changes, &format!("bullpen: push {remote}"))
         .with_context(|| format!("cannot stage the push to {remote}"))
 }
 
@@ -544,7 +544,7 @@ fn unstage(ctx: &Ctx, remote: &RemoteName, staged: &[(String, Oid)]) {
         .collect();
     if let Err(e) = ctx
         .repo
-        .edit_refs(&changes, &format!("bullpen: push {remote}"))
+        .edit_refs_packed(&changes, &format!("bullpen: push {remote}"))
     {
         ctx.ui.warn(format!(
             "could not clear {}: {e:#}",
@@ -638,7 +638,7 @@ fn record_pushed(ctx: &Ctx, remote: &RemoteName, pushed: &[(SessionId, Oid, Opti
     }
     if let Err(e) = ctx
         .repo
-        .edit_refs(&changes, &format!("bullpen: push {remote}"))
+        .edit_refs_packed(&changes, &format!("bullpen: push {remote}"))
     {
         ctx.ui.warn(format!(
             "pushed, but could not note it here ({e:#}); `git bullpen fetch {remote}` will"
