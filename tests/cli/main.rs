@@ -40,6 +40,7 @@ mod pager_rules;
 mod provisioning;
 mod pty;
 mod push_forge;
+mod push_killed;
 mod push_notes_private;
 mod ready;
 mod record_form;

@@ -44,7 +44,7 @@ impl Drop for Reaped {
 /// arguments hold `needle` runs, or once it has run (its output given to
 /// bullpen, which is then still reading it).
 #[derive(Clone, Copy)]
-enum At {
+pub(crate) enum At {
     Before,
     After,
 }
@@ -52,7 +52,7 @@ enum At {
 /// Put a `git` first on `machine`'s PATH that holds at `needle` (see [`At`]):
 /// it writes its pid to the returned file and blocks opening a FIFO that no
 /// one writes. The test kills bullpen there, then the wrapper.
-fn hold_git(env: &Env, machine: &mut Machine, needle: &str, at: At) -> PathBuf {
+pub(crate) fn hold_git(env: &Env, machine: &mut Machine, needle: &str, at: At) -> PathBuf {
     let dir = env.root().join(format!("hold-bin-{}", machine.host));
     std::fs::create_dir_all(&dir).unwrap();
     let fifo = dir.join("fifo");
@@ -84,7 +84,7 @@ fn hold_git(env: &Env, machine: &mut Machine, needle: &str, at: At) -> PathBuf {
 
 /// Run `git bullpen <args>` on `machine` until its git wrapper holds (the pid
 /// file appears), then SIGKILL bullpen and the wrapper.
-fn killed_while_held(env: &Env, machine: &mut Machine, pid_file: &Path, argv: &[&str]) {
+pub(crate) fn killed_while_held(env: &Env, machine: &mut Machine, pid_file: &Path, argv: &[&str]) {
     let mut child = Reaped(
         machine
             .cmd(env, BIN, &machine.dir)
@@ -116,7 +116,7 @@ fn killed_while_held(env: &Env, machine: &mut Machine, pid_file: &Path, argv: &[
     machine.path_prefix = None;
 }
 
-fn outgoing(machine: &Machine, env: &Env) -> String {
+pub(crate) fn outgoing(machine: &Machine, env: &Env) -> String {
     machine.git_out(env, &["for-each-ref", "refs/bullpen/outgoing/"])
 }
 

@@ -446,7 +446,132 @@ impl Repo {
     /// Apply `changes` in one ref transaction, each with its expected old value
     /// (a mismatch anywhere changes nothing and returns a [`CasConflict`]).
     /// No reflog is forced: these are copies of another repository's refs.
+    /// Each ref is written as a loose file, as `git update-ref` writes it.
     pub fn edit_refs(&self, changes: &[RefChange], message: &str) -> Result<()> {
+        self.edit_refs_into(changes, message, false)
+    }
+
+    /// [`Repo::edit_refs`] for many refs at once, written where `git clone`
+    /// writes its first refs: into `packed-refs`, rewritten once under its
+    /// lock, each change checked there against its expected value first
+    /// (a mismatch changes nothing and returns a [`CasConflict`]). No loose
+    /// file is locked, written, renamed or removed per ref: at 2,000 refs
+    /// that was most of a push's own file calls, and every later listing
+    /// (`git push`'s, `fetch`'s, `for-each-ref`'s) reads one file.
+    ///
+    /// Only for refs whose every writer holds a lock the caller holds (the
+    /// namespaces of a remote under `remote.lock`), under `refs/bullpen/`
+    /// (where git keeps no reflog unless `core.logAllRefUpdates` is
+    /// `always`). When a name has a loose file (or anything else in its
+    /// place), or reflogs are kept for every ref, the changes go through
+    /// the per-ref transaction instead, packed too: each ref's lock taken,
+    /// its loose file removed.
+    pub fn edit_refs_packed(&self, changes: &[RefChange], message: &str) -> Result<()> {
+        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let logs_all = self
+            .repo
+            .config_snapshot()
+            .string("core.logAllRefUpdates")
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"always"));
+        // A name is free when nothing is in its place; all under a directory
+        // that is not there are (one call for a namespace packed or new).
+        let absent = |path: &std::path::Path| matches!(path.symlink_metadata(), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        let mut gone_dirs: std::collections::HashMap<&str, bool> = Default::default();
+        let nothing_loose = changes.iter().all(|c| {
+            let dir = c.name.rsplit_once('/').map_or("", |(d, _)| d);
+            let dir_gone = *gone_dirs
+                .entry(dir)
+                .or_insert_with(|| absent(&self.common_dir.join(dir)));
+            c.name.starts_with("refs/bullpen/")
+                && (dir_gone || absent(&self.common_dir.join(&c.name)))
+        });
+        if logs_all || !nothing_loose {
+            return self.edit_refs_into(changes, message, true);
+        }
+        let transaction = self
+            .repo
+            .refs
+            .packed_transaction(self.lock_wait("core.packedRefsTimeout", 1000))
+            .map_err(|e| self.held_or(e, "packed-refs"))?;
+        let mut edits = Vec::with_capacity(changes.len());
+        for c in changes {
+            let name = gix::refs::FullName::try_from(c.name.as_str())
+                .with_context(|| format!("invalid ref name {}", quoted(&c.name)))?;
+            let current = match transaction.buffer() {
+                Some(packed) => packed
+                    .try_find(name.as_ref())
+                    .map_err(|e| anyhow!("{e}"))
+                    .context("could not read packed-refs")?
+                    .map(|r| oid(r.target())),
+                None => None,
+            };
+            let matches = match c.expect {
+                Expect::Absent => current.is_none(),
+                Expect::At(old) => current == Some(old),
+            };
+            if !matches {
+                return Err(anyhow::Error::new(CasConflict {
+                    refname: c.name.clone(),
+                }));
+            }
+            let expected = match current {
+                Some(old) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(gid(old)?)),
+                None => PreviousValue::MustNotExist,
+            };
+            let change = match c.new {
+                Some(new) => Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: one_line(message).into(),
+                    },
+                    expected,
+                    new: gix::refs::Target::Object(gid(new)?),
+                },
+                None => Change::Delete {
+                    expected,
+                    log: RefLog::AndReference,
+                },
+            };
+            edits.push(RefEdit {
+                change,
+                name,
+                deref: false,
+            });
+        }
+        // The objects are read to peel a tag, as `git pack-refs` does.
+        transaction
+            .prepare(&mut edits.into_iter(), &self.repo.objects)
+            .and_then(|t| t.commit())
+            .map_err(|e| anyhow!("{e}"))
+            .context("could not write packed-refs")?;
+        let _ = self.repo.refs.force_refresh_packed_buffer();
+        Ok(())
+    }
+
+    /// How long to wait for a ref lock: `key` (git's `core.filesRefLockTimeout`
+    /// or `core.packedRefsTimeout`, in ms; negative: for ever), else git's default.
+    fn lock_wait(&self, key: &str, default_ms: u64) -> gix::lock::acquire::Fail {
+        let ms = self
+            .repo
+            .config_snapshot()
+            .integer(key)
+            .map_or(default_ms, |v| u64::try_from(v).unwrap_or(u64::MAX));
+        gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(ms))
+    }
+
+    /// A lock error named with git's advice (a killed git or bullpen left it).
+    fn held_or(&self, err: gix::Error, what: &str) -> anyhow::Error {
+        if super::records::lock_exists(&err) {
+            return anyhow::Error::new(self.held_lock(what));
+        }
+        anyhow::Error::new(err).context(format!("could not lock {what}"))
+    }
+
+    fn edit_refs_into(&self, changes: &[RefChange], message: &str, packed: bool) -> Result<()> {
         use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
         if changes.is_empty() {
             return Ok(());
@@ -483,10 +608,30 @@ impl Repo {
         }
         let (_, committer) = self.signatures();
         let mut time_buf = gix::date::parse::TimeBuf::default();
-        match self
-            .repo
-            .edit_references_as(edits, Some(committer.to_ref(&mut time_buf)))
-        {
+        let committer = Some(committer.to_ref(&mut time_buf));
+        let done = match packed {
+            false => self.repo.edit_references_as(edits, committer),
+            true => {
+                use gix::refs::file::transaction::PackedRefs;
+                // The objects are read to peel a tag, as `git pack-refs` does.
+                let objects = Box::new(self.repo.objects.clone());
+                self.repo
+                    .refs
+                    .transaction()
+                    .packed_refs(
+                        PackedRefs::DeletionsAndNonSymbolicUpdatesRemoveLooseSourceReference(
+                            objects,
+                        ),
+                    )
+                    .prepare(
+                        edits,
+                        self.lock_wait("core.filesRefLockTimeout", 100),
+                        self.lock_wait("core.packedRefsTimeout", 1000),
+                    )
+                    .and_then(|t| t.commit(committer))
+            }
+        };
+        match done {
             Ok(_) => Ok(()),
             // A lock file in the way (a git or a bullpen killed part-way left
             // it, or one runs now): named with git's advice, as for a record.

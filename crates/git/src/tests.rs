@@ -1166,3 +1166,78 @@ fn ignored_entries_and_ignored_among_answer_as_git_does() {
     assert!(!expected.contains(Path::new("conf")), "{expected:?}");
     assert_eq!(repo.ignored_among(&dirs).unwrap(), expected);
 }
+
+/// `edit_refs_packed` writes into `packed-refs` (no loose file), checks every
+/// change against what is there (a stale one changes nothing), and never
+/// leaves a loose file of a name shadowing what it wrote.
+#[test]
+fn packed_ref_edits_are_checked_and_never_shadowed() {
+    use crate::remote::RefChange;
+    let (_tmp, dir) = init_repo();
+    let a = git(&dir, &["rev-parse", "HEAD"])
+        .trim()
+        .parse::<Oid>()
+        .unwrap();
+    let b = commit_file(&dir, "b.txt", "b");
+    let repo = Repo::discover(&dir).unwrap();
+    let set = |name: &str, new: Option<Oid>, expect: Expect| RefChange {
+        name: name.to_owned(),
+        new,
+        expect,
+    };
+    let x = "refs/bullpen/t/sessions/x";
+    let y = "refs/bullpen/t/sessions/y";
+    repo.edit_refs_packed(
+        &[
+            set(x, Some(a), Expect::Absent),
+            set(y, Some(a), Expect::Absent),
+        ],
+        "t",
+    )
+    .unwrap();
+    assert!(!dir.join(".git").join(x).exists(), "written loose");
+    let packed = std::fs::read_to_string(dir.join(".git/packed-refs")).unwrap();
+    assert!(packed.contains(&format!("{a} {x}\n")), "{packed}");
+    assert_eq!(git(&dir, &["rev-parse", x]).trim(), a.to_string());
+
+    // A stale expectation, anywhere: nothing changes.
+    for stale in [Expect::Absent, Expect::At(b)] {
+        let err = repo
+            .edit_refs_packed(
+                &[set(y, Some(b), Expect::At(a)), set(x, Some(b), stale)],
+                "t",
+            )
+            .unwrap_err();
+        assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
+        assert_eq!(git(&dir, &["rev-parse", y]).trim(), a.to_string());
+    }
+
+    // A loose file of the name (another writer's): the per-ref transaction
+    // sees it, so a change expecting no ref is refused, not shadowed.
+    let z = "refs/bullpen/t/sessions/z";
+    git(&dir, &["update-ref", z, &a.to_string()]);
+    let err = repo
+        .edit_refs_packed(&[set(z, Some(b), Expect::Absent)], "t")
+        .unwrap_err();
+    assert!(err.downcast_ref::<CasConflict>().is_some(), "{err:#}");
+    repo.edit_refs_packed(&[set(z, Some(b), Expect::At(a))], "t")
+        .unwrap();
+    assert_eq!(git(&dir, &["rev-parse", z]).trim(), b.to_string());
+    assert!(!dir.join(".git").join(z).exists(), "a loose file left");
+
+    // Deleted from packed-refs; git agrees with what is left.
+    repo.edit_refs_packed(
+        &[set(x, None, Expect::At(a)), set(z, None, Expect::At(b))],
+        "t",
+    )
+    .unwrap();
+    assert_eq!(
+        git(
+            &dir,
+            &["for-each-ref", "--format=%(refname)", "refs/bullpen/"]
+        )
+        .trim(),
+        y
+    );
+    git(&dir, &["fsck", "--no-progress"]);
+}

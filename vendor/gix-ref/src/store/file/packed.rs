@@ -7,7 +7,14 @@ use crate::store_impl::{file, packed};
 impl file::Store {
     /// Return a packed transaction ready to receive updates. Use this to create or update `packed-refs`.
     /// Note that if you already have a [`packed::Buffer`] then use its [`packed::Buffer::into_transaction()`] method instead.
-    pub(crate) fn packed_transaction(&self, lock_mode: gix_lock::acquire::Fail) -> Result<packed::Transaction> {
+    ///
+    /// git-bullpen: public (upstream `pub(crate)`), so that a caller that
+    /// excludes every other writer of the refs it sets (and checks that no
+    /// loose file of theirs exists) can write many into `packed-refs` at once
+    /// under its lock alone, as `git clone` writes its first refs. The
+    /// transaction applies its edits unchecked: the caller checks them
+    /// against [`packed::Transaction::buffer()`].
+    pub fn packed_transaction(&self, lock_mode: gix_lock::acquire::Fail) -> Result<packed::Transaction> {
         let lock = gix_lock::File::acquire_to_update_resource(self.packed_refs_path(), lock_mode, None, 0)
             .or_raise(|| message("Could not lock packed refs"))?;
         // We 'steal' the possibly existing packed buffer which may safe time if it's already there and fresh.

@@ -34,7 +34,9 @@ struct Edit {
 }
 
 /// A transaction for editing packed references
-pub(crate) struct Transaction {
+///
+/// git-bullpen: public (upstream `pub(crate)`), with `file::Store::packed_transaction`.
+pub struct Transaction {
     buffer: Option<file::packed::SharedBufferSnapshot>,
     edits: Option<Vec<Edit>>,
     lock: Option<gix_lock::File>,
