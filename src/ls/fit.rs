@@ -8,6 +8,7 @@
 //! start), and whole columns are hidden from the least telling one, each hiding
 //! announced under the table; only then is a line itself cut.
 
+use std::borrow::Borrow;
 use std::io::Write;
 
 use unicode_width::UnicodeWidthStr;
@@ -508,18 +509,24 @@ impl<'v> Table<'v> {
 }
 
 /// The colour of each row's STATE cell (none without colour).
-fn paints(rows: &[Row], view: &View) -> Vec<&'static str> {
+fn paints<R: Borrow<Row>>(rows: &[R], view: &View) -> Vec<&'static str> {
     rows.iter()
-        .map(|r| if view.color { color_of(r) } else { "" })
+        .map(|r| if view.color { color_of(r.borrow()) } else { "" })
         .collect()
 }
 
 /// The table of fetched sessions (`ls --remote`): `<remote>/<id>`, what its
 /// record says and when it said it, and the commits of its fetched branch.
-pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
+/// The rows as they are or boxed (`ls::remote::remote_rows`).
+pub fn render_remote_table<R: Borrow<Row>>(
+    out: &mut dyn Write,
+    rows: &[R],
+    view: &View,
+) -> std::io::Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
+    let rows: Vec<&Row> = rows.iter().map(Borrow::borrow).collect();
     let with_agent = rows.iter().any(|r| r.agent.is_some());
     let names: Vec<String> = rows
         .iter()
@@ -527,6 +534,7 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
         .collect();
     let ids: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut columns = leading_columns(&ids, with_agent);
+    drop(ids);
     columns.extend([
         Column {
             min: Some(12),
@@ -536,9 +544,10 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
     ]);
     let cells: Vec<Vec<Cell>> = rows
         .iter()
-        .zip(&names)
+        .zip(names)
         .map(|(r, name)| {
-            let mut c: Vec<Cell> = vec![name.clone().into()];
+            let mut c: Vec<Cell> = Vec::with_capacity(4);
+            c.push(name.into());
             if with_agent {
                 c.push(agent_cell(r).into());
             }
@@ -552,7 +561,7 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
         .collect();
     let marks = vec!["  "; rows.len()];
     let state_col = if with_agent { 2 } else { 1 };
-    let paints = paints(rows, view);
+    let paints = paints(&rows, view);
     draw(
         out, &columns, &cells, &marks, &paints, state_col, None, view.width,
     )
