@@ -89,9 +89,8 @@ pub fn remote_rows(
                 caches.shown.put_ahead(tip, base, n);
                 Some(n)
             });
-            let own = row.clone_id.is_some()
-                && row.clone_id == my_clone
-                && written_here(ctx, id, commit);
+            let own =
+                row.clone_id.is_some() && row.clone_id == my_clone && written_here(ctx, id, commit);
             row.host_label = Some(host_label(
                 &row.host,
                 row.clone_id.as_deref(),
@@ -151,8 +150,13 @@ fn read_row(
     let stored = r.read(&ctx.repo)?;
     let (shown, row) = fetched::to_lines(&stored.record, name)
         .ok_or_else(|| anyhow::anyhow!("cannot make its row"))?;
-    let made = fetched::from_lines(&shown, want_whole.then_some(row.as_str()), id.as_str(), name)
-        .ok_or_else(|| anyhow::anyhow!("cannot read its row back"))?;
+    let made = fetched::from_lines(
+        &shown,
+        want_whole.then_some(row.as_str()),
+        id.as_str(),
+        name,
+    )
+    .ok_or_else(|| anyhow::anyhow!("cannot read its row back"))?;
     caches.shown.put_row(name, id, stored.commit, shown);
     let whole = caches
         .whole

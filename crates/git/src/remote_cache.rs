@@ -125,11 +125,6 @@ impl RemoteCache {
         RemoteCache::default()
     }
 
-    /// Whether it is one that is read and written (not [`RemoteCache::none`]).
-    pub fn is_open(&self) -> bool {
-        self.key.is_some()
-    }
-
     /// The row cached for record commit `commit` of session `id` fetched from
     /// `remote`, if it passed the checks for exactly that remote and id.
     pub fn row(&mut self, remote: &str, id: &SessionId, commit: Oid) -> Option<&str> {
@@ -172,7 +167,9 @@ impl RemoteCache {
     }
 
     fn at(&self, (from, to): (u32, u32)) -> &str {
-        self.text.get(from as usize..to as usize).unwrap_or_default()
+        self.text
+            .get(from as usize..to as usize)
+            .unwrap_or_default()
     }
 
     pub fn ahead(&mut self, tip: Oid, base: Oid) -> Option<usize> {
@@ -217,18 +214,22 @@ impl RemoteCache {
         // added entry replaced), and the added ones.
         let keep_rows = |i: usize| -> bool {
             let e = &self.file_rows[i];
-            (!prune || self.used_file_rows[i])
-                && !self.added_rows.contains_key(&(e.commit, e.slot))
+            (!prune || self.used_file_rows[i]) && !self.added_rows.contains_key(&(e.commit, e.slot))
         };
         let mut rows: Vec<((Oid, u64), (&str, &str, &str))> = (0..self.file_rows.len())
             .filter(|&i| keep_rows(i))
             .map(|i| {
                 let e = &self.file_rows[i];
-                ((e.commit, e.slot), (self.at(e.remote), self.at(e.id), self.at(e.row)))
+                (
+                    (e.commit, e.slot),
+                    (self.at(e.remote), self.at(e.id), self.at(e.row)),
+                )
             })
-            .chain(self.added_rows.iter().map(|(k, e)| {
-                (*k, (e.remote.as_str(), e.id.as_str(), e.row.as_str()))
-            }))
+            .chain(
+                self.added_rows
+                    .iter()
+                    .map(|(k, e)| (*k, (e.remote.as_str(), e.id.as_str(), e.row.as_str()))),
+            )
             .collect();
         rows.sort_by_key(|(k, _)| *k);
         let mut ahead: Vec<(Oid, Oid, usize)> = (0..self.file_ahead.len())
