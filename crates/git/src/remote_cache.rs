@@ -62,6 +62,12 @@ struct FileRow {
     row: (u32, u32),
 }
 
+/// An entry's key: its record commit and a hash of its remote and id.
+type Key = (Oid, u64);
+
+/// An entry's remote, id and row, as written.
+type Entry<'a> = (&'a str, &'a str, &'a str);
+
 /// An entry added since the file was read: the remote and id its record was
 /// checked for, and its row.
 struct AddedRow {
@@ -216,7 +222,7 @@ impl RemoteCache {
             let e = &self.file_rows[i];
             (!prune || self.used_file_rows[i]) && !self.added_rows.contains_key(&(e.commit, e.slot))
         };
-        let mut rows: Vec<((Oid, u64), (&str, &str, &str))> = (0..self.file_rows.len())
+        let mut rows: Vec<(Key, Entry<'_>)> = (0..self.file_rows.len())
             .filter(|&i| keep_rows(i))
             .map(|i| {
                 let e = &self.file_rows[i];
