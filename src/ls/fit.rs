@@ -17,8 +17,7 @@ use crate::model::command::escaped;
 
 use super::table::{
     agent_cell, branch_cell, changes_cell, color_of, published_cell, remote_state_cell,
-    remote_state_what, screen_cell, shorten, state_cell, state_cell_short, tilde, truncate, width,
-    Row, View,
+    screen_cell, shorten, state_cell, state_cell_short, tilde, truncate, width, Row, View,
 };
 
 /// A column of the table.
@@ -587,9 +586,10 @@ pub fn render_remote_table<R: Borrow<Row>>(
             if with_agent {
                 c.push(agent_cell(r).into());
             }
+            let (text, short) = remote_state_cell(r, view.now);
             c.push(Cell {
-                text: remote_state_cell(r, view.now),
-                short: Some(remote_state_what(r)),
+                text,
+                short: Some(short),
             });
             c.push(branch_cell(r).into());
             c

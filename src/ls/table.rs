@@ -494,11 +494,12 @@ pub fn truncate(s: &str, width: usize, from_start: bool) -> String {
 }
 
 /// `running on laptop, as of 5m ago`, `exited 1 on build-box (this clone), as of 2h ago`.
-pub(crate) fn remote_state_cell(r: &Row, now: i64) -> String {
+/// The cell, and its short form (`remote_state_what`).
+pub(crate) fn remote_state_cell(r: &Row, now: i64) -> (String, String) {
     let what = remote_state_what(r);
     match r.since {
-        Some(t) => format!("{what}, as of {} ago", time::age(now - t)),
-        None => what,
+        Some(t) => (format!("{what}, as of {} ago", time::age(now - t)), what),
+        None => (what.clone(), what),
     }
 }
 
