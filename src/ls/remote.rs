@@ -6,8 +6,6 @@
 //! worktree, not its process. Only the fetched branch is read, to count its
 //! commits.
 
-use std::collections::HashMap;
-
 use anyhow::Result;
 
 use super::fetched;
@@ -166,23 +164,35 @@ fn read_row(
 }
 
 /// Every tracked branch of `pattern` in one listing, rather than one lookup
-/// each, when that is cheaper.
-fn tracked_tips(ctx: &Ctx, pattern: Option<&str>, n: usize) -> HashMap<String, Oid> {
-    match pattern.filter(|_| n > 16).and_then(|p| p.split_once('*')) {
-        Some((dir, _)) if dir.ends_with('/') => ctx
-            .repo
-            .ref_ids_under(dir)
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|(name, target)| Some((name, target?)))
-            .collect(),
-        Some((prefix, _)) => ctx
-            .repo
-            .ref_targets_with_prefix(prefix)
-            .unwrap_or_default()
-            .into_iter()
-            .collect(),
-        None => HashMap::new(),
+/// each, when that is cheaper: sorted by name, for [`Tips::get`].
+fn tracked_tips(ctx: &Ctx, pattern: Option<&str>, n: usize) -> Tips {
+    let mut tips: Vec<(String, Oid)> =
+        match pattern.filter(|_| n > 16).and_then(|p| p.split_once('*')) {
+            Some((dir, _)) if dir.ends_with('/') => ctx
+                .repo
+                .ref_ids_under(dir)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|(name, target)| Some((name, target?)))
+                .collect(),
+            Some((prefix, _)) => ctx.repo.ref_targets_with_prefix(prefix).unwrap_or_default(),
+            None => Vec::new(),
+        };
+    tips.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Tips(tips)
+}
+
+/// Tracked branches and their tips, sorted by name (no map built of a
+/// thousand names).
+struct Tips(Vec<(String, Oid)>);
+
+impl Tips {
+    fn get(&self, name: &str) -> Option<&Oid> {
+        let i = self
+            .0
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()?;
+        self.0.get(i).map(|(_, tip)| tip)
     }
 }
 
