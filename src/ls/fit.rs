@@ -8,9 +8,8 @@
 //! start), and whole columns are hidden from the least telling one, each hiding
 //! announced under the table; only then is a line itself cut.
 
+use std::borrow::{Borrow, Cow};
 use std::io::Write;
-
-use unicode_width::UnicodeWidthStr;
 
 use std::path::Path;
 
@@ -18,8 +17,7 @@ use crate::model::command::escaped;
 
 use super::table::{
     agent_cell, branch_cell, changes_cell, color_of, published_cell, remote_state_cell,
-    remote_state_what, screen_cell, shorten, state_cell, state_cell_short, tilde, truncate, Row,
-    View,
+    screen_cell, shorten, state_cell, state_cell_short, tilde, truncate, width, Row, View,
 };
 
 /// A column of the table.
@@ -118,8 +116,8 @@ pub fn unique_width(ids: &[&str]) -> usize {
             let needed = before.max(after) + 1;
             match id.char_indices().nth(needed) {
                 // The whole id is needed, or it is another's prefix.
-                None => id.width(),
-                Some((end, _)) => id[..end].width() + 1,
+                None => width(id),
+                Some((end, _)) => width(&id[..end]) + 1,
             }
         })
         .max()
@@ -132,11 +130,11 @@ pub fn layout(columns: &[Column], cells: &[Vec<Cell>], limit: Option<usize>) -> 
         shown
             .iter()
             .map(|&i| match columns[i].width {
-                Some(w) => w.max(columns[i].header.width()),
+                Some(w) => w.max(width(columns[i].header)),
                 None => cells
                     .iter()
-                    .map(|row| row[i].get(short).width())
-                    .chain([columns[i].header.width()])
+                    .map(|row| width(row[i].get(short)))
+                    .chain([width(columns[i].header)])
                     .max()
                     .unwrap_or(0),
             })
@@ -280,38 +278,76 @@ impl<'c> Drawing<'c> {
         row: Vec<&str>,
         paint: &str,
     ) -> std::io::Result<()> {
-        let (fitted, columns, limit) = (&self.fitted, self.columns, self.limit);
+        let fitted = &self.fitted;
         let last = fitted.shown.len().saturating_sub(1);
-        let mut text = String::from(mark);
-        let mut plain = String::from(mark);
-        for (k, (&i, cell)) in fitted.shown.iter().zip(row).enumerate() {
-            let cell = match columns[i].width {
-                Some(_) => cell.to_owned(),
-                None => truncate(cell, fitted.widths[k], columns[i].from_start),
-            };
-            let pad = " ".repeat(fitted.widths[k].saturating_sub(cell.width()));
+        let mut text = String::with_capacity(mark.len() + 8 * row.len() + 64);
+        text.push_str(mark);
+        // The line's width without its colour, trailing blanks included: more
+        // than the limit only if the line itself may have to be cut.
+        let mut plain = width(mark);
+        for (k, (&i, cell)) in fitted.shown.iter().zip(&row).enumerate() {
+            let cell = self.cell(k, i, cell);
             let (on, off) = match (i == self.paint_col, paint.is_empty()) {
                 (true, false) => (paint, "\x1b[0m"),
                 _ => ("", ""),
             };
-            text.push_str(&format!("{on}{cell}{off}"));
-            plain.push_str(&cell);
+            text.push_str(on);
+            text.push_str(&cell);
+            text.push_str(off);
+            let used = width(&cell);
+            plain += used;
             if k < last {
-                text.push_str(&pad);
-                text.push_str(&" ".repeat(GAP));
-                plain.push_str(&pad);
-                plain.push_str(&" ".repeat(GAP));
+                let pad = fitted.widths[k].saturating_sub(used) + GAP;
+                text.extend(std::iter::repeat_n(' ', pad));
+                plain += pad;
             }
         }
-        // Still too wide (a terminal narrower than the columns that are never
-        // cut nor hidden): the line itself is cut, colour and all.
-        // A last cell left empty (a WORKTREE that only repeats the id) leaves
-        // no trailing blanks.
-        match limit {
-            Some(limit) if plain.trim_end().width() > limit => {
-                writeln!(out, "{}", truncate(plain.trim_end(), limit, false))
-            }
+        match self.limit {
+            Some(limit) if plain > limit => self.cut_line(out, mark, &row, limit, &text),
             _ => writeln!(out, "{}", text.trim_end()),
+        }
+    }
+
+    /// The cell in the `k`th column shown (column `i`), cut to its width
+    /// unless the column has a fixed one.
+    fn cell<'a>(&self, k: usize, i: usize, cell: &'a str) -> Cow<'a, str> {
+        match self.columns[i].width {
+            None if width(cell) > self.fitted.widths[k] => Cow::Owned(truncate(
+                cell,
+                self.fitted.widths[k],
+                self.columns[i].from_start,
+            )),
+            _ => Cow::Borrowed(cell),
+        }
+    }
+
+    /// A line whose cells, padded, may be wider than `limit`: still too wide
+    /// (a terminal narrower than the columns that are never cut nor hidden),
+    /// the line itself is cut, colour and all; else `text`, as it is. A last
+    /// cell left empty (a WORKTREE that only repeats the id) leaves no
+    /// trailing blanks.
+    fn cut_line(
+        &self,
+        out: &mut dyn Write,
+        mark: &str,
+        row: &[&str],
+        limit: usize,
+        text: &str,
+    ) -> std::io::Result<()> {
+        let fitted = &self.fitted;
+        let last = fitted.shown.len().saturating_sub(1);
+        let mut plain = String::from(mark);
+        for (k, (&i, cell)) in fitted.shown.iter().zip(row).enumerate() {
+            let cell = self.cell(k, i, cell);
+            plain.push_str(&cell);
+            if k < last {
+                let pad = fitted.widths[k].saturating_sub(width(&cell)) + GAP;
+                plain.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        match width(plain.trim_end()) > limit {
+            true => writeln!(out, "{}", truncate(plain.trim_end(), limit, false)),
+            false => writeln!(out, "{}", text.trim_end()),
         }
     }
 
@@ -508,18 +544,24 @@ impl<'v> Table<'v> {
 }
 
 /// The colour of each row's STATE cell (none without colour).
-fn paints(rows: &[Row], view: &View) -> Vec<&'static str> {
+fn paints<R: Borrow<Row>>(rows: &[R], view: &View) -> Vec<&'static str> {
     rows.iter()
-        .map(|r| if view.color { color_of(r) } else { "" })
+        .map(|r| if view.color { color_of(r.borrow()) } else { "" })
         .collect()
 }
 
 /// The table of fetched sessions (`ls --remote`): `<remote>/<id>`, what its
 /// record says and when it said it, and the commits of its fetched branch.
-pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> std::io::Result<()> {
+/// The rows as they are or boxed (`ls::remote::remote_rows`).
+pub fn render_remote_table<R: Borrow<Row>>(
+    out: &mut dyn Write,
+    rows: &[R],
+    view: &View,
+) -> std::io::Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
+    let rows: Vec<&Row> = rows.iter().map(Borrow::borrow).collect();
     let with_agent = rows.iter().any(|r| r.agent.is_some());
     let names: Vec<String> = rows
         .iter()
@@ -527,6 +569,7 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
         .collect();
     let ids: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut columns = leading_columns(&ids, with_agent);
+    drop(ids);
     columns.extend([
         Column {
             min: Some(12),
@@ -536,15 +579,17 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
     ]);
     let cells: Vec<Vec<Cell>> = rows
         .iter()
-        .zip(&names)
+        .zip(names)
         .map(|(r, name)| {
-            let mut c: Vec<Cell> = vec![name.clone().into()];
+            let mut c: Vec<Cell> = Vec::with_capacity(4);
+            c.push(name.into());
             if with_agent {
                 c.push(agent_cell(r).into());
             }
+            let (text, short) = remote_state_cell(r, view.now);
             c.push(Cell {
-                text: remote_state_cell(r, view.now),
-                short: Some(remote_state_what(r)),
+                text,
+                short: Some(short),
             });
             c.push(branch_cell(r).into());
             c
@@ -552,7 +597,7 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
         .collect();
     let marks = vec!["  "; rows.len()];
     let state_col = if with_agent { 2 } else { 1 };
-    let paints = paints(rows, view);
+    let paints = paints(&rows, view);
     draw(
         out, &columns, &cells, &marks, &paints, state_col, None, view.width,
     )
@@ -561,6 +606,7 @@ pub fn render_remote_table(out: &mut dyn Write, rows: &[Row], view: &View) -> st
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unicode_width::UnicodeWidthStr;
 
     fn cells(rows: &[&[&str]]) -> Vec<Vec<Cell>> {
         rows.iter()

@@ -444,10 +444,21 @@ pub(crate) fn tilde(path: &Path, home: Option<&Path>) -> String {
     }
 }
 
+/// Pure: the columns `s` takes on a terminal: its length when it is all
+/// printable ASCII (each such character one column, as `unicode-width` says),
+/// else what `unicode-width` says. A table of a thousand rows measures each
+/// cell several times.
+pub fn width(s: &str) -> usize {
+    match s.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+        true => s.len(),
+        false => s.width(),
+    }
+}
+
 /// Pure: `s` cut to at most `width` columns, the cut marked with `…` at the
 /// end (`from_start`: at the start, keeping the end, for paths).
 pub fn truncate(s: &str, width: usize, from_start: bool) -> String {
-    if s.width() <= width {
+    if self::width(s) <= width {
         return s.to_owned();
     }
     if width == 0 {
@@ -483,11 +494,12 @@ pub fn truncate(s: &str, width: usize, from_start: bool) -> String {
 }
 
 /// `running on laptop, as of 5m ago`, `exited 1 on build-box (this clone), as of 2h ago`.
-pub(crate) fn remote_state_cell(r: &Row, now: i64) -> String {
+/// The cell, and its short form (`remote_state_what`).
+pub(crate) fn remote_state_cell(r: &Row, now: i64) -> (String, String) {
     let what = remote_state_what(r);
     match r.since {
-        Some(t) => format!("{what}, as of {} ago", time::age(now - t)),
-        None => what,
+        Some(t) => (format!("{what}, as of {} ago", time::age(now - t)), what),
+        None => (what.clone(), what),
     }
 }
 

@@ -492,3 +492,30 @@ fn the_table_at_60_80_100_and_200_columns() {
     worktree root: ~/.local/share/bullpen/worktrees/app-1a2b3c4d
     ");
 }
+
+/// The width of a cell is what `unicode-width` says, the printable ASCII fast
+/// path included: every byte below 0x80 alone and in a word, and non-ASCII.
+#[test]
+fn width_is_unicode_width() {
+    use unicode_width::UnicodeWidthStr;
+    let mut cases: Vec<String> = (0u8..0x80)
+        .flat_map(|b| {
+            let c = char::from(b);
+            [c.to_string(), format!("ab{c}cd"), format!("{c}{c}")]
+        })
+        .collect();
+    cases.extend(
+        [
+            "",
+            "日本語のid",
+            "e\u{301}",
+            "\u{1b}[31mx",
+            "tab\there",
+            "\r\n",
+        ]
+        .map(String::from),
+    );
+    for s in cases {
+        assert_eq!(width(&s), s.width(), "{s:?}");
+    }
+}

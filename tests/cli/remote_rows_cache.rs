@@ -209,3 +209,24 @@ fn forged_changes_nothing(m: &Machines, file: &PathBuf, checked: &[(String, Stri
     }
     std::fs::write(file, real).unwrap();
 }
+
+/// A table listing that reads records also writes their whole rows, so the
+/// `--json` after it reads no record: it finds every row in the cache (the
+/// file is left as it was) and prints what a listing without a cache prints.
+#[test]
+fn a_table_listing_fills_the_whole_rows_for_json() {
+    let m = fixture();
+    let (env, b) = (&m.env, &m.b);
+    no_cache(b)();
+    let checked = listing(b, env, &["--all", "--json"]);
+    no_cache(b)();
+    listing(b, env, &["--all"]);
+    let rows = std::fs::read_to_string(rows_file(b)).unwrap();
+    assert_eq!(
+        rows.lines().filter(|l| l.starts_with("r ")).count(),
+        4,
+        "{rows}"
+    );
+    assert_eq!(listing(b, env, &["--all", "--json"]), checked);
+    assert_eq!(std::fs::read_to_string(rows_file(b)).unwrap(), rows);
+}

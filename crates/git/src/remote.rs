@@ -350,7 +350,8 @@ impl Repo {
                 let reference = reference
                     .map_err(|e| anyhow!("{e}"))
                     .context("could not read packed-refs")?;
-                let name = reference.name.as_bstr().to_string();
+                // As `Display` would write it, without its formatting machinery.
+                let name = String::from_utf8_lossy(reference.name.as_bstr()).into_owned();
                 if !loose.contains(&name) {
                     out.push((name, Some(oid(reference.target()))));
                 }

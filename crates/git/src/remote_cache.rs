@@ -28,7 +28,7 @@
 //!
 //! [`store::read_fetched`]: super::store::read_fetched
 
-use foldhash::{HashMap, HashSet};
+use foldhash::HashMap;
 use std::fmt::Write as _;
 use std::hash::Hasher as _;
 use std::io::Read as _;
@@ -50,19 +50,30 @@ fn header(name: &str) -> String {
     )
 }
 
-/// Where an entry's text is: a range of the file as read, or one added since.
-#[derive(Clone)]
-enum Text {
-    InFile(std::ops::Range<usize>),
-    Added(String),
+/// An entry of the file as read: its key, and where its remote, id and row
+/// are in the file's text. Kept sorted by key (the file is written so), and
+/// found by a binary search: no map is built of a file of a thousand lines.
+#[derive(Clone, Copy)]
+struct FileRow {
+    commit: Oid,
+    slot: u64,
+    remote: (u32, u32),
+    id: (u32, u32),
+    row: (u32, u32),
 }
 
-/// An entry: the remote and id its record was checked for, and its row.
-#[derive(Clone)]
-struct Row {
-    remote: Text,
-    id: Text,
-    row: Text,
+/// An entry's key: its record commit and a hash of its remote and id.
+type Key = (Oid, u64);
+
+/// An entry's remote, id and row, as written.
+type Entry<'a> = (&'a str, &'a str, &'a str);
+
+/// An entry added since the file was read: the remote and id its record was
+/// checked for, and its row.
+struct AddedRow {
+    remote: String,
+    id: String,
+    row: String,
 }
 
 /// The part of an entry's key that is no object id: the remote and the id,
@@ -80,14 +91,17 @@ pub struct RemoteCache {
     key: Option<[u8; 16]>,
     /// The file as read: the entries below point into it.
     text: String,
-    /// (record commit, a hash of the remote and id) -> the remote and the
-    /// session id it was checked for, and its row.
-    rows: HashMap<(Oid, u64), Row>,
-    /// (tip, base) -> commits on tip that base lacks.
-    ahead: HashMap<(Oid, Oid), usize>,
-    used_rows: HashSet<(Oid, u64)>,
-    used_ahead: HashSet<(Oid, Oid)>,
-    added: bool,
+    /// The rows of the file, sorted by (record commit, a hash of the remote
+    /// and id), and whether this listing used each.
+    file_rows: Vec<FileRow>,
+    used_file_rows: Vec<bool>,
+    /// Rows added since (all of them used).
+    added_rows: HashMap<(Oid, u64), AddedRow>,
+    /// (tip, base, commits on tip that base lacks) of the file, sorted, and
+    /// whether this listing used each; then those added since.
+    file_ahead: Vec<(Oid, Oid, usize)>,
+    used_file_ahead: Vec<bool>,
+    added_ahead: HashMap<(Oid, Oid), usize>,
 }
 
 impl RemoteCache {
@@ -121,13 +135,19 @@ impl RemoteCache {
     /// `remote`, if it passed the checks for exactly that remote and id.
     pub fn row(&mut self, remote: &str, id: &SessionId, commit: Oid) -> Option<&str> {
         let key = (commit, slot(remote, id.as_str()));
-        let entry = self.rows.get(&key)?;
-        if self.text(&entry.remote) != remote || self.text(&entry.id) != id.as_str() {
+        if let Some(added) = self.added_rows.get(&key) {
+            return (added.remote == remote && added.id == id.as_str()).then_some(&added.row);
+        }
+        let i = self
+            .file_rows
+            .binary_search_by(|e| row_order(e.commit, e.slot, key))
+            .ok()?;
+        let e = self.file_rows[i];
+        if self.at(e.remote) != remote || self.at(e.id) != id.as_str() {
             return None;
         }
-        self.used_rows.insert(key);
-        let entry = self.rows.get(&key)?;
-        Some(self.text(&entry.row))
+        self.used_file_rows[i] = true;
+        Some(self.at(e.row))
     }
 
     /// Remember `row` for record commit `commit`, which passed the checks for
@@ -137,36 +157,50 @@ impl RemoteCache {
             return;
         }
         let key = (commit, slot(remote, id.as_str()));
-        let entry = Row {
-            remote: Text::Added(remote.to_owned()),
-            id: Text::Added(id.to_string()),
-            row: Text::Added(row),
+        // An entry of the file under the same key gives way to this one.
+        if let Ok(i) = self
+            .file_rows
+            .binary_search_by(|e| row_order(e.commit, e.slot, key))
+        {
+            self.used_file_rows[i] = false;
+        }
+        let entry = AddedRow {
+            remote: remote.to_owned(),
+            id: id.to_string(),
+            row,
         };
-        self.rows.insert(key, entry);
-        self.used_rows.insert(key);
-        self.added = true;
+        self.added_rows.insert(key, entry);
     }
 
-    fn text<'a>(&'a self, t: &'a Text) -> &'a str {
-        match t {
-            Text::InFile(range) => self.text.get(range.clone()).unwrap_or_default(),
-            Text::Added(s) => s,
-        }
+    fn at(&self, (from, to): (u32, u32)) -> &str {
+        self.text
+            .get(from as usize..to as usize)
+            .unwrap_or_default()
     }
 
     pub fn ahead(&mut self, tip: Oid, base: Oid) -> Option<usize> {
-        let n = *self.ahead.get(&(tip, base))?;
-        self.used_ahead.insert((tip, base));
-        Some(n)
+        if let Some(n) = self.added_ahead.get(&(tip, base)) {
+            return Some(*n);
+        }
+        let i = self
+            .file_ahead
+            .binary_search_by(|(t, b, _)| ahead_order((*t, *b), (tip, base)))
+            .ok()?;
+        self.used_file_ahead[i] = true;
+        Some(self.file_ahead[i].2)
     }
 
     pub fn put_ahead(&mut self, tip: Oid, base: Oid, n: usize) {
         if self.key.is_none() {
             return;
         }
-        self.ahead.insert((tip, base), n);
-        self.used_ahead.insert((tip, base));
-        self.added = true;
+        if let Ok(i) = self
+            .file_ahead
+            .binary_search_by(|(t, b, _)| ahead_order((*t, *b), (tip, base)))
+        {
+            self.used_file_ahead[i] = false;
+        }
+        self.added_ahead.insert((tip, base), n);
     }
 
     /// Write the file when it changed: what was added, and with `prune` (a
@@ -177,43 +211,55 @@ impl RemoteCache {
         let (Some(path), Some(key)) = (&self.path, &self.key) else {
             return Ok(());
         };
-        let unused =
-            self.rows.len() != self.used_rows.len() || self.ahead.len() != self.used_ahead.len();
-        if !(self.added || prune && unused) {
+        let added = !self.added_rows.is_empty() || !self.added_ahead.is_empty();
+        let unused = self.used_file_rows.contains(&false) || self.used_file_ahead.contains(&false);
+        if !(added || prune && unused) {
             return Ok(());
         }
+        // The file's entries that stay (all, or the used ones; never one an
+        // added entry replaced), and the added ones.
+        let keep_rows = |i: usize| -> bool {
+            let e = &self.file_rows[i];
+            (!prune || self.used_file_rows[i]) && !self.added_rows.contains_key(&(e.commit, e.slot))
+        };
+        let mut rows: Vec<(Key, Entry<'_>)> = (0..self.file_rows.len())
+            .filter(|&i| keep_rows(i))
+            .map(|i| {
+                let e = &self.file_rows[i];
+                (
+                    (e.commit, e.slot),
+                    (self.at(e.remote), self.at(e.id), self.at(e.row)),
+                )
+            })
+            .chain(
+                self.added_rows
+                    .iter()
+                    .map(|(k, e)| (*k, (e.remote.as_str(), e.id.as_str(), e.row.as_str()))),
+            )
+            .collect();
+        rows.sort_by(|(a, _), (b, _)| row_order(a.0, a.1, *b));
+        let mut ahead: Vec<(Oid, Oid, usize)> = (0..self.file_ahead.len())
+            .filter(|&i| {
+                let (t, b, _) = self.file_ahead[i];
+                (!prune || self.used_file_ahead[i]) && !self.added_ahead.contains_key(&(t, b))
+            })
+            .map(|i| self.file_ahead[i])
+            .chain(self.added_ahead.iter().map(|((t, b), n)| (*t, *b, *n)))
+            .collect();
+        ahead.sort_by(|(t, b, _), (t2, b2, _)| ahead_order((*t, *b), (*t2, *b2)));
         let mut out = String::with_capacity(
-            64 + self
-                .rows
-                .values()
-                .map(|e| {
-                    self.text(&e.remote).len()
-                        + self.text(&e.id).len()
-                        + self.text(&e.row).len()
-                        + 46
-                })
+            64 + rows
+                .iter()
+                .map(|(_, (r, i, row))| r.len() + i.len() + row.len() + 46)
                 .sum::<usize>()
-                + self.ahead.len() * 100,
+                + ahead.len() * 100,
         );
         out.push_str(&header(&self.name));
         out.push('\n');
-        let mut rows: Vec<(&(Oid, u64), &Row)> = self
-            .rows
-            .iter()
-            .filter(|(k, _)| !prune || self.used_rows.contains(k))
-            .collect();
-        rows.sort_by_key(|(k, _)| **k);
-        for ((commit, _), e) in rows {
-            let (remote, id, row) = (self.text(&e.remote), self.text(&e.id), self.text(&e.row));
+        for ((commit, _), (remote, id, row)) in rows {
             let _ = writeln!(out, "r {commit} {remote} {id} {row}");
         }
-        let mut ahead: Vec<(&(Oid, Oid), &usize)> = self
-            .ahead
-            .iter()
-            .filter(|(k, _)| !prune || self.used_ahead.contains(k))
-            .collect();
-        ahead.sort_by_key(|(k, _)| **k);
-        for ((tip, base), n) in ahead {
+        for (tip, base, n) in ahead {
             let _ = writeln!(out, "a {tip} {base} {n}");
         }
         let mac = mac(key, out.as_bytes());
@@ -224,6 +270,29 @@ impl RemoteCache {
 }
 
 /// SipHash-2-4 (128 bits) of `bytes` under `key`.
+/// The order the file's entries are written and found in: by record commit
+/// (its first eight bytes as one integer first, which settles nearly every
+/// step of a search without a byte-by-byte compare), then the remote and id.
+fn row_order(commit: Oid, slot: u64, (key_commit, key_slot): Key) -> std::cmp::Ordering {
+    by_lead(&commit, &key_commit).then(slot.cmp(&key_slot))
+}
+
+/// [`row_order`] for the commits ahead: by tip, then base.
+fn ahead_order(a: (Oid, Oid), b: (Oid, Oid)) -> std::cmp::Ordering {
+    by_lead(&a.0, &b.0).then_with(|| by_lead(&a.1, &b.1))
+}
+
+/// Object ids by their first eight bytes, then whole.
+fn by_lead(a: &Oid, b: &Oid) -> std::cmp::Ordering {
+    let lead = |o: &Oid| {
+        o.as_bytes()
+            .get(..8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, u64::from_be_bytes)
+    };
+    lead(a).cmp(&lead(b)).then_with(|| a.cmp(b))
+}
+
 fn mac(key: &[u8; 16], bytes: &[u8]) -> u128 {
     let mut h = SipHasher24::new_with_key(key);
     h.write(bytes);
@@ -260,8 +329,12 @@ fn key(dir: &Path) -> Result<[u8; 16]> {
 }
 
 /// The entries of a cache file; `None` unless it is one whole file of this
-/// version whose MAC under `key` is right.
+/// version whose MAC under `key` is right, its entries in order.
 fn parse(key: &[u8; 16], name: &str, bytes: Vec<u8>) -> Option<RemoteCache> {
+    // Offsets are kept in 32 bits.
+    if bytes.len() >= u32::MAX as usize {
+        return None;
+    }
     let text = String::from_utf8(bytes).ok()?;
     let body_end = text.strip_suffix('\n')?.rfind('\n')? + 1;
     let (body, last) = text.split_at(body_end);
@@ -269,46 +342,57 @@ fn parse(key: &[u8; 16], name: &str, bytes: Vec<u8>) -> Option<RemoteCache> {
     if tag != mac(key, body.as_bytes()) {
         return None;
     }
-    let mut lines = body.split_inclusive('\n');
-    if lines.next()?.strip_suffix('\n')? != header(name) {
+    let (first, mut rest) = body.split_once('\n')?;
+    if first != header(name) {
         return None;
     }
     let mut cache = RemoteCache::default();
-    let mut at = header(name).len() + 1;
-    for line in lines {
-        let start = at;
-        at += line.len();
-        let line = line.strip_suffix('\n')?;
-        // Where a part of `line` is in the file.
-        let range = |part: &str| {
-            let from = start + (part.as_ptr() as usize - line.as_ptr() as usize);
-            from..from + part.len()
-        };
-        let mut parts = line.splitn(5, ' ');
-        match (
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next(),
-            parts.next(),
-        ) {
-            ("r", commit, remote, Some(id), Some(row)) => {
-                let key = (commit.parse().ok()?, slot(remote, id));
-                let entry = Row {
-                    remote: Text::InFile(range(remote)),
-                    id: Text::InFile(range(id)),
-                    row: Text::InFile(range(row)),
+    // Where a part of the body is in the file (the body starts it).
+    let range = |part: &str| -> (u32, u32) {
+        let from = part.as_ptr() as usize - body.as_ptr() as usize;
+        (from as u32, (from + part.len()) as u32)
+    };
+    while let Some((line, next)) = rest.split_once('\n') {
+        rest = next;
+        let (kind, line) = line.split_once(' ')?;
+        let (a, line) = line.split_once(' ')?;
+        let (b, line) = line.split_once(' ')?;
+        match kind {
+            "r" => {
+                let (id, row) = line.split_once(' ')?;
+                let entry = FileRow {
+                    commit: a.parse().ok()?,
+                    slot: slot(b, id),
+                    remote: range(b),
+                    id: range(id),
+                    row: range(row),
                 };
-                cache.rows.insert(key, entry);
+                if cache.file_rows.last().is_some_and(|p| {
+                    row_order(p.commit, p.slot, (entry.commit, entry.slot)).is_ge()
+                }) {
+                    return None;
+                }
+                cache.file_rows.push(entry);
             }
-            ("a", tip, base, Some(n), None) => {
-                cache
-                    .ahead
-                    .insert((tip.parse().ok()?, base.parse().ok()?), n.parse().ok()?);
+            "a" if !line.contains(' ') => {
+                let entry = (a.parse().ok()?, b.parse().ok()?, line.parse().ok()?);
+                if cache
+                    .file_ahead
+                    .last()
+                    .is_some_and(|(t, b, _)| ahead_order((*t, *b), (entry.0, entry.1)).is_ge())
+                {
+                    return None;
+                }
+                cache.file_ahead.push(entry);
             }
             _ => return None,
         }
     }
+    if !rest.is_empty() {
+        return None;
+    }
+    cache.used_file_rows = vec![false; cache.file_rows.len()];
+    cache.used_file_ahead = vec![false; cache.file_ahead.len()];
     cache.text = text;
     Some(cache)
 }
@@ -346,7 +430,7 @@ mod tests {
         c.put_row("origin", &id, oid('c'), "{\"id\":\"x\"} and more".into());
         let text = saved(c, dir.path());
         let mut back = parse(&key, "remote", text.clone().into_bytes()).unwrap();
-        assert_eq!(back.ahead.get(&(oid('a'), oid('b'))), Some(&3));
+        assert_eq!(back.ahead(oid('a'), oid('b')), Some(3));
         assert_eq!(
             back.row("origin", &id, oid('c')),
             Some("{\"id\":\"x\"} and more")

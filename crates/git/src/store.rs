@@ -371,6 +371,8 @@ pub fn fetched_refs(
 ) -> Result<Vec<(RemoteName, Vec<FetchedRef>)>> {
     let prefix = only.map_or_else(|| REMOTES_PREFIX.to_owned(), RemoteName::tracking_prefix);
     let mut out: Vec<(RemoteName, Vec<FetchedRef>)> = Vec::new();
+    // The tracking prefix of the remote of the refs last seen (they come sorted).
+    let mut tracking = String::new();
     for (refname, target) in repo.ref_ids_under(&prefix)? {
         let Some((remote, rest)) = refname
             .strip_prefix(REMOTES_PREFIX)
@@ -378,11 +380,12 @@ pub fn fetched_refs(
         else {
             continue;
         };
-        let Ok(remote) = remote.parse::<RemoteName>() else {
-            continue;
-        };
-        if out.last().is_none_or(|(r, _)| *r != remote) {
-            out.push((remote.clone(), Vec::new()));
+        if out.last().is_none_or(|(r, _)| r.as_str() != remote) {
+            let Ok(remote) = remote.parse::<RemoteName>() else {
+                continue;
+            };
+            tracking = remote.tracking_prefix();
+            out.push((remote, Vec::new()));
         }
         let Some((_, refs)) = out.last_mut() else {
             continue;
@@ -390,7 +393,7 @@ pub fn fetched_refs(
         if !rest.starts_with("sessions/") {
             continue;
         }
-        let id = ref_id(&refname, &remote.tracking_prefix());
+        let id = ref_id(&refname, &tracking);
         refs.push(FetchedRef {
             refname,
             id,
