@@ -221,10 +221,7 @@ fn holds_blob(
     buf: &mut [u8],
 ) -> Result<bool> {
     let mut hasher = gix::hash::hasher(id.kind());
-    hasher.update(&gix::objs::encode::loose_header(
-        gix::objs::Kind::Blob,
-        len,
-    ));
+    hasher.update(&gix::objs::encode::loose_header(gix::objs::Kind::Blob, len));
     let mut left = len;
     while left > 0 {
         let want = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
