@@ -1129,7 +1129,7 @@ fn ignored_entries_and_ignored_among_answer_as_git_does() {
         expected.contains(&(PathBuf::from("conf"), true)),
         "{expected:?}"
     );
-    assert_eq!(repo.ignored_entries().unwrap(), expected);
+    assert_eq!(repo.ignored_entries(&mut Vec::new()).unwrap(), expected);
 
     let dirs: Vec<PathBuf> = all_below(&repo_dir)
         .into_iter()
