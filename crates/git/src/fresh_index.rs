@@ -112,12 +112,28 @@ impl Repo {
                 .collect::<Vec<_>>()
         });
         let mut moved = 0;
+        let mut done = vec![false; entries.len()];
         for some in settled {
             for (at, stat) in some? {
                 if let (Some(stat), Some(entry)) = (stat, entries.get_mut(at)) {
                     entry.stat = stat;
+                    if let Some(d) = done.get_mut(at) {
+                        *d = true;
+                    }
                 }
                 moved += 1;
+            }
+        }
+        // The index written again here may be a second younger than the racy
+        // entries left as they were (an edit in checkout's own jiffy, the same
+        // size, is invisible to their stat): git smudges such an entry when it
+        // writes an index (`ce_smudge_racily_clean_entry`), gix does not. A
+        // size of 0 on a blob that is not empty makes git hash it again.
+        if moved > 0 && in_process {
+            for (entry, done) in entries.iter_mut().zip(&done) {
+                if !done && racy(entry, index_secs) && !entry.id.is_empty_blob() {
+                    entry.stat.size = 0;
+                }
             }
         }
         if moved > 0 && in_process {

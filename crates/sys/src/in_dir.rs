@@ -43,7 +43,7 @@ impl Opener {
         if self.dir.as_ref().is_none_or(|(at, _)| at != parent) {
             self.dir = None;
             let fd = match rustix::fs::open(
-                &self.root.join(parent),
+                self.root.join(parent),
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
             ) {
