@@ -12,7 +12,7 @@
 //!   --quick        BULLPEN_BENCH_QUICK=1   N = 10, 100; 2,000-file repo; 3 runs
 //!   --runs <k>     BULLPEN_BENCH_RUNS=k    samples per measurement
 //!   --only <list>  BULLPEN_BENCH_ONLY=list sections: ls,gc,spawn,bg,ready,attach,removal,content,real,remote,
-//!                                          sandbox
+//!                                          sandbox, spawn-20k (only the 20,000-file spawn line)
 //!                                          (comma-separated)
 //!   --max-n <n>    BULLPEN_BENCH_MAX_N=n   largest N for the scaling fixture
 //!                                          (issue 17's targets: 10000)
@@ -307,7 +307,8 @@ fn main() {
             report.note("attach: not measured, this build has no `git bullpen attach`".into());
         }
     }
-    if cfg.wants("spawn") {
+    // `spawn-20k`: this line alone (no sessions fixture, no small repo).
+    if cfg.wants("spawn") || cfg.wants("spawn-20k") {
         let t = std::time::Instant::now();
         let big = Repo::create(&env, "big", cfg.big_files);
         eprintln!(

@@ -167,10 +167,18 @@ impl Include {
     /// a directory that does not match is looked into unless git's rules
     /// ignore it itself (`target/`, `node_modules/`: one entry, as in git).
     fn candidates(&self, ctx: &Ctx) -> Result<Vec<(PathBuf, bool)>> {
+        let mut unreadable = Vec::new();
         let mut todo = ctx
             .repo
-            .ignored_entries()
+            .ignored_entries(&mut unreadable)
             .context("cannot list the ignored files of the main worktree")?;
+        for dir in unreadable {
+            ctx.ui.warn(format!(
+                "{}: not copying {}: could not open the directory (permission denied)",
+                config::WORKTREE_INCLUDE,
+                quoted(&dir.display().to_string())
+            ));
+        }
         let mut found = Vec::new();
         while !todo.is_empty() {
             let mut look_into = Vec::new();

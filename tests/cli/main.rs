@@ -26,6 +26,7 @@ mod gc;
 mod git_conventions;
 mod gitenv;
 mod hidden_work;
+mod include_unreadable;
 mod layout;
 mod leftovers;
 mod lifecycle;

@@ -16,7 +16,7 @@
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 
@@ -77,51 +77,64 @@ impl Repo {
         let back = u64::try_from(index_secs - 1)
             .map(|secs| UNIX_EPOCH + Duration::new(secs, index_meta.mtime_nsec() as u32))
             .with_context(|| format!("{} has no usable mtime", index_path.display()))?;
-        let mut moved = 0;
         let (entries, paths) = index.entries_mut_and_pathbacking();
-        for entry in entries.iter_mut() {
-            if !racy(entry, index_secs) {
-                continue;
+        let work: Vec<Racy<'_>> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| racy(entry, index_secs))
+            .filter_map(|(at, entry)| {
+                let path = gix::path::from_bstr(entry.path_in(paths)).ok()?;
+                Some(Racy {
+                    at,
+                    path,
+                    stat: entry.stat,
+                    id: entry.id,
+                })
+            })
+            .collect();
+        // In path order, a contiguous share each: a thread stays in few
+        // directories (`sys::in_dir` keeps the last one open).
+        let threads = super::threads::cores()
+            .min(work.len().div_ceil(PER_THREAD))
+            .max(1);
+        let share = work.len().div_ceil(threads).max(1);
+        let settled = std::thread::scope(|scope| {
+            let handles: Vec<_> = work
+                .chunks(share)
+                .map(|some| scope.spawn(move || settle(worktree, some, back, in_process)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread of the settle failed")))
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut moved = 0;
+        let mut done = vec![false; entries.len()];
+        for some in settled {
+            for (at, stat) in some? {
+                if let (Some(stat), Some(entry)) = (stat, entries.get_mut(at)) {
+                    entry.stat = stat;
+                    if let Some(d) = done.get_mut(at) {
+                        *d = true;
+                    }
+                }
+                moved += 1;
             }
-            let Ok(relative) = gix::path::from_bstr(entry.path_in(paths)) else {
-                continue;
-            };
-            let path = worktree.join(relative);
-            let Ok(meta) = path.symlink_metadata() else {
-                continue;
-            };
-            if !meta.is_file() || !as_checked_out(entry, &meta) {
-                continue;
-            }
-            let mut file = std::fs::File::open(&path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
-            let opened = file
-                .metadata()
-                .with_context(|| format!("cannot look at {}", path.display()))?;
-            if opened.ino() != meta.ino() || opened.dev() != meta.dev() {
-                continue;
-            }
-            if in_process {
-                let mut data = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-                file.read_to_end(&mut data)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
-                let id =
-                    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &data)
-                        .with_context(|| format!("cannot hash {}", path.display()))?;
-                // Not the blob as it is (a filter, an edit): git's to judge.
-                if id != entry.id {
-                    continue;
+        }
+        // The index written again here may be a second younger than the racy
+        // entries left as they were (an edit in checkout's own jiffy, the same
+        // size, is invisible to their stat): git smudges such an entry when it
+        // writes an index (`ce_smudge_racily_clean_entry`), gix does not. A
+        // size of 0 on a blob that is not empty makes git hash it again.
+        if moved > 0 && in_process {
+            for (entry, done) in entries.iter_mut().zip(&done) {
+                if !done && racy(entry, index_secs) && !entry.id.is_empty_blob() {
+                    entry.stat.size = 0;
                 }
             }
-            file.set_modified(back)
-                .with_context(|| format!("cannot set the mtime of {}", path.display()))?;
-            if in_process {
-                let now = gix::index::fs::Metadata::from_file(&file)
-                    .with_context(|| format!("cannot look at {}", path.display()))?;
-                entry.stat = gix::index::entry::Stat::from_fs(&now)
-                    .with_context(|| format!("{} has no usable mtime", path.display()))?;
-            }
-            moved += 1;
         }
         if moved > 0 && in_process {
             index
@@ -138,6 +151,115 @@ impl Repo {
     }
 }
 
+/// Below this many racily clean entries per thread, one thread does them all
+/// (a thread costs about as much as a few dozen files).
+const PER_THREAD: usize = 512;
+
+/// The buffer each thread reads files through.
+const BUFFER: usize = 64 * 1024;
+
+/// A racily clean entry: where it is in the index, its path, what it recorded.
+struct Racy<'a> {
+    at: usize,
+    path: std::borrow::Cow<'a, Path>,
+    stat: gix::index::entry::Stat,
+    id: gix::ObjectId,
+}
+
+/// Move back the mtime of each of `work`'s files still exactly as git wrote
+/// it. Returns the entries moved back, each with its new stat when `hash`
+/// (the content read and found to be the entry's blob; without `hash`,
+/// `git update-index` reads them).
+///
+/// The order is what makes it safe: the mtime is set first, the content read
+/// after, and the stat taken last must still show that mtime. A write before
+/// the mtime was set shows in the content (or the size); one after it sets
+/// the mtime to now. Neither is ever recorded as clean.
+fn settle(
+    worktree: &Path,
+    work: &[Racy<'_>],
+    back: SystemTime,
+    hash: bool,
+) -> Result<Vec<(usize, Option<gix::index::entry::Stat>)>> {
+    let mut opener = crate::sys::in_dir::Opener::new(worktree);
+    let mut buf = vec![0u8; if hash { BUFFER } else { 0 }];
+    let mut out = Vec::with_capacity(work.len());
+    for item in work {
+        let path = || worktree.join(&item.path);
+        let Some(mut file) = opener
+            .open(&item.path)
+            .with_context(|| format!("cannot open {}", path().display()))?
+        else {
+            continue;
+        };
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot look at {}", path().display()))?;
+        if !meta.is_file() || !as_checked_out(&item.stat, &meta) {
+            continue;
+        }
+        let was = meta
+            .modified()
+            .with_context(|| format!("{} has no usable mtime", path().display()))?;
+        file.set_modified(back)
+            .with_context(|| format!("cannot set the mtime of {}", path().display()))?;
+        if !hash {
+            out.push((item.at, None));
+            continue;
+        }
+        // Not the blob as it is (a filter, an edit): git's to judge, and the
+        // file as git left it.
+        if !holds_blob(&mut file, meta.len(), &item.id, &mut buf)
+            .with_context(|| format!("cannot read {}", path().display()))?
+        {
+            file.set_modified(was)
+                .with_context(|| format!("cannot set the mtime of {}", path().display()))?;
+            continue;
+        }
+        let now = gix::index::fs::Metadata::from_file(&file)
+            .with_context(|| format!("cannot look at {}", path().display()))?;
+        if now.modified() != Some(back) || now.len() != meta.len() {
+            continue;
+        }
+        let stat = gix::index::entry::Stat::from_fs(&now)
+            .with_context(|| format!("{} has no usable mtime", path().display()))?;
+        out.push((item.at, Some(stat)));
+    }
+    Ok(out)
+}
+
+/// Whether `file`'s next `len` bytes, and no fewer, are the blob `id`:
+/// streamed through `buf` (a file of up to its size: one read).
+fn holds_blob(
+    file: &mut std::fs::File,
+    len: u64,
+    id: &gix::ObjectId,
+    buf: &mut [u8],
+) -> Result<bool> {
+    let mut hasher = gix::hash::hasher(id.kind());
+    hasher.update(&gix::objs::encode::loose_header(gix::objs::Kind::Blob, len));
+    let mut left = len;
+    while left > 0 {
+        let want = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+        let Some(to) = buf.get_mut(..want) else {
+            bail!("no buffer to read into");
+        };
+        let n = match file.read(to) {
+            Ok(0) => return Ok(false),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        hasher.update(to.get(..n).unwrap_or_default());
+        left -= n as u64;
+    }
+    match hasher.try_finalize() {
+        Ok(got) => Ok(got == *id),
+        // A collision attack is not the blob.
+        Err(_) => Ok(false),
+    }
+}
+
 /// A regular file's entry that git re-hashes on every status: its mtime is not
 /// older than the index's, in seconds (git's own test, `is_racy_timestamp`).
 fn racy(entry: &gix::index::Entry, index_secs: i64) -> bool {
@@ -150,8 +272,7 @@ fn racy(entry: &gix::index::Entry, index_secs: i64) -> bool {
 }
 
 /// The file is exactly as the checkout left it: the stat its entry recorded.
-fn as_checked_out(entry: &gix::index::Entry, meta: &std::fs::Metadata) -> bool {
-    let s = &entry.stat;
+fn as_checked_out(s: &gix::index::entry::Stat, meta: &std::fs::Metadata) -> bool {
     i64::from(s.mtime.secs) == meta.mtime()
         && i64::from(s.mtime.nsecs) == meta.mtime_nsec()
         && u64::from(s.size) == meta.len() & u64::from(u32::MAX)

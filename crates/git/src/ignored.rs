@@ -20,8 +20,10 @@ use gix::dir::EntryRef;
 impl super::Repo {
     /// The main worktree's ignored entries: files, and directories as one
     /// entry (`true`) when the rules ignore them or every file in them, never
-    /// an empty one. Relative paths, sorted.
-    pub fn ignored_entries(&self) -> Result<Vec<(PathBuf, bool)>> {
+    /// an empty one. Relative paths, sorted. A directory that cannot be
+    /// listed (no permission) holds nothing, as git warns and takes it: it is
+    /// in `unreadable` (absolute).
+    pub fn ignored_entries(&self, unreadable: &mut Vec<PathBuf>) -> Result<Vec<(PathBuf, bool)>> {
         let repo = self.main_repo()?;
         let index = repo
             .index_or_empty()
@@ -49,7 +51,7 @@ impl super::Repo {
         for (rel, is_dir) in found.0 {
             let path = PathBuf::from(std::ffi::OsStr::from_bytes(&rel));
             // gix does not enter an ignored directory: git lists no empty one.
-            if is_dir && !holds_a_file(&main.join(&path))? {
+            if is_dir && !holds_a_file(&main.join(&path), unreadable)? {
                 continue;
             }
             entries.push((path, is_dir));
@@ -112,11 +114,18 @@ impl super::Repo {
 
 /// Whether the directory `dir` holds a file (of any kind but a directory) at
 /// any depth, as git's `--no-empty-directory` asks.
-fn holds_a_file(dir: &std::path::Path) -> Result<bool> {
+/// A directory that cannot be listed for want of permission holds none, as
+/// git's walk takes it (with a warning): it goes in `unreadable`.
+fn holds_a_file(dir: &std::path::Path, unreadable: &mut Vec<PathBuf>) -> Result<bool> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(at) = stack.pop() {
-        let rd =
-            std::fs::read_dir(&at).with_context(|| format!("could not list {}", at.display()))?;
+        let rd = match std::fs::read_dir(&at) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                unreadable.push(at);
+                continue;
+            }
+            other => other.with_context(|| format!("could not list {}", at.display()))?,
+        };
         for entry in rd {
             let entry = entry.with_context(|| format!("could not list {}", at.display()))?;
             let ft = entry

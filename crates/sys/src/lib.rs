@@ -7,6 +7,7 @@ use bullpen_model as model;
 
 pub mod atomic;
 pub mod copy;
+pub mod in_dir;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 /// Elsewhere there is no Landlock: `--sandbox` uses Seatbelt on macOS
