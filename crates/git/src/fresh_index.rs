@@ -94,23 +94,33 @@ impl Repo {
             .collect();
         // In path order, a contiguous share each: a thread stays in few
         // directories (`sys::in_dir` keeps the last one open).
-        let threads = super::threads::cores()
-            .min(work.len().div_ceil(PER_THREAD))
-            .max(1);
+        // Few entries (a small repository, or a checkout in an earlier second
+        // than its index) are settled here, without asking for the cores or
+        // starting a thread.
+        let threads = match work.len() <= PER_THREAD {
+            true => 1,
+            false => super::threads::cores()
+                .min(work.len().div_ceil(PER_THREAD))
+                .max(1),
+        };
         let share = work.len().div_ceil(threads).max(1);
-        let settled = std::thread::scope(|scope| {
-            let handles: Vec<_> = work
-                .chunks(share)
-                .map(|some| scope.spawn(move || settle(worktree, some, back, in_process)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread of the settle failed")))
-                })
-                .collect::<Vec<_>>()
-        });
+        let settled = match threads {
+            1 => vec![settle(worktree, &work, back, in_process)],
+            _ => std::thread::scope(|scope| {
+                let handles: Vec<_> = work
+                    .chunks(share)
+                    .map(|some| scope.spawn(move || settle(worktree, some, back, in_process)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(anyhow::anyhow!("a thread of the settle failed"))
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            }),
+        };
         let mut moved = 0;
         let mut done = vec![false; entries.len()];
         for some in settled {
